@@ -1,0 +1,67 @@
+"""One exception hierarchy. Every message says what went wrong and what to do about it."""
+
+from __future__ import annotations
+
+
+class MendflowError(Exception):
+    """Base of every error mendflow raises on purpose; the CLI prints it as one line and exits non-zero."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def one_line(self) -> str:
+        text = str(self).replace("\n", " ").strip()
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class InputError(MendflowError):
+    """The user gave something mendflow cannot use (a path, a commit, a file)."""
+
+    exit_code = 2
+
+
+class RepoNotFoundError(InputError):
+    """The path or URL is not a git repository."""
+
+
+class CommitNotFoundError(InputError):
+    """The commit, branch or tag does not exist in the repository."""
+
+
+class ConfigError(InputError):
+    """A setting has a value mendflow cannot use."""
+
+
+class ContractError(MendflowError):
+    """A stage produced or received data that does not match its contract."""
+
+
+class StoreError(MendflowError):
+    """The artefact store failed to read or write."""
+
+
+class StoreUnreachableError(StoreError):
+    """The artefact store cannot be reached or refuses our credentials."""
+
+
+class ArtefactNotFoundError(StoreError):
+    """An artefact key is absent from the store."""
+
+
+class LaunchError(MendflowError):
+    """A job could not be started or watched."""
+
+
+class CodeIndexError(MendflowError):
+    """The code index failed (reading, parsing, storing or querying)."""
+
+
+class LLMError(MendflowError):
+    """The LLM endpoint failed or returned something unusable."""
+
+
+class BudgetExceededError(LLMError):
+    """The per-run LLM token budget is spent."""

@@ -1,0 +1,115 @@
+"""All configuration in one place: typed, documented, read from ``MENDFLOW_*`` environment variables.
+
+Nested groups use ``__`` in the variable name, e.g. ``MENDFLOW_LLM__BASE_URL``. The seed's names
+(``BUILD_TIMEOUT_SEC``, ``MIN_LINE_COV``) are accepted as aliases.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_state_dir() -> Path:
+    return Path.home() / ".local" / "state" / "mendflow"
+
+
+def _default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "mendflow"
+
+
+class SandboxSettings(BaseModel):
+    """Limits every job gets, on either launcher."""
+
+    memory_limit_mb: int = Field(4096, description="Address-space (local) or memory (k8s) limit per job.")
+    cpu_limit: float = Field(2.0, description="CPU cores a Kubernetes job may use (limit).")
+    cpu_time_limit_sec: int = Field(3600, description="RLIMIT_CPU for local jobs.")
+    open_files_limit: int = Field(4096, description="RLIMIT_NOFILE for local jobs.")
+    unprivileged_uid: int = Field(65534, description="uid a local job drops to when mendflow runs as root.")
+    workspace_size_mb: int = Field(4096, description="emptyDir size limit for /workspace on Kubernetes.")
+
+
+class S3Settings(BaseModel):
+    """Credentials stay on the trusted side; jobs only ever see presigned URLs."""
+
+    endpoint_url: str | None = Field(None, description="For MinIO-style stores; None means AWS.")
+    region_name: str | None = None
+    access_key_id: SecretStr | None = None
+    secret_access_key: SecretStr | None = None
+    presign_expiry_sec: int = 3600
+
+
+class LLMSettings(BaseModel):
+    """Any OpenAI-compatible endpoint; with no base_url and no api_key mendflow runs offline."""
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    embedding_model: str = "text-embedding-3-small"
+    token_budget_per_run: int = 200_000
+    max_retries: int = 4
+    timeout_sec: float = 120.0
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.base_url or self.api_key)
+
+
+class IndexSettings(BaseModel):
+    backend: Literal["embedded", "weaviate"] = "embedded"
+    weaviate_url: str = "http://127.0.0.1:8080"
+    weaviate_grpc_port: int = 50051
+    embeddings: Literal["none", "openai", "local", "weaviate"] = "none"
+    max_file_bytes: int = 1_000_000
+    max_symbol_lines: int = 400
+
+
+class KubernetesSettings(BaseModel):
+    namespace: str = "mendflow-jobs"
+    context: str | None = Field(None, description="kubeconfig context; None uses the current one or in-cluster.")
+    image_registry: str = "ghcr.io/mendflow"
+    image_tag: str = "0.1.0"
+    image_pull_grace_sec: int = 60
+    ttl_seconds_after_finished: int = 300
+    service_account: str = "mendflow-job"
+
+
+class Settings(BaseSettings):
+    """mendflow's settings. Every field has a default so a fresh laptop needs none of them."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MENDFLOW_", env_nested_delimiter="__", extra="ignore", populate_by_name=True
+    )
+
+    state_dir: Path = Field(default_factory=_default_state_dir, description="Local state (file store, index).")
+    cache_dir: Path = Field(default_factory=_default_cache_dir, description="Dependency caches shared by jobs.")
+    store_url: str | None = Field(
+        None, description="file:///path or s3://bucket/prefix; default is a file store in state_dir."
+    )
+    launcher: Literal["local", "kubernetes"] = "local"
+    build_timeout_sec: int = Field(900, validation_alias=AliasChoices("MENDFLOW_BUILD_TIMEOUT_SEC", "BUILD_TIMEOUT_SEC"))
+    min_line_cov: float = Field(80.0, validation_alias=AliasChoices("MENDFLOW_MIN_LINE_COV", "MIN_LINE_COV"))
+    test_marker: str = Field("fast", description="pytest marker for the fast suite, used when the repo declares it.")
+    retry_delays_sec: list[int] = Field(
+        default_factory=lambda: [0, 90, 300],
+        description="Seed back-off: attempt 1 immediate, attempt 2 +90 s, attempt 3 +5 min; ERRORED only.",
+    )
+    merge_mode: Literal["merge", "push", "none"] = "merge"
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    s3: S3Settings = Field(default_factory=S3Settings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
+
+    def resolved_store_url(self) -> str:
+        return self.store_url or (self.state_dir / "artefacts").resolve().as_uri()
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings read once per process; tests call ``get_settings.cache_clear()`` after changing the env."""
+    return Settings()

@@ -1,0 +1,49 @@
+"""The artefact store interface: keys are '<repo>/<commit>/<stage>/<attempt>/<name>'."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+def artefact_prefix(repo: str, commit: str, stage: str, attempt: int) -> str:
+    return f"{repo}/{commit}/{stage}/{attempt}"
+
+
+class ArtefactStore(ABC):
+    """Every write is atomic per key (temporary key, then commit); readers never see half an object."""
+
+    url: str
+
+    @abstractmethod
+    def check(self) -> None:
+        """Raise StoreUnreachableError with advice when the store cannot be used."""
+
+    @abstractmethod
+    def put_bytes(self, key: str, data: bytes) -> str:
+        """Write ``data`` at ``key`` atomically; return the artefact's URL."""
+
+    @abstractmethod
+    def get_bytes(self, key: str) -> bytes:
+        """Read ``key``; raise ArtefactNotFoundError when absent."""
+
+    @abstractmethod
+    def exists(self, key: str) -> bool: ...
+
+    @abstractmethod
+    def list(self, prefix: str) -> list[str]:
+        """Keys under ``prefix``, sorted."""
+
+    @abstractmethod
+    def delete_prefix(self, prefix: str) -> None: ...
+
+    @abstractmethod
+    def download_url(self, key: str) -> str:
+        """A URL a job may GET without credentials (file:// for the file store, presigned for S3)."""
+
+    @abstractmethod
+    def upload_url(self, key: str) -> str:
+        """A URL a job may PUT to without credentials."""
+
+    @abstractmethod
+    def url_for(self, key: str) -> str:
+        """The canonical, credential-free address of ``key`` (shown in reports)."""
