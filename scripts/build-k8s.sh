@@ -2,9 +2,12 @@
 # Build the test Kubernetes control plane into $MENDFLOW_CACHE/bin
 # (default ~/.cache/mendflow/bin) from pinned Go modules:
 #
-#   kube-controlplane   scripts/k8s-controlplane: kube-apiserver, kube-controller-manager
-#                       and etcd of one pinned Kubernetes release in a multi-call binary
-#   kube-apiserver, kube-controller-manager, etcd
+#   kube-controlplane   scripts/k8s-controlplane: kube-apiserver, kube-controller-manager,
+#                       kube-scheduler and etcd of one pinned Kubernetes release in one
+#                       multi-call binary (etcd is built in because etcd's server module
+#                       carries replace directives, so `go install` of it is impossible;
+#                       the etcd version is the one Kubernetes itself pins)
+#   kube-apiserver, kube-controller-manager, kube-scheduler, etcd
 #                       symlinks to kube-controlplane (it dispatches on its name)
 #   kwok                go install sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION
 #
@@ -52,7 +55,7 @@ current() { # current NAME STAMP
 
 links_ok() {
   local l
-  for l in kube-apiserver kube-controller-manager etcd; do
+  for l in kube-apiserver kube-controller-manager kube-scheduler etcd; do
     [[ -L "$bin/$l" && "$(readlink "$bin/$l")" == kube-controlplane ]] || return 1
   done
 }
@@ -107,7 +110,7 @@ else
   echo "$cp_stamp" >"$bin/.kube-controlplane.stamp"
   log "kube-controlplane built in $((SECONDS - t))s"
 fi
-for l in kube-apiserver kube-controller-manager etcd; do
+for l in kube-apiserver kube-controller-manager kube-scheduler etcd; do
   ln -sfn kube-controlplane "$bin/$l"
 done
 

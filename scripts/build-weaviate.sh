@@ -32,10 +32,26 @@ MODULE="github.com/weaviate/weaviate/cmd/weaviate-server"
 start_ts=$(date +%s.%N)
 elapsed() { awk -v s="$start_ts" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
 
-if [[ -z "${WEAVIATE_FORCE:-}" && -x "$BIN" && -f "$STAMP" ]] \
-   && [[ "$(cat "$STAMP")" == "$WEAVIATE_VERSION" ]]; then
+up_to_date() {
+  [[ -z "${WEAVIATE_FORCE:-}" && -x "$BIN" && -f "$STAMP" ]] \
+    && [[ "$(cat "$STAMP")" == "$WEAVIATE_VERSION" ]]
+}
+
+if up_to_date; then
   echo "build-weaviate: $BIN is $WEAVIATE_VERSION already (checked in $(elapsed)s)"
   exit 0
+fi
+
+# Serialise concurrent builds (parallel pytest sessions / xdist workers all
+# call this script); whoever waited re-checks the stamp.
+mkdir -p "$BIN_DIR"
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE/.build-weaviate.lock"
+  flock 9
+  if up_to_date; then
+    echo "build-weaviate: $BIN is $WEAVIATE_VERSION (built by a concurrent run; waited $(elapsed)s)"
+    exit 0
+  fi
 fi
 
 GO_BIN="${GO:-}"

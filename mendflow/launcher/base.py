@@ -1,8 +1,9 @@
 """The launcher interface: run one short-lived, credential-free job and say how it ended.
 
-Inputs and outputs are URLs: ``file://`` paths on the trusted side (the local launcher copies them in and
-out of the job's workspace, so the job never sees host paths) or presigned ``http(s)://`` URLs (the job
-fetches and uploads them itself; the Kubernetes launcher supports only these).
+A job reads its inputs from ``{workspace}/in/<name>`` and writes its outputs to ``{workspace}/out/<name>``.
+The launcher moves them: inputs and outputs are URLs, ``file://`` on the trusted side or presigned
+``http(s)://`` (the only kind a Kubernetes pod can use). Outputs are delivered in the order given, so a
+report listed last acts as the commit marker. The job never sees a host path or a credential.
 """
 
 from __future__ import annotations

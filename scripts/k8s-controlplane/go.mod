@@ -1,5 +1,5 @@
 // Test-only Kubernetes control plane for mendflow: kube-apiserver,
-// kube-controller-manager and etcd from one pinned release, in one binary.
+// kube-controller-manager, kube-scheduler and etcd from one pinned release, in one binary.
 // Built by scripts/build-k8s.sh; not shipped.
 module mendflow.local/k8s-controlplane
 

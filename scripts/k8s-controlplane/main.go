@@ -4,11 +4,13 @@
 //
 //	kube-controlplane kube-apiserver [flags]           # k8s.io/kubernetes/cmd/kube-apiserver
 //	kube-controlplane kube-controller-manager [flags]  # k8s.io/kubernetes/cmd/kube-controller-manager
+//	kube-controlplane kube-scheduler [flags]           # k8s.io/kubernetes/cmd/kube-scheduler
 //	kube-controlplane etcd [flags]                     # go.etcd.io/etcd/server/v3 (the version Kubernetes pins)
 //	kube-controlplane version
 //
 // Like busybox, it also dispatches on the name it was started under, so a
-// symlink named kube-apiserver, kube-controller-manager or etcd runs that
+// symlink named kube-apiserver, kube-controller-manager, kube-scheduler or
+// etcd runs that
 // component directly.
 package main
 
@@ -27,6 +29,7 @@ import (
 	"k8s.io/component-base/version"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 )
 
 const usage = `usage: kube-controlplane COMMAND [flags]
@@ -34,6 +37,7 @@ const usage = `usage: kube-controlplane COMMAND [flags]
 commands:
   kube-apiserver           run the Kubernetes API server
   kube-controller-manager  run the Kubernetes controller manager
+  kube-scheduler           run the Kubernetes scheduler
   etcd                     run etcd
   version                  print the pinned versions
 `
@@ -53,7 +57,8 @@ func main() {
 
 func isCommand(name string) bool {
 	switch name {
-	case "kube-apiserver", "apiserver", "kube-controller-manager", "controller-manager", "etcd", "version":
+	case "kube-apiserver", "apiserver", "kube-controller-manager", "controller-manager",
+		"kube-scheduler", "scheduler", "etcd", "version":
 		return true
 	}
 	return false
@@ -67,6 +72,10 @@ func run(name string, args []string) int {
 		return cli.Run(cmd)
 	case "kube-controller-manager", "controller-manager":
 		cmd := controllermanager.NewControllerManagerCommand()
+		cmd.SetArgs(args)
+		return cli.Run(cmd)
+	case "kube-scheduler", "scheduler":
+		cmd := scheduler.NewSchedulerCommand()
 		cmd.SetArgs(args)
 		return cli.Run(cmd)
 	case "etcd":

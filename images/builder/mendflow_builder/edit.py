@@ -1,0 +1,136 @@
+"""Source edits on test files with ast: drop test functions, rename Pynguin's tests, strip constant dumps."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+
+def _defs(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(qualified name inside the file, node) of module-level tests and tests in classes."""
+    out: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append((node.name, node))
+        elif isinstance(node, ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef):
+                    out.append((f"{node.name}::{sub.name}", sub))
+    return out
+
+
+def function_key(node_id: str) -> str:
+    """'tests/t.py::TestX::test_a[1]' → 'TestX::test_a'."""
+    return node_id.split("::", 1)[1].split("[", 1)[0] if "::" in node_id else ""
+
+
+def remove_functions(source: str, keys: set[str]) -> str:
+    """Delete the named functions (with decorators and the blank lines after them)."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    spans = []
+    for key, node in _defs(tree):
+        if key in keys:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            spans.append((first, node.end_lineno or node.lineno))
+    for first, last in sorted(spans, reverse=True):
+        end = last
+        while end < len(lines) and not lines[end].strip():
+            end += 1
+        del lines[first - 1 : end]
+    return "".join(lines)
+
+
+def test_names(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [k for k, _ in _defs(tree) if k.rsplit("::", 1)[-1].startswith("test")]
+
+
+def parametrize_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names: set[str] = set()
+    for dec in node.decorator_list:
+        if isinstance(dec, ast.Call) and ast.unparse(dec.func).endswith("parametrize") and dec.args:
+            first = dec.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                names |= {n.strip() for n in first.value.split(",") if n.strip()}
+            elif isinstance(first, ast.List | ast.Tuple):
+                names |= {
+                    e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                }
+    return names
+
+
+def requested_fixtures(source: str) -> dict[str, set[str]]:
+    """Test key → argument names pytest must resolve as fixtures."""
+    tree = ast.parse(source)
+    out = {}
+    for key, node in _defs(tree):
+        if not key.rsplit("::", 1)[-1].startswith("test"):
+            continue
+        a = node.args
+        names = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)} - {"self", "cls"}
+        out[key] = names - parametrize_names(node)
+    return out
+
+
+# -- Pynguin output ------------------------------------------------------------------------------------------
+
+_MODULE_ALIAS = re.compile(r"^(\w+)\s*=\s*sys\.modules\[", re.M)
+
+
+def _is_constant_dump(stmt: ast.stmt, aliases: set[str]) -> bool:
+    """``assert core_.MAX_EXPONENT == 1000`` / ``assert core_.Calculator.precision == 10``: module state,
+    not behaviour; Pynguin repeats these in every test."""
+    if not isinstance(stmt, ast.Assert) or not isinstance(stmt.test, ast.Compare):
+        return False
+    left = stmt.test.left
+    root = left
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(left, ast.Attribute) and isinstance(root, ast.Name) and root.id in aliases
+
+
+def _last_call(node: ast.FunctionDef) -> str:
+    name = ""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            called = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
+            if called and not called.startswith("__") and called not in ("approx", "raises", "list", "dict"):
+                name = called
+    return re.sub(r"[^0-9a-zA-Z_]", "_", name).strip("_").lower() or "module"
+
+
+def tidy_pynguin(source: str) -> str:
+    """Strip module-constant dumps and give tests names that say what they exercise."""
+    aliases = set(_MODULE_ALIAS.findall(source))
+    # `core_ = sys.modules["calc.core"]` keeps `import calc.core` alive only by name: ruff would delete it.
+    source = re.sub(r'^(\w+)\s*=\s*sys\.modules\[["']([\w.]+)["']\]\s*$', r"import \2 as \1", source, flags=re.M)
+    tree = ast.parse(source)
+    counts: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            node.body = [s for s in node.body if not _is_constant_dump(s, aliases)] or [ast.Pass()]
+            base = f"test_{_last_call(node)}"
+            counts[base] = counts.get(base, 0) + 1
+            node.name = f"{base}_{counts[base]}"
+    return (
+        "# Generated by Pynguin for mendflow; gated (parse, lint, 5 runs, coverage gain) before commit.\n"
+        + ast.unparse(tree)
+        + "\n"
+    )
+
+
+def xfail_tests(source: str) -> set[str]:
+    """Tests Pynguin marked ``xfail(strict=True)``: they end in an unexpected exception, asserting nothing."""
+    tree = ast.parse(source)
+    return {key for key, node in _defs(tree) if any("xfail" in ast.unparse(d) for d in node.decorator_list)}

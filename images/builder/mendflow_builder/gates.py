@@ -1,0 +1,367 @@
+"""The gates every candidate test passes inside the sandbox, in the repository's own environment:
+
+parse → ``ruff check --fix`` + ``ruff format`` (new files only) → ``pytest --collect-only`` finds it → every
+fixture it asks for exists → passes ``runs`` runs in a row (else FAILS or FLAKY) → raises the coverage of a
+target (per-test coverage contexts, data in its own folder) → minimised: a test adding nothing beyond the
+tests already kept is dropped. Files are rewritten without the dropped tests and run once more.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from mendflow_runner import repo_config, testing
+from mendflow_runner.proc import Log, StepResult, run
+
+from . import edit
+
+LINT_BLOCKING = re.compile(r"\b(F\d+|E9\d*|PLE\d+)\b")  # real errors (undefined names, syntax), not style
+_FIXTURE_NOT_FOUND = re.compile(r"fixture '([^']+)' not found")
+
+
+@dataclass
+class Drop:
+    node_id: str
+    reason: str
+    detail: str = ""
+
+
+@dataclass
+class Outcome:
+    kept: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[Drop] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    feedback: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kept": self.kept,
+            "dropped": [d.__dict__ for d in self.dropped],
+            "files": self.files,
+            "notes": self.notes,
+            "feedback": "\n\n".join(self.feedback)[-6000:],
+        }
+
+
+def safe_rel(path: str, tests_dir: str) -> PurePosixPath:
+    """Defence in depth (the trusted side checked already): a relative .py path under the tests dir."""
+    p = PurePosixPath(path)
+    if (
+        p.is_absolute()
+        or ".." in p.parts
+        or p.suffix != ".py"
+        or p.parts[: len(PurePosixPath(tests_dir).parts)] != PurePosixPath(tests_dir).parts
+    ):
+        raise ValueError(f"{path!r} is not a .py file under {tests_dir}/")
+    return p
+
+
+class Gates:
+    def __init__(
+        self,
+        src: Path,
+        venv_python: str,
+        env: dict[str, str],
+        log: Log,
+        work: Path,
+        remaining: Any,
+        runs: int = 5,
+    ) -> None:
+        self.src, self.python, self.log, self.work, self.remaining, self.runs = (
+            src,
+            venv_python,
+            log,
+            work,
+            remaining,
+            runs,
+        )
+        venv_bin = str(Path(venv_python).parent)
+        self.env = {
+            **env,
+            "VIRTUAL_ENV": str(Path(venv_bin).parent),
+            "PATH": f"{venv_bin}:{env.get('PATH', '')}",
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(testing.PLUGIN_DIR), env.get("PYTHONPATH", "")) if p
+            ),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        self.out = Outcome()
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def _run(self, argv: list[str], extra_env: dict[str, str] | None = None) -> StepResult:
+        return run(
+            argv,
+            cwd=self.src,
+            env={**self.env, **(extra_env or {})},
+            timeout=max(5.0, self.remaining()),
+            log=self.log,
+        )
+
+    def _pytest(self, args: list[str], extra_env: dict[str, str] | None = None) -> StepResult:
+        return self._run(
+            [self.python, "-m", "pytest", "-p", "no:cacheprovider", "-p", "mendflow_job_plugin", *args],
+            extra_env,
+        )
+
+    def _drop(self, node_id: str, reason: str, detail: str = "") -> None:
+        self.out.dropped.append(Drop(node_id, reason, detail[:2000]))
+
+    # -- gates ----------------------------------------------------------------------------------------------
+    def write(self, files: dict[str, str], tests_dir: str) -> list[str]:
+        alive = []
+        for path, text in sorted(files.items()):
+            try:
+                rel = safe_rel(path, tests_dir)
+            except ValueError as exc:
+                self._drop(path, "outside_tests_dir", str(exc))
+                continue
+            target = self.src / rel
+            parent = target.parent
+            while parent != self.src:  # a symlinked directory in the repo could point anywhere
+                if parent.is_symlink():
+                    self._drop(path, "outside_tests_dir", f"{parent.relative_to(self.src)} is a symlink")
+                    break
+                parent = parent.parent
+            else:
+                if target.is_symlink():
+                    self._drop(path, "outside_tests_dir", f"{path} is a symlink")
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+                alive.append(path)
+        return alive
+
+    def parse(self, paths: list[str]) -> list[str]:
+        alive = []
+        for path in paths:
+            try:
+                ast.parse((self.src / path).read_text(encoding="utf-8"), filename=path)
+                alive.append(path)
+            except SyntaxError as exc:
+                self._drop(path, "unparsable", f"line {exc.lineno}: {exc.msg}")
+                self.out.feedback.append(f"{path} does not parse: line {exc.lineno}: {exc.msg}")
+        return alive
+
+    def lint(self, paths: list[str]) -> list[str]:
+        if not paths:
+            return []
+        self._run(["ruff", "check", "--fix", "--no-cache", "--quiet", *paths])
+        self._run(["ruff", "format", "--no-cache", "--quiet", *paths])
+        left = self._run(["ruff", "check", "--no-cache", "--output-format=concise", "--quiet", *paths])
+        alive = []
+        for path in paths:
+            errors = [
+                line
+                for line in left.stdout.splitlines()
+                if line.startswith(path) and LINT_BLOCKING.search(line)
+            ]
+            if errors:
+                self._drop(path, "lint", "; ".join(errors[:5]))
+                self.out.feedback.append(f"ruff errors in {path}:\n" + "\n".join(errors[:20]))
+            else:
+                alive.append(path)
+        return alive
+
+    def collect(self, paths: list[str]) -> dict[str, list[str]]:
+        """path → collected node ids; a file pytest cannot collect, or with no test in it, is dropped."""
+        if not paths:
+            return {}
+        step = self._pytest(["--collect-only", "-q", *paths])
+        ids: dict[str, list[str]] = {p: [] for p in paths}
+        for line in step.stdout.splitlines():
+            head = line.strip().split("::", 1)[0]
+            if "::" in line and head in ids:
+                ids[head].append(line.strip())
+        for path in paths:
+            if not ids[path]:
+                errored = f"ERROR {path}" in step.stdout or f"ERROR collecting {path}" in step.stdout
+                why = "collection error" if errored else "no test collected"
+                self._drop(path, "not_collected", f"{why}: {step.last_stderr_line()}")
+                self.out.feedback.append(f"pytest cannot collect {path}:\n{step.stdout[-2500:]}")
+                del ids[path]
+        return ids
+
+    def fixtures(self, ids: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Drop tests asking for a fixture that pytest does not know (static check against --fixtures)."""
+        if not ids:
+            return ids
+        step = self._pytest(["--fixtures", "-q", *ids])
+        known = {m.group(1) for m in re.finditer(r"^([A-Za-z_]\w*)(?:\s|$)", step.stdout, re.M)}
+        if not step.ok or not known:
+            self.out.notes.append("fixture check skipped: pytest --fixtures failed")
+            return ids
+        for path, nodes in ids.items():
+            wanted = edit.requested_fixtures((self.src / path).read_text(encoding="utf-8"))
+            keep = []
+            for node in nodes:
+                missing = sorted(wanted.get(edit.function_key(node), set()) - known)
+                if missing:
+                    self._drop(node, "undefined_fixture", f"unknown fixture(s): {', '.join(missing)}")
+                    self.out.feedback.append(f"{node} asks for undefined fixture(s) {missing}")
+                else:
+                    keep.append(node)
+            ids[path] = keep
+        return ids
+
+    def stability(self, nodes: list[str]) -> list[str]:
+        """Run the tests ``runs`` times: passing every time keeps them; a mix is FLAKY; never is FAILS."""
+        if not nodes:
+            return []
+        outcomes: dict[str, list[str]] = {n: [] for n in nodes}
+        first_output = ""
+        for i in range(self.runs):
+            events = self.work / f"run-{i}.jsonl"
+            events.unlink(missing_ok=True)
+            step = self._pytest(["-q", "--tb=short", *nodes], {"MENDFLOW_PYTEST_EVENTS": str(events)})
+            first_output = first_output or (step.stdout if not step.ok else "")
+            seen = _outcomes(events)
+            for n in nodes:
+                outcomes[n].append(seen.get(n, "failed"))
+        stable = []
+        for n, results in outcomes.items():
+            if all(r != "failed" for r in results):
+                stable.append(n)
+            elif all(r == "failed" for r in results):
+                fixture = _missing_fixture(first_output, n)
+                reason = "undefined_fixture" if fixture else "fails"
+                self._drop(n, reason, fixture or _failure_excerpt(first_output, n))
+                self.out.feedback.append(f"{n} fails:\n{_failure_excerpt(first_output, n)}")
+            else:
+                self._drop(n, "flaky", f"outcomes over {self.runs} runs: {', '.join(results)}")
+        return stable
+
+    def coverage(self, nodes: list[str], targets: list[dict[str, Any]]) -> dict[str, set[tuple[str, int]]]:
+        """Test → the (target, line) pairs it runs among the lines the build never ran."""
+        if not nodes:
+            return {}
+        folder = self.work / "coverage-new"  # its own folder: no stray .coverage.* gets combined in
+        folder.mkdir(parents=True, exist_ok=True)
+        data, out_json = folder / ".coverage", folder / "coverage.json"
+        argv = [self.python, "-m", "coverage", "run", "--branch"]
+        if not repo_config.has_coverage_config(self.src):
+            argv += ["--source=.", f"--omit={testing.TEST_OMIT}"]
+        env = {"COVERAGE_FILE": str(data)}
+        self._run(
+            [*argv, "-m", "pytest", "-p", "no:cacheprovider", "-p", "mendflow_job_plugin", "-q", *nodes], env
+        )
+        step = self._run([self.python, "-m", "coverage", "json", "--show-contexts", "-o", str(out_json)], env)
+        if not step.ok:
+            self.out.notes.append(f"coverage measurement failed: {step.describe()}")
+            return {}
+        raw = json.loads(out_json.read_text(encoding="utf-8"))
+        files = {_rel(p, self.src): d for p, d in (raw.get("files") or {}).items()}
+        gained: dict[str, set[tuple[str, int]]] = {n: set() for n in nodes}
+        for t in targets:
+            ref = f"{t['path']}::{t['symbol']}" if t.get("symbol") else t["path"]
+            contexts = (files.get(t["path"]) or {}).get("contexts") or {}
+            for line in t.get("missing_lines", []):
+                for ctx in contexts.get(str(line), []):
+                    if ctx in gained:
+                        gained[ctx].add((ref, int(line)))
+        return gained
+
+    def minimise(self, gained: dict[str, set[tuple[str, int]]]) -> list[str]:
+        """Greedy set cover: most new lines first; a test adding nothing beyond the kept ones is dropped."""
+        covered: set[tuple[str, int]] = set()
+        kept = []
+        for node in sorted(gained, key=lambda n: (-len(gained[n]), n)):
+            new = gained[node] - covered
+            if not gained[node]:
+                self._drop(node, "no_coverage_gain", "runs none of the lines the build left uncovered")
+            elif not new:
+                self._drop(node, "no_coverage_gain", "adds no line beyond the tests already kept")
+            else:
+                covered |= new
+                by_target: dict[str, int] = {}
+                for ref, _ in new:
+                    by_target[ref] = by_target.get(ref, 0) + 1
+                target = max(by_target, key=lambda r: by_target[r])
+                self.out.kept.append({"node_id": node, "target": target, "lines_gained": len(new)})
+                kept.append(node)
+        return kept
+
+    def rewrite(self, ids: dict[str, list[str]], kept: list[str]) -> None:
+        """Files without their dropped tests; re-linted and run once more to prove they still pass."""
+        keep_keys: dict[str, set[str]] = {}
+        for node in kept:
+            keep_keys.setdefault(node.split("::", 1)[0], set()).add(edit.function_key(node))
+        final = []
+        for path in ids:
+            source = (self.src / path).read_text(encoding="utf-8")
+            if path not in keep_keys:
+                continue
+            drop = {k for k in edit.test_names(source) if k not in keep_keys[path]}
+            (self.src / path).write_text(edit.remove_functions(source, drop), encoding="utf-8")
+            final.append(path)
+        if not final:
+            return
+        self._run(["ruff", "check", "--fix", "--no-cache", "--quiet", *final])
+        self._run(["ruff", "format", "--no-cache", "--quiet", *final])
+        step = self._pytest(["-q", *final])
+        if not step.ok:  # removing a test broke another (a shared helper, say): keep nothing from them
+            self.out.notes.append(f"minimised files fail when run together: {step.last_stderr_line()}")
+            for item in list(self.out.kept):
+                self._drop(item["node_id"], "fails", "fails after minimisation")
+            self.out.kept.clear()
+            return
+        self.out.files = {p: (self.src / p).read_text(encoding="utf-8") for p in final}
+
+    def run_all(self, files: dict[str, str], tests_dir: str, targets: list[dict[str, Any]]) -> Outcome:
+        paths = self.lint(self.parse(self.write(files, tests_dir)))
+        ids = self.fixtures(self.collect(paths))
+        stable = self.stability([n for nodes in ids.values() for n in nodes])
+        kept = self.minimise(self.coverage(stable, targets))
+        self.rewrite(ids, kept)
+        return self.out
+
+
+def _outcomes(events: Path) -> dict[str, str]:
+    """nodeid → 'passed' | 'failed' | 'skipped' from the runner plugin's journal (any failed phase fails)."""
+    result: dict[str, str] = {}
+    if not events.is_file():
+        return result
+    for line in events.read_text(encoding="utf-8").splitlines():
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        node, outcome = ev.get("nodeid", ""), ev.get("outcome", "")
+        if ev.get("event") != "report" or result.get(node) == "failed":
+            continue
+        if outcome == "failed" or outcome == "skipped" or ev.get("when") == "call":
+            result[node] = outcome
+    return result
+
+
+def _missing_fixture(output: str, node: str) -> str:
+    name = node.split("::")[-1]
+    block = output.split(f"ERROR at setup of {name}", 1)
+    if len(block) < 2:
+        return ""
+    m = _FIXTURE_NOT_FOUND.search(block[1][:3000])
+    return f"unknown fixture: {m.group(1)}" if m else ""
+
+
+def _failure_excerpt(output: str, node: str) -> str:
+    name = node.split("::")[-1]
+    for marker in (f"_ {name} _", f"{name} _"):
+        if marker in output:
+            return output.split(marker, 1)[1][:1500].strip()
+    return output[-1500:].strip()
+
+
+def _rel(path: str, root: Path) -> str:
+    p = Path(path)
+    if not p.is_absolute():
+        return p.as_posix()
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return p.as_posix()

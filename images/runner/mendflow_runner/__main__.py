@@ -1,0 +1,224 @@
+"""mendflow's in-job CI runner.
+
+Usage: ``python -m mendflow_runner --source SNAPSHOT --out DIR [--upload NAME=URL ...]``.
+Contract (stdlib only; the job holds no credentials):
+
+* ``--source``: a local path or an http(s) URL (e.g. a presigned GET) of a .tar / .tar.gz snapshot whose
+  member names are relative to the repository root (``git archive`` without ``--prefix``).
+* ``--out``: receives ``report.json`` (validates against ``mendflow.contracts.BuildReport``),
+  ``coverage.json`` (coverage.py's raw JSON with contexts), ``junit.xml`` and ``runner.log`` (every
+  command, exit code, output). coverage.py's data file lives in ``--out``/coverage-data/ so stray
+  ``.coverage.*`` files never get combined into it.
+* ``--upload NAME=URL`` (repeatable): after writing, PUT ``--out``/NAME to URL (presigned; only Host and
+  Content-Length are sent); ``report.json`` goes last so its arrival means the rest has arrived.
+* Each flag below defaults to an environment variable:
+
+  ===============  ==============================  ==================================================
+  flag             environment                     meaning (default)
+  ===============  ==============================  ==================================================
+  --repo           MENDFLOW_JOB_REPO               repository name for the report ("repo")
+  --commit         MENDFLOW_JOB_COMMIT             commit sha for the report ("")
+  --branch         MENDFLOW_JOB_BRANCH             branch for the report ("")
+  --stage          MENDFLOW_JOB_STAGE              'B1', 'B2' or 'build' ("build")
+  --attempt        MENDFLOW_JOB_ATTEMPT            attempt number (1)
+  --marker         MENDFLOW_JOB_TEST_MARKER        pytest marker, used when the repo declares it ("fast")
+  --timeout        MENDFLOW_JOB_TIMEOUT_SEC        the whole job's budget in seconds (900); each step
+                                                   gets what is left, minus a reserve for the report
+  --python         MENDFLOW_JOB_PYTHON             interpreter for the repo's venv (this interpreter)
+  --workspace      MENDFLOW_JOB_WORKSPACE          scratch dir for source and venv (``--out``/../work)
+  ===============  ==============================  ==================================================
+
+  ``uv`` and ``ruff`` come from PATH; ``UV_CACHE_DIR`` (set by the launcher) is the shared cache.
+
+Steps: unpack (safe) → dependencies (uv.lock: ``uv sync --frozen --all-groups``; else each
+``requirements*.txt`` and ``-e .[test,tests,dev]`` for a project; then pytest and coverage when the repo
+lacks them) → lint (ruff check, ruff format --check, mypy when configured) → tests (``coverage run
+--branch -m pytest [-m MARKER]`` with a plugin that sets per-test dynamic contexts to pytest node ids;
+pytest-cov is not used) → coverage JSON → report.
+
+Exit code: 0 whenever report.json was written and every upload succeeded, whatever the build's status
+(the status is in the report); 3 when an upload failed; 2 for bad command-line arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tarfile
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+from . import coverage_report, deps, lint, report, testing, unpack
+from .config import JobConfig, parse_args
+from .proc import Log
+
+OUT_FILES = ("report.json", "coverage.json", "junit.xml", "runner.log")
+
+
+class Terminated(Exception):
+    """The launcher sent SIGTERM (its timeout): stop and still write a report."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise Terminated("the job was terminated (SIGTERM), most likely by the launcher's timeout")
+
+
+@contextmanager
+def timed(rep: report.Report, step: str) -> Iterator[None]:
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        rep.durations[step] = time.monotonic() - start
+
+
+class Build:
+    def __init__(self, cfg: JobConfig, rep: report.Report, log: Log) -> None:
+        self.cfg, self.rep, self.log = cfg, rep, log
+        self.env = dict(os.environ)
+        self.src = cfg.workspace / "src"
+        self.venv = cfg.workspace / "venv"
+        self.remaining: Callable[[], float] = cfg.remaining
+
+    def run(self) -> None:
+        with timed(self.rep, "unpack"):
+            if not self._unpack():
+                return
+        with timed(self.rep, "dependencies"):
+            if not self._install():
+                return
+        with timed(self.rep, "lint"):
+            self._lint()
+        with timed(self.rep, "tests"):
+            run = self._tests()
+        with timed(self.rep, "coverage"):
+            self._coverage(run)
+        self._judge(run)
+
+    def _unpack(self) -> bool:
+        for stale in (self.src, self.venv):  # a re-run in the same workspace starts clean
+            shutil.rmtree(stale, ignore_errors=True)
+        self.cfg.workspace.mkdir(parents=True, exist_ok=True)
+        try:
+            archive = unpack.fetch(self.cfg.source, self.cfg.workspace)
+            unpack.unpack(archive, self.src)
+        except (unpack.UnsafeArchiveError, FileNotFoundError, tarfile.TarError) as exc:
+            self.rep.errored("bad_input", f"cannot unpack the source snapshot: {exc}")
+            return False
+        except OSError as exc:  # network errors fetching a presigned URL
+            self.rep.errored("infrastructure", f"cannot fetch the source snapshot: {exc}")
+            return False
+        return True
+
+    def _install(self) -> bool:
+        installer = deps.Installer(self.src, self.venv, self.cfg.python, self.env, self.log)
+        try:
+            installer.install(self.remaining)
+        except deps.DependencyError as exc:
+            reason = "timeout" if exc.step.timed_out else "dependencies"
+            self.rep.errored(reason, f"installing dependencies failed: {exc}")
+            return False
+        return True
+
+    def _lint(self) -> None:
+        errors: list[str] = []
+        checks: list[tuple[str, Callable[[], list[str]]]] = [
+            ("ruff check", lambda: lint.ruff_check(self.src, self.env, self.remaining(), self.log)),
+            ("ruff format", lambda: lint.ruff_format(self.src, self.env, self.remaining(), self.log)),
+            (
+                "mypy",
+                lambda: lint.mypy(
+                    self.src, str(self.venv / "bin/python"), self.env, self.remaining, self.log
+                ),
+            ),
+        ]
+        for name, check in checks:
+            try:
+                errors += check()
+            except lint.LintToolError as exc:
+                # A linter that cannot run on this repo (bad config, crash): a lint failure to fix.
+                errors.append(f".:0:0 {name.replace(' ', '-')}-error {exc}")
+        self.rep.lint_errors = errors
+
+    def _tests(self) -> testing.TestRun:
+        out = self.cfg.out
+        paths = testing.Paths(
+            root=self.src,
+            venv_python=str(self.venv / "bin/python"),
+            junit=out / "junit.xml",
+            coverage_file=out / "coverage-data" / ".coverage",
+            events=self.cfg.workspace / "pytest-events.jsonl",
+        )
+        env = {
+            **self.env,
+            "VIRTUAL_ENV": str(self.venv),
+            "PATH": f"{self.venv / 'bin'}:{self.env.get('PATH', '')}",
+        }
+        run = testing.run_tests(paths, self.cfg.marker, env, self.remaining(), self.log)
+        self.rep.test_command = run.command
+        self.rep.counts = run.counts
+        self.rep.failed_tests = run.failed
+        return run
+
+    def _coverage(self, run: testing.TestRun) -> None:
+        data = self.cfg.out / "coverage-data" / ".coverage"
+        if not data.exists():
+            return
+        target = self.cfg.out / "coverage.json"
+        python = str(self.venv / "bin/python")
+        step = coverage_report.export_json(
+            self.src, python, data, target, self.env, self.remaining(), self.log
+        )
+        if step.ok:
+            self.rep.coverage = coverage_report.load(target, self.src)
+
+    def _judge(self, run: testing.TestRun) -> None:
+        step, rep = run.step, self.rep
+        sig = testing.killed_by(step)
+        where = f" while running {run.running}" if run.running else ""
+        if step.timed_out:
+            rep.errored("timeout", f"the test suite ran out of the job's time budget{where}")
+        elif run.memory_errors:
+            rep.errored("oom", f"test ran out of memory (MemoryError): {', '.join(run.memory_errors)}")
+        elif sig == signal.SIGKILL:
+            rep.errored("oom", f"the test suite was killed (SIGKILL, most likely out of memory){where}")
+        elif sig is not None:
+            rep.errored("runner_crash", f"the test suite died of signal {sig}{where}")
+        elif step.returncode == 5:
+            what = f"marked '{run.marker_used}'" if run.marker_used else "at all"
+            rep.failed("no_tests", f"pytest collected no tests {what}; add tests or check the test paths")
+        elif step.returncode != 0:
+            if not rep.failed_tests and step.returncode != 1:
+                rep.error_reason = f"pytest exited {step.returncode}: {step.last_stderr_line()}"
+            rep.failed("tests")
+        elif rep.lint_errors:
+            rep.failed("lint")
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = parse_args(argv)
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    log = Log(cfg.out / "runner.log")
+    rep = report.Report(cfg)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        Build(cfg, rep, log).run()
+    except Terminated as exc:
+        rep.errored("timeout", str(exc))
+    except Exception as exc:  # the runner's own bug: still say so in a report
+        log.write(traceback.format_exc())
+        rep.errored("runner_crash", f"{type(exc).__name__}: {exc}")
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    report.write_json_atomic(cfg.out / "report.json", rep.to_dict())
+    log.write(f"status {rep.status} fail_reason={rep.fail_reason} error_reason={rep.error_reason}")
+    failed = report.upload_all(cfg.out, cfg.uploads, log)
+    return 3 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""The job's parameters, from argv with ``MENDFLOW_JOB_*`` environment variables as defaults."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# The runner keeps this much of its budget back so it can still write and upload a report.
+REPORT_RESERVE_SEC = 15.0
+
+
+@dataclass
+class JobConfig:
+    source: str
+    out: Path
+    uploads: list[tuple[str, str]]
+    repo: str
+    commit: str
+    branch: str
+    stage: str
+    attempt: int
+    marker: str
+    timeout_sec: float
+    python: str
+    workspace: Path
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def deadline(self) -> float:
+        reserve = min(REPORT_RESERVE_SEC, self.timeout_sec * 0.1)
+        return self.started + self.timeout_sec - reserve
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"MENDFLOW_JOB_{name}", default)
+
+
+def _upload(text: str) -> tuple[str, str]:
+    name, sep, url = text.partition("=")
+    if not sep or not name or not url:
+        raise argparse.ArgumentTypeError(f"--upload wants NAME=URL, got {text!r}")
+    return name, url
+
+
+def parse_args(argv: list[str] | None = None) -> JobConfig:
+    p = argparse.ArgumentParser(prog="python -m mendflow_runner", description=__doc__)
+    p.add_argument("--source", required=True, help="path or http(s) URL of a .tar/.tar.gz snapshot")
+    p.add_argument("--out", required=True, type=Path, help="directory for report.json and friends")
+    p.add_argument("--upload", action="append", type=_upload, default=[], metavar="NAME=URL")
+    p.add_argument("--repo", default=_env("REPO", "repo"))
+    p.add_argument("--commit", default=_env("COMMIT", ""))
+    p.add_argument("--branch", default=_env("BRANCH", ""))
+    p.add_argument("--stage", default=_env("STAGE", "build"))
+    p.add_argument("--attempt", type=int, default=int(_env("ATTEMPT", "1")))
+    p.add_argument("--marker", default=_env("TEST_MARKER", "fast"))
+    p.add_argument("--timeout", type=float, default=float(_env("TIMEOUT_SEC", "900")))
+    p.add_argument("--python", default=_env("PYTHON", sys.executable))
+    p.add_argument(
+        "--workspace", type=Path, default=Path(_env("WORKSPACE", "")) if _env("WORKSPACE", "") else None
+    )
+    a = p.parse_args(argv)
+    out = a.out.resolve()
+    workspace = (a.workspace or out.parent / "work").resolve()
+    return JobConfig(
+        source=a.source,
+        out=out,
+        uploads=a.upload,
+        repo=a.repo,
+        commit=a.commit,
+        branch=a.branch,
+        stage=a.stage,
+        attempt=a.attempt,
+        marker=a.marker,
+        timeout_sec=a.timeout,
+        python=a.python,
+        workspace=workspace,
+    )

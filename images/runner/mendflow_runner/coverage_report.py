@@ -1,0 +1,144 @@
+"""Turn coverage.py's JSON report into the ``Coverage`` part of a BuildReport (plain dicts, stdlib only)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+from .proc import Log, StepResult, run
+
+
+def export_json(
+    root: Path, python: str, coverage_file: Path, out: Path, env: dict[str, str], timeout: float, log: Log
+) -> StepResult:
+    env = {**env, "COVERAGE_FILE": str(coverage_file)}
+    argv = [python, "-m", "coverage", "json", "--show-contexts", "-o", str(out)]
+    return run(argv, cwd=root, env=env, timeout=timeout, log=log)
+
+
+def _pct(summary: dict[str, Any], key: str) -> float:
+    return round(float(summary.get(key, 0.0)), 2)
+
+
+def _line_pct(summary: dict[str, Any]) -> float:
+    # Line (statement) coverage alone; coverage.py's percent_covered mixes in branches.
+    statements = int(summary.get("num_statements", 0))
+    return round(100.0 * int(summary.get("covered_lines", 0)) / statements, 2) if statements else 100.0
+
+
+def _branch_pct(summary: dict[str, Any]) -> float | None:
+    return _pct(summary, "percent_branches_covered") if summary.get("num_branches") else None
+
+
+def symbol_spans(source: Path) -> dict[str, tuple[int, int]]:
+    """Qualified name → (first line, last line) of every function and class, as coverage.py names them."""
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    spans: dict[str, tuple[int, int]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                spans[name] = (first, child.end_lineno or child.lineno)
+                visit(child, f"{name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return spans
+
+
+def _symbols(data: dict[str, Any], source: Path) -> list[dict[str, Any]]:
+    spans = symbol_spans(source)
+    out = []
+    for section, kind in (("functions", "function"), ("classes", "class")):
+        for name, sym in (data.get(section) or {}).items():
+            if not name:
+                continue  # module-level code; the file's own numbers cover it
+            summary = sym.get("summary", {})
+            start, end = spans.get(name, (None, None))
+            out.append(
+                {
+                    "name": name,
+                    "kind": kind,
+                    "start_line": sym.get("start_line") or start,
+                    "end_line": sym.get("end_line") or end,
+                    "statements": int(summary.get("num_statements", 0)),
+                    "missing_lines": sorted(sym.get("missing_lines", [])),
+                    "line_pct": _line_pct(summary),
+                    "branch_pct": _branch_pct(summary),
+                }
+            )
+    return out
+
+
+def _contexts(data: dict[str, Any]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for line, ctxs in (data.get("contexts") or {}).items():
+        tests = sorted({c for c in ctxs if c})  # '' is code run outside any test (imports, collection)
+        if tests:
+            out[int(line)] = tests
+    return dict(sorted(out.items()))
+
+
+def _file(path: str, data: dict[str, Any], root: Path) -> dict[str, Any]:
+    summary = data.get("summary", {})
+    return {
+        "path": path,
+        "statements": int(summary.get("num_statements", 0)),
+        "missing_lines": sorted(data.get("missing_lines", [])),
+        "excluded_lines": sorted(data.get("excluded_lines", [])),
+        "num_branches": int(summary.get("num_branches", 0)),
+        "missing_branches": [list(b) for b in data.get("missing_branches", [])],
+        "line_pct": _line_pct(summary),
+        "branch_pct": _branch_pct(summary),
+        "symbols": _symbols(data, root / path),
+        "contexts": _contexts(data),
+    }
+
+
+def _relative(path: str, root: Path) -> str | None:
+    p = Path(path)
+    if not p.is_absolute():
+        return p.as_posix()
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None  # measured code outside the repository (the runner's plugin, say)
+
+
+def to_report(raw: dict[str, Any], root: Path) -> dict[str, Any]:
+    files, summaries = [], []
+    for path, data in sorted((raw.get("files") or {}).items()):
+        rel = _relative(path, root)
+        if rel is not None:
+            files.append(_file(rel, data, root))
+            summaries.append(data.get("summary", {}))
+    keys = ("num_statements", "covered_lines", "num_branches", "covered_branches")
+    totals: dict[str, Any] = {k: sum(int(s.get(k, 0)) for s in summaries) for k in keys}
+    if totals["num_branches"]:
+        totals["percent_branches_covered"] = 100.0 * totals["covered_branches"] / totals["num_branches"]
+    return {
+        "line_pct": _line_pct(totals),
+        "branch_pct": _branch_pct(totals),
+        "statements": int(totals.get("num_statements", 0)),
+        "covered_lines": int(totals.get("covered_lines", 0)),
+        "num_branches": int(totals.get("num_branches", 0)),
+        "covered_branches": int(totals.get("covered_branches", 0)),
+        "files": files,
+    }
+
+
+def load(path: Path, root: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        return to_report(json.loads(path.read_text(encoding="utf-8")), root)
+    except (json.JSONDecodeError, OSError):
+        return None

@@ -1,0 +1,113 @@
+"""Lint: ruff check, ruff format --check, and mypy when the repository configures it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from . import repo_config
+from .proc import Log, run
+
+_MYPY_LINE = re.compile(
+    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? error: (?P<msg>.*?)(?:\s+\[(?P<code>[\w-]+)\])?$"
+)
+
+
+# "path:1:3: unformatted: File would be reformatted" (ruff >= 0.9, concise) or "Would reformat: path".
+_FORMAT_LINE = re.compile(
+    r"^(?:Would reformat: (?P<old>.+)|(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): unformatted:.*)$"
+)
+
+
+class LintToolError(Exception):
+    """A linter crashed or printed something we cannot read (not a lint finding)."""
+
+
+def _rel(path: str, root: Path) -> str:
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix() if p.is_absolute() else p.as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+def ruff_check(root: Path, env: dict[str, str], timeout: float, log: Log) -> list[str]:
+    r = run(
+        ["ruff", "check", "--output-format", "json", "--no-cache", "."],
+        cwd=root,
+        env=env,
+        timeout=timeout,
+        log=log,
+    )
+    if r.timed_out or r.returncode not in (0, 1):
+        raise LintToolError(r.describe())
+    try:
+        findings = json.loads(r.stdout or "[]")
+    except json.JSONDecodeError as exc:
+        raise LintToolError(f"ruff check printed no JSON: {exc}") from exc
+    out = []
+    for f in findings:
+        loc = f.get("location") or {}
+        code = f.get("code") or "syntax-error"
+        out.append(
+            f"{_rel(f['filename'], root)}:{loc.get('row', 0)}:{loc.get('column', 0)} {code} {f['message']}"
+        )
+    return out
+
+
+def ruff_format(root: Path, env: dict[str, str], timeout: float, log: Log) -> list[str]:
+    """One lint error per file ``ruff format`` would change (at its first difference when ruff says)."""
+    base = ["ruff", "format", "--check", "--no-cache"]
+    r = run([*base, "--output-format", "concise", "."], cwd=root, env=env, timeout=timeout, log=log)
+    if r.returncode == 2 and "--output-format" in r.stderr:  # ruff before 0.9 has no formats here
+        r = run([*base, "."], cwd=root, env=env, timeout=timeout, log=log)
+    if r.timed_out or r.returncode not in (0, 1):
+        # ruff format exits 2 on files it cannot parse; ruff check already reports those.
+        if r.returncode == 2 and "Failed to parse" in r.stderr:
+            return []
+        raise LintToolError(r.describe())
+    found: dict[str, str] = {}
+    for line in r.stdout.splitlines():
+        m = _FORMAT_LINE.match(line)
+        if m:
+            found.setdefault(_rel(m["old"] or m["path"], root), f"{m['line'] or 1}:{m['col'] or 1}")
+    return [
+        f"{path}:{where} FORMAT file would be reformatted by `ruff format`" for path, where in found.items()
+    ]
+
+
+def mypy(root: Path, python: str, env: dict[str, str], timeout: Callable[[], float], log: Log) -> list[str]:
+    cfg = repo_config.mypy_config(root)
+    if cfg is None:
+        return []
+    probe = run([python, "-c", "import mypy"], cwd=root, env=env, timeout=timeout(), log=log)
+    if not probe.ok:
+        add = run(
+            ["uv", "pip", "install", "--python", python, "mypy"],
+            cwd=root,
+            env=env,
+            timeout=timeout(),
+            log=log,
+        )
+        if not add.ok:
+            raise LintToolError(add.describe())
+    targets = [] if cfg.get("files") else ["."]
+    argv = [python, "-m", "mypy", "--show-column-numbers", "--no-error-summary", "--no-pretty", *targets]
+    r = run(
+        argv,
+        cwd=root,
+        env={**env, "MYPY_CACHE_DIR": str(root.parent / ".mypy_cache")},
+        timeout=timeout(),
+        log=log,
+    )
+    if r.timed_out or r.returncode not in (0, 1):
+        raise LintToolError(r.describe())
+    out = []
+    for line in r.stdout.splitlines():
+        m = _MYPY_LINE.match(line.strip())
+        if m:
+            code = f"mypy[{m['code']}]" if m["code"] else "mypy"
+            out.append(f"{_rel(m['path'], root)}:{m['line']}:{m['col'] or 0} {code} {m['msg']}")
+    return out

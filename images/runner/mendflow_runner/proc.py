@@ -1,0 +1,106 @@
+"""Run one step's command under the job's deadline and log it to runner.log."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+GRACE_SEC = 3.0
+
+
+@dataclass
+class StepResult:
+    argv: list[str]
+    returncode: int | None
+    stdout: str
+    stderr: str
+    duration: float
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def last_stderr_line(self) -> str:
+        for text in (self.stderr, self.stdout):
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            if lines:
+                return lines[-1]
+        return ""
+
+    def describe(self) -> str:
+        how = "timed out" if self.timed_out else f"exited {self.returncode}"
+        return f"`{' '.join(self.argv)}` {how}: {self.last_stderr_line()}"
+
+
+class Log:
+    """runner.log: every command, its exit code and output, in order."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self, text: str, echo: bool = True) -> None:
+        line = text if text.endswith("\n") else text + "\n"
+        with self.path.open("a", encoding="utf-8", errors="replace") as fh:
+            fh.write(line)
+        if echo:  # the job's stdout is what a launcher keeps as the log tail
+            print(line, end="", flush=True)
+
+    def step(self, r: StepResult, cwd: Path | None) -> None:
+        how = f"exit={r.returncode}, timed_out={r.timed_out}, {r.duration:.1f}s"
+        head = f"$ {' '.join(r.argv)}  (cwd={cwd}, {how})"
+        self.write(f"{head}\n--- stdout\n{r.stdout}\n--- stderr\n{r.stderr}\n", echo=False)
+        print(head if r.ok else f"{head}\n  {r.last_stderr_line()}", flush=True)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    # The step runs in its own process group so uv's or pytest's children die with it.
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(GRACE_SEC)
+    except (ProcessLookupError, PermissionError):
+        pass
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # whatever ignored SIGTERM, and background children
+    proc.wait()
+
+
+def _read(fh: IO[bytes]) -> str:
+    fh.seek(0)
+    return fh.read().decode("utf-8", errors="replace")
+
+
+def run(argv: list[str], *, cwd: Path | None, env: dict[str, str], timeout: float, log: Log) -> StepResult:
+    start = time.monotonic()
+    if timeout <= 0:
+        r = StepResult(argv, None, "", "no time left in the job's budget", 0.0, timed_out=True)
+        log.step(r, cwd)
+        return r
+    # Files, not pipes: a background child holding a pipe open must not stall the step.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, process_group=0
+            )
+        except OSError as exc:
+            r = StepResult(argv, 127, "", f"could not start: {exc}", time.monotonic() - start)
+            log.step(r, cwd)
+            return r
+        timed_out = False
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        _kill_group(proc)
+        r = StepResult(argv, proc.returncode, _read(out), _read(err), time.monotonic() - start, timed_out)
+    log.step(r, cwd)
+    return r

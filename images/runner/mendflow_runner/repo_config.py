@@ -1,0 +1,82 @@
+"""Read what a repository declares: pyproject tables, pytest markers, mypy and coverage configuration."""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from pathlib import Path
+from typing import Any
+
+_INI_PYTEST = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+
+
+def pyproject(root: Path) -> dict[str, Any]:
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+
+
+def _ini(path: Path) -> configparser.ConfigParser | None:
+    if not path.is_file():
+        return None
+    cp = configparser.ConfigParser(interpolation=None)
+    try:
+        cp.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return None
+    return cp
+
+
+def _marker_names(entries: list[str]) -> set[str]:
+    # "fast: quick tests" or "fast(arg): ..." → "fast"
+    return {e.split(":")[0].split("(")[0].strip() for e in entries if e.strip()}
+
+
+def declared_markers(root: Path) -> set[str]:
+    tool = pyproject(root).get("tool", {})
+    names: set[str] = set()
+    for table in (tool.get("pytest", {}).get("ini_options", {}), tool.get("pytest", {})):
+        markers = table.get("markers") if isinstance(table, dict) else None
+        if isinstance(markers, list):
+            names |= _marker_names([str(m) for m in markers])
+    for filename, section in _INI_PYTEST:
+        cp = _ini(root / filename)
+        if cp is not None and cp.has_option(section, "markers"):
+            names |= _marker_names(cp.get(section, "markers").splitlines())
+    return names
+
+
+def mypy_config(root: Path) -> dict[str, str] | None:
+    """The repo's mypy options (only ``files`` matters to us), or None when it does not configure mypy."""
+    tool = pyproject(root).get("tool", {})
+    if "mypy" in tool:
+        files = tool["mypy"].get("files", "")
+        return {"files": ",".join(files) if isinstance(files, list) else str(files)}
+    for filename in ("mypy.ini", ".mypy.ini", "setup.cfg"):
+        cp = _ini(root / filename)
+        if cp is not None and cp.has_section("mypy"):
+            return {"files": cp.get("mypy", "files", fallback="")}
+    return None
+
+
+def has_coverage_config(root: Path) -> bool:
+    if "coverage" in pyproject(root).get("tool", {}) or (root / ".coveragerc").is_file():
+        return True
+    for filename in ("setup.cfg", "tox.ini"):
+        cp = _ini(root / filename)
+        if cp is not None and any(s.startswith("coverage:") for s in cp.sections()):
+            return True
+    return False
+
+
+def is_installable(root: Path) -> bool:
+    return "project" in pyproject(root) or (root / "setup.py").is_file()
+
+
+def wanted_extras(root: Path) -> list[str]:
+    extras = pyproject(root).get("project", {}).get("optional-dependencies", {})
+    return [e for e in ("test", "tests", "dev") if e in extras]

@@ -1,0 +1,285 @@
+"""Run stage jobs as Kubernetes Jobs: one Job per run, watched to a precise verdict, always deleted.
+
+* The Job (``k8s_manifest``): restricted Pod Security, read-only root, emptyDir workspace, no
+  ServiceAccount token, no Secret: inputs and outputs travel by presigned URL, handled in the pod by
+  ``mendflow_runner.transfer``.
+* The watch (``k8s_watch``/``k8s_status``): one pod watch; pull errors and unschedulable pods end after
+  ``settings.kubernetes.image_pull_grace_sec``; DeadlineExceeded, OOMKilled, Evicted and exit codes end it
+  at once.
+* Cleanup: the Job is deleted (propagation Background) in ``finally``, whatever ended the run; ``reap``
+  removes what a killed worker left behind.
+
+API calls are counted per run (``last_api_calls``) and in total (``api_calls``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import urllib3
+from kubernetes import client as k
+from kubernetes import config as kconfig
+from kubernetes.client.rest import ApiException
+
+from mendflow.errors import ConfigError, LaunchError
+from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher
+from mendflow.launcher.k8s_logs import LogFollower, run_logger
+from mendflow.launcher.k8s_manifest import SELECTOR, build_job, check_urls, job_name
+from mendflow.launcher.k8s_status import Verdict, transfer_summary
+from mendflow.launcher.k8s_watch import JobWatcher
+from mendflow.settings import Settings, get_settings
+
+LOG_TAIL_CHARS = 20_000
+_APPLY_HINT = "apply the manifests first: kubectl apply -k k8s/base"
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self, n: int = 1) -> None:
+        with self._lock:
+            self.value += n
+
+
+def load_configuration(settings: Settings) -> k.Configuration:
+    """The API client configuration: the named kubeconfig context, else the current one, else in-cluster."""
+    cfg = k.Configuration()
+    context = settings.kubernetes.context
+    try:
+        kconfig.load_kube_config(context=context, client_configuration=cfg)
+        return cfg
+    except (kconfig.ConfigException, OSError) as exc:
+        if context:
+            raise ConfigError(
+                f"kubeconfig context {context!r} is unusable: {exc}",
+                hint="check MENDFLOW_KUBERNETES__CONTEXT and KUBECONFIG",
+            ) from exc
+    try:
+        kconfig.load_incluster_config(client_configuration=cfg)
+    except kconfig.ConfigException as exc:
+        raise ConfigError(
+            "no kubeconfig found and not running in a cluster",
+            hint="set KUBECONFIG or MENDFLOW_KUBERNETES__CONTEXT",
+        ) from exc
+    return cfg
+
+
+def counting_client(cfg: k.Configuration, counter: _Counter) -> k.ApiClient:
+    """An ApiClient that counts every request it sends (watches and log streams are one each)."""
+    api = k.ApiClient(configuration=cfg)
+    call_api: Callable[..., Any] = api.call_api
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        counter.add()
+        return call_api(*args, **kwargs)
+
+    api.call_api = counted  # type: ignore[method-assign]
+    return api
+
+
+def _flow_run_id() -> str | None:
+    try:
+        from prefect.runtime import flow_run
+
+        value = flow_run.id
+        return str(value) if value else None
+    except Exception:  # outside Prefect, or an older runtime API: the label is optional
+        return None
+
+
+class KubernetesLauncher(Launcher):
+    name = "kubernetes"
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.namespace = self.settings.kubernetes.namespace
+        self._config = load_configuration(self.settings)
+        self._total = _Counter()
+        self.last_api_calls = 0
+
+    @property
+    def api_calls(self) -> int:
+        return self._total.value
+
+    def build_job(self, spec: JobSpec, name: str) -> k.V1Job:
+        """The Job manifest (tests override this to add the kwok outcome annotations)."""
+        return build_job(spec, self.settings, name, _flow_run_id())
+
+    def run(self, spec: JobSpec) -> JobResult:
+        check_urls(spec)  # a file:// store is a configuration error, before anything is created
+        name = job_name(spec.name)
+        job = self.build_job(spec, name)
+        counter = _Counter()
+        api = counting_client(self._config, counter)
+        logger = run_logger()
+        follower = LogFollower(api, self.namespace, logger, name)
+        started = time.monotonic()
+        try:
+            verdict = self._run(api, job, name, spec, follower, logger)
+            result = self._result(spec, verdict, follower.finish(), time.monotonic() - started)
+        finally:
+            self.last_api_calls = counter.value
+            self._total.add(counter.value)
+            api.close()
+        logger.info(
+            "job %s: %s (%s) in %.1fs, %d API calls",
+            name,
+            result.state,
+            result.reason,
+            result.duration_sec,
+            self.last_api_calls,
+        )
+        return result
+
+    def _run(
+        self, api: k.ApiClient, job: Any, name: str, spec: JobSpec, follower: LogFollower, logger: Any
+    ) -> Verdict:
+        """Create, watch, and delete the Job in ``finally`` (success, failure, interruption, crash alike)."""
+        created = False
+        try:
+            warning = self._create(api, job)  # raises LaunchError when nothing was created
+            created = True
+            if warning:
+                return Verdict(JobState.ERROR, f"the pod would be rejected: {warning}")
+            logger.info(
+                "job %s/%s created (image %s)",
+                self.namespace,
+                name,
+                job.spec.template.spec.containers[0].image,
+            )
+            return JobWatcher(
+                api,
+                self.namespace,
+                name,
+                timeout_sec=spec.timeout_sec,
+                grace_sec=self.settings.kubernetes.image_pull_grace_sec,
+                memory_mb=spec.memory_limit_mb,
+                on_pod_started=follower.start,
+            ).wait()
+        except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
+            created = True  # a create that timed out may still have happened
+            return Verdict(JobState.ERROR, f"lost the Kubernetes API while running job {name}: {_short(exc)}")
+        finally:
+            if created:
+                self._delete(api, name, logger)
+
+    # -- steps --------------------------------------------------------------------------------------
+
+    def _create(self, api: k.ApiClient, job: k.V1Job) -> str | None:
+        """Create the Job; returns the Pod Security warning when the pod it templates would be rejected."""
+        try:
+            _, _, headers = k.BatchV1Api(api).create_namespaced_job_with_http_info(self.namespace, job)
+        except ApiException as exc:
+            if _is_config_error(exc):
+                raise self._create_error(exc) from exc
+            raise
+        warnings = (headers or {}).get("Warning") or ""
+        return warnings if "PodSecurity" in warnings else None
+
+    def _create_error(self, exc: ApiException) -> LaunchError:
+        body = _short(exc)
+        if exc.status == 404:
+            return LaunchError(f"namespace {self.namespace!r} does not exist ({body})", hint=_APPLY_HINT)
+        if exc.status == 403:
+            return LaunchError(
+                f"not allowed to create Jobs in namespace {self.namespace!r} ({body})",
+                hint="run as the mendflow-worker ServiceAccount from k8s/base, or grant it",
+            )
+        return LaunchError(
+            f"the API server rejected the Job ({exc.status}: {body})",
+            hint="check MENDFLOW_KUBERNETES__* and MENDFLOW_SANDBOX__* settings",
+        )
+
+    def _delete(self, api: k.ApiClient, name: str, logger: Any) -> None:
+        try:
+            k.BatchV1Api(api).delete_namespaced_job(
+                name, self.namespace, propagation_policy="Background", _request_timeout=30
+            )
+        except ApiException as exc:
+            if exc.status != 404:
+                logger.warning("could not delete job %s (%s); `mendflow reap` removes it", name, _short(exc))
+        except Exception as exc:  # never mask the run's own outcome or interruption
+            logger.warning("could not delete job %s (%s); `mendflow reap` removes it", name, _short(exc))
+
+    def _result(self, spec: JobSpec, verdict: Verdict, streamed: str, duration: float) -> JobResult:
+        summary = transfer_summary(verdict.termination_message) or {}
+        delivered = [n for n in summary.get("delivered") or [] if isinstance(n, str) and n in spec.outputs]
+        tail = streamed or str(summary.get("tail") or "") or ("" if summary else verdict.termination_message)
+        return JobResult(
+            state=verdict.state,
+            exit_code=verdict.exit_code,
+            reason=verdict.reason,
+            duration_sec=round(duration, 3),
+            log_tail=tail[-LOG_TAIL_CHARS:],
+            outputs={n: spec.outputs[n] for n in delivered},
+        )
+
+
+def _is_config_error(exc: ApiException) -> bool:
+    """Errors retrying will not fix: missing namespace, RBAC, an invalid spec (not quota: that clears)."""
+    body = str(exc.body or "")
+    return exc.status in (400, 404, 422) or (exc.status == 403 and "exceeded quota" not in body)
+
+
+def _short(exc: BaseException) -> str:
+    if isinstance(exc, ApiException):
+        import json
+
+        try:
+            return str(json.loads(exc.body or "").get("message"))[:500]
+        except (TypeError, ValueError, AttributeError):
+            return f"{exc.status} {exc.reason}"
+    return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def reap(
+    settings: Settings | None = None, *, older_than_sec: float | None = None, now: datetime | None = None
+) -> list[str]:
+    """Delete mendflow Jobs (and stray pods) older than ``older_than_sec``; returns what was deleted.
+
+    The launcher deletes its Job in ``finally``; this is for what a killed worker (SIGKILL, lost node)
+    left behind. The default age is past any job's possible lifetime: twice the build timeout plus the
+    pull grace period, so a live job is never touched.
+    """
+    settings = settings or get_settings()
+    if older_than_sec is None:
+        older_than_sec = 2 * settings.build_timeout_sec + settings.kubernetes.image_pull_grace_sec
+    now = now or datetime.now(UTC)
+    ns = settings.kubernetes.namespace
+    api = k.ApiClient(configuration=load_configuration(settings))
+    batch, core = k.BatchV1Api(api), k.CoreV1Api(api)
+    deleted: list[str] = []
+    try:
+        for kind, lister, deleter in (
+            ("job", batch.list_namespaced_job, batch.delete_namespaced_job),
+            ("pod", core.list_namespaced_pod, core.delete_namespaced_pod),
+        ):
+            for item in _list_all(lister, ns):
+                created = item.metadata.creation_timestamp
+                if created and (now - created).total_seconds() >= older_than_sec:
+                    try:
+                        deleter(item.metadata.name, ns, propagation_policy="Background")
+                        deleted.append(f"{kind}/{item.metadata.name}")
+                    except ApiException as exc:
+                        if exc.status != 404:
+                            raise
+    finally:
+        api.close()
+    return deleted
+
+
+def _list_all(lister: Callable[..., Any], namespace: str) -> list[Any]:
+    items: list[Any] = []
+    token: str | None = None
+    while True:
+        page = lister(namespace, label_selector=SELECTOR, limit=200, _continue=token)
+        items += page.items
+        token = page.metadata._continue
+        if not token:
+            return items

@@ -1,0 +1,568 @@
+"""Run jobs as local processes in a throw-away workspace, without credentials and under limits.
+
+Layout (everything a job can reach is outside /root, which is mode 700):
+
+* ``BASE/jobs/<id>/``          root-owned 0711; ``job.log`` (root, 0600) holds the job's combined output.
+* ``BASE/jobs/<id>/ws/``       the workspace, owned by the sandbox uid: ``in/`` (inputs, read-only),
+  ``out/``, ``home/``, ``tmp/`` and, for the ``ci-runner-python`` image, ``runner/`` (the runner package).
+* ``BASE/cache/uv/``           uv's cache, owned by the sandbox uid and kept across jobs (``UV_CACHE_DIR``).
+* ``BASE/toolchain/<key>/bin`` world-readable copies of the project venv's ``uv`` and ``ruff`` plus a
+  ``python`` link, keyed by the binaries' size and mtime so an upgrade makes a new one.
+
+``BASE`` is ``/var/tmp/mendflow`` (root-owned, 0711) when mendflow runs as root and drops jobs to
+``settings.sandbox.unprivileged_uid``; otherwise jobs run as the current user with ``BASE`` =
+``settings.cache_dir/local-launcher`` (and the uv cache in ``settings.cache_dir/uv``).
+
+Memory: RLIMIT_AS per process, plus, where the cgroup v1 memory controller is writable, a per-job cgroup
+(child of our own) with ``memory.limit_in_bytes``: its ``oom_kill`` counter tells an OOM kill apart from other
+deaths, and its ``cgroup.procs`` lists every process of the job, daemons included, for the final sweep.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import os
+import pwd
+import resource
+import shutil
+import signal
+import ssl
+import stat
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher
+from mendflow.settings import Settings
+
+ROOT_BASE = Path("/var/tmp/mendflow")
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+RUNNER_SOURCE = Path(__file__).resolve().parents[2] / "images" / "runner" / "mendflow_runner"
+CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
+KILL_GRACE_SEC = 5.0
+LOG_TAIL_LINES = 200
+LOG_TAIL_BYTES = 256 * 1024
+TRANSFER_TIMEOUT_SEC = 120
+JOB_MARKER = "MENDFLOW_LOCAL_JOB_ID"
+TOOLS = ("uv", "ruff")
+
+# Never handed to a job, whatever the spec says: the trusted side's credentials and their relatives.
+CREDENTIAL_PATTERNS = (
+    "AWS_*",
+    "OPENAI_*",
+    "ANTHROPIC_*",
+    "AZURE_*",
+    "GOOGLE_*",
+    "GCP_*",
+    "PREFECT_*",
+    "GITHUB_*",
+    "GH_*",
+    "GITLAB_*",
+    "KUBECONFIG",
+    "KUBERNETES_*",
+    "MENDFLOW_S3__*",
+    "MENDFLOW_LLM__*",
+    "SSH_*",
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*CREDENTIAL*",
+    "*_KEY",
+    "*_KEY_*",
+    "*APIKEY*",
+    "*_AUTH*",
+)
+# The launcher sets these itself; the spec cannot point them elsewhere.
+RESERVED_ENV = ("PATH", "HOME", "TMPDIR", "UV_CACHE_DIR", JOB_MARKER, "LD_PRELOAD", "LD_LIBRARY_PATH")
+
+
+def is_credential(name: str) -> bool:
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, pattern) for pattern in CREDENTIAL_PATTERNS)
+
+
+def _dir(path: Path, mode: int, uid: int | None = None, gid: int | None = None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, mode)
+    if uid is not None and gid is not None:
+        os.chown(path, uid, gid)
+    return path
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the job runs as: the sandbox uid when we are root, else ourselves (None: no switch)."""
+
+    uid: int | None
+    gid: int | None
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Identity:
+        if os.geteuid() != 0:
+            return cls(None, None)
+        uid = settings.sandbox.unprivileged_uid
+        try:
+            gid = pwd.getpwuid(uid).pw_gid
+        except KeyError:
+            gid = uid  # a bare uid without a passwd entry: use the same number as its group
+        return cls(uid, gid)
+
+    @property
+    def drops(self) -> bool:
+        return self.uid is not None
+
+
+class MemoryCgroup:
+    """A per-job cgroup v1 memory group; ``create`` returns None where the controller is not writable."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls, job_id: str, limit_mb: int) -> MemoryCgroup | None:
+        parent = _own_memory_cgroup()
+        if parent is None:
+            return None
+        path = parent / f"mendflow-{job_id}"
+        try:
+            path.mkdir()
+            (path / "memory.limit_in_bytes").write_text(str(limit_mb * 1024 * 1024))
+            with contextlib.suppress(OSError):  # absent without swap accounting
+                (path / "memory.memsw.limit_in_bytes").write_text(str(limit_mb * 1024 * 1024))
+        except OSError:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+            return None
+        return cls(path)
+
+    @property
+    def procs_file(self) -> str:
+        return str(self.path / "cgroup.procs")
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
+    def oom_killed(self) -> bool:
+        try:
+            text = (self.path / "memory.oom_control").read_text()
+        except OSError:
+            return False
+        counters = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
+        return int(counters.get("oom_kill", "0")) > 0
+
+    def remove(self) -> None:
+        for _ in range(50):  # rmdir fails with EBUSY until the last (killed) task has gone
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+def _own_memory_cgroup() -> Path | None:
+    if not (CGROUP_MEMORY / "cgroup.procs").exists():
+        return None
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, rel = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            path = CGROUP_MEMORY / rel.lstrip("/")
+            return path if os.access(path, os.W_OK) else None
+    return None
+
+
+def _marked_pids(job_id: str) -> list[int]:
+    """Processes whose environment carries this job's id: the sweep where there is no cgroup."""
+    needle = f"{JOB_MARKER}={job_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def _kill(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+class Toolchain:
+    """World-readable uv and ruff (a dropped job cannot reach the project venv under /root) and python."""
+
+    def __init__(self, base: Path, python: Path) -> None:
+        self.base, self.python = base, python
+
+    def bin_dir(self) -> Path:
+        scripts = Path(sysconfig.get_path("scripts"))
+        sources = {name: scripts / name for name in TOOLS}
+        for name, src in sources.items():
+            if not src.is_file():
+                found = shutil.which(name)
+                if found is None:
+                    raise FileNotFoundError(f"{name} is neither in {scripts} nor on PATH")
+                sources[name] = Path(found)
+        key = "-".join(f"{s.stat().st_size}.{s.stat().st_mtime_ns}" for s in sources.values())
+        key += "-" + hashlib.sha256(str(self.python).encode()).hexdigest()[:8]
+        target = self.base / key / "bin"
+        if not (target / ".complete").exists():
+            self._build(target, sources)
+        return target
+
+    def _build(self, target: Path, sources: dict[str, Path]) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=self.base))
+        bin_dir = _dir(tmp / "bin", 0o755)
+        for name, src in sources.items():
+            try:
+                os.link(src, bin_dir / name)  # same filesystem: no 60 MB copy
+            except OSError:
+                shutil.copy2(src, bin_dir / name)
+            os.chmod(bin_dir / name, 0o755)
+        for alias in ("python", "python3"):
+            (bin_dir / alias).symlink_to(self.python)
+        (bin_dir / ".complete").touch()
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, target.parent)
+        except OSError:  # another job built it first
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass
+class Workspace:
+    root: Path  # BASE/jobs/<id>, root-owned
+    ws: Path  # what the job sees
+
+    @property
+    def log(self) -> Path:
+        return self.root / "job.log"
+
+    def sub(self, name: str) -> Path:
+        return self.ws / name
+
+
+class LocalLauncher(Launcher):
+    name = "local"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.identity = Identity.for_settings(settings)
+        if self.identity.drops:
+            self.base = ROOT_BASE
+            self.cache = ROOT_BASE / "cache" / "uv"
+            self.python = SYSTEM_PYTHON if SYSTEM_PYTHON.exists() else Path(sys.executable)
+        else:
+            self.base = settings.cache_dir / "local-launcher"
+            self.cache = settings.cache_dir / "uv"
+            self.python = Path(sys.executable)
+
+    # -- setup ----------------------------------------------------------------------------------------------
+
+    def _prepare_base(self) -> Path:
+        uid, gid = self.identity.uid, self.identity.gid
+        if self.base.is_symlink() or (self.base.exists() and self.base.stat().st_uid != os.geteuid()):
+            # /var/tmp is world-writable: a base someone else planted could redirect our files.
+            raise OSError(f"{self.base} is a link or not owned by us; remove it and retry")
+        _dir(self.base, 0o711, *((0, 0) if self.identity.drops else (None, None)))
+        for sub in ("jobs", "toolchain", "cache"):
+            _dir(self.base / sub, 0o711)
+        _dir(self.base / "toolchain", 0o755)
+        _dir(self.cache, 0o700, uid, gid)
+        return Toolchain(self.base / "toolchain", self.python).bin_dir()
+
+    def _make_workspace(self, job_id: str) -> Workspace:
+        root = _dir(self.base / "jobs" / job_id, 0o711)
+        ws = Workspace(root, root / "ws")
+        uid, gid = self.identity.uid, self.identity.gid
+        _dir(ws.ws, 0o700, uid, gid)
+        for name in ("out", "home", "tmp"):
+            _dir(ws.sub(name), 0o700, uid, gid)
+        _dir(ws.sub("in"), 0o755)  # root-owned when dropping: the job reads its inputs, cannot swap them
+        return ws
+
+    def _place_inputs(self, spec: JobSpec, ws: Workspace) -> None:
+        for name, url in spec.inputs.items():
+            _check_name(name)
+            dest = ws.sub("in") / name
+            if url.startswith(("http://", "https://")):
+                _download(url, dest)  # presigned: the launcher fetches it, so the job needs no network for it
+            else:
+                shutil.copyfile(_file_path(url), dest)
+            os.chmod(dest, 0o644)
+
+    def _place_image(self, spec: JobSpec, ws: Workspace) -> dict[str, str]:
+        if spec.image != "ci-runner-python":
+            raise ValueError(
+                f"the local launcher has no runner for image {spec.image!r}; use 'ci-runner-python'"
+            )
+        target = ws.sub("runner") / "mendflow_runner"
+        shutil.copytree(RUNNER_SOURCE, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        for path in [ws.sub("runner"), *ws.sub("runner").rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        return {"PYTHONPATH": str(ws.sub("runner")), "MENDFLOW_JOB_PYTHON": str(self.python)}
+
+    def _environment(self, spec: JobSpec, ws: Workspace, tools: Path, job_id: str) -> dict[str, str]:
+        env = {k: v for k, v in spec.env.items() if not is_credential(k) and k not in RESERVED_ENV}
+        env.setdefault("LANG", "C.UTF-8")
+        env.setdefault("MENDFLOW_JOB_TIMEOUT_SEC", str(spec.timeout_sec))
+        cafile = ssl.get_default_verify_paths().cafile
+        if cafile and os.access(cafile, os.R_OK):
+            env.setdefault("SSL_CERT_FILE", cafile)  # uv and urllib behind a TLS-inspecting proxy
+        env.update(
+            PATH=f"{tools}:/usr/local/bin:/usr/bin:/bin",
+            HOME=str(ws.sub("home")),
+            TMPDIR=str(ws.sub("tmp")),
+            UV_CACHE_DIR=str(self.cache),
+            UV_PYTHON_DOWNLOADS="never",
+            PYTHONDONTWRITEBYTECODE="1",
+        )
+        env[JOB_MARKER] = job_id
+        return env
+
+    # -- run ------------------------------------------------------------------------------------------------
+
+    def run(self, spec: JobSpec) -> JobResult:
+        job_id = f"{_slug(spec.name)}-{uuid.uuid4().hex[:8]}"
+        start = time.monotonic()
+        ws: Workspace | None = None
+        cgroup: MemoryCgroup | None = None
+        try:
+            try:
+                tools = self._prepare_base()
+                ws = self._make_workspace(job_id)
+                self._place_inputs(spec, ws)
+                env = self._environment(spec, ws, tools, job_id)
+                env.update({k: v for k, v in self._place_image(spec, ws).items() if k not in spec.env})
+                argv = [part.replace("{workspace}", str(ws.ws)) for part in spec.command]
+                cgroup = MemoryCgroup.create(job_id, spec.memory_limit_mb)
+            except (OSError, ValueError) as exc:
+                return JobResult(state=JobState.ERROR, reason=f"could not prepare the job: {exc}")
+            result = self._execute(spec, argv, env, ws, cgroup, job_id)
+            result.outputs = self._collect_outputs(spec, ws, result)
+            result.log_tail = _tail(ws.log)
+            result.duration_sec = round(time.monotonic() - start, 3)
+            return result
+        finally:
+            if cgroup is not None:
+                _kill(cgroup.pids(), signal.SIGKILL)
+                cgroup.remove()
+            if ws is not None:
+                shutil.rmtree(ws.root, ignore_errors=True)
+
+    def _preexec(self, spec: JobSpec, cgroup: MemoryCgroup | None) -> Callable[[], None]:
+        # Runs in the child between fork and exec: only os-level calls (no locks a parent thread may hold).
+        memory = spec.memory_limit_mb * 1024 * 1024
+        cpu = self.settings.sandbox.cpu_time_limit_sec
+        nofile = self.settings.sandbox.open_files_limit
+        procs = cgroup.procs_file if cgroup else None
+        uid, gid = self.identity.uid, self.identity.gid
+
+        def preexec() -> None:
+            if procs is not None:  # join before dropping privileges: cgroup files are root's
+                fd = os.open(procs, os.O_WRONLY)
+                os.write(fd, str(os.getpid()).encode())
+                os.close(fd)
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if uid is not None and gid is not None:
+                os.setgroups([])
+                os.setgid(gid)
+                os.setuid(uid)
+
+        return preexec
+
+    def _execute(
+        self,
+        spec: JobSpec,
+        argv: list[str],
+        env: dict[str, str],
+        ws: Workspace,
+        cgroup: MemoryCgroup | None,
+        job_id: str,
+    ) -> JobResult:
+        with ws.log.open("wb") as log:
+            os.chmod(ws.log, 0o600)
+            try:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd=ws.ws,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=self._preexec(spec, cgroup),
+                    close_fds=True,
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                return JobResult(state=JobState.ERROR, reason=f"could not start {argv[:1]}: {exc}")
+            timed_out = False
+            try:
+                proc.wait(spec.timeout_sec)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                self._terminate(proc, cgroup, job_id)
+            self._sweep(proc, cgroup, job_id)
+        return _classify(proc.returncode, timed_out, spec, cgroup, ws.log)
+
+    def _job_pids(self, proc: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, job_id: str) -> list[int]:
+        pids = set(cgroup.pids() if cgroup else []) | set(_marked_pids(job_id))
+        return sorted(pids - {os.getpid()})
+
+    def _terminate(self, proc: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, job_id: str) -> None:
+        """SIGTERM to the whole job (the runner then writes its report), SIGKILL after a short grace."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        _kill(self._job_pids(proc, cgroup, job_id), signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(KILL_GRACE_SEC)
+
+    def _sweep(self, proc: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, job_id: str) -> None:
+        """SIGKILL whatever is left of the job (group, cgroup, marked processes) and wait for it to go."""
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            left = self._job_pids(proc, cgroup, job_id)
+            _kill(left, signal.SIGKILL)
+            if proc.poll() is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(1)
+            if (not left and proc.returncode is not None) or time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+
+    # -- outputs --------------------------------------------------------------------------------------------
+
+    def _collect_outputs(self, spec: JobSpec, ws: Workspace, result: JobResult) -> dict[str, str]:
+        delivered = {}
+        for name, url in spec.outputs.items():
+            try:
+                _check_name(name)
+                if url.startswith(("http://", "https://")):
+                    _upload(ws.sub("out"), name, url)
+                else:
+                    _copy_out(ws.sub("out"), name, _file_path(url))
+            except (OSError, ValueError) as exc:
+                with ws.log.open("a") as log:
+                    log.write(f"\n[launcher] output {name} not delivered: {exc}\n")
+                continue
+            delivered[name] = url
+        return delivered
+
+
+def _classify(
+    rc: int | None, timed_out: bool, spec: JobSpec, cgroup: MemoryCgroup | None, log: Path
+) -> JobResult:
+    if timed_out:
+        return JobResult(
+            state=JobState.TIMED_OUT, exit_code=rc, reason=f"exceeded its timeout of {spec.timeout_sec} s"
+        )
+    if cgroup is not None and cgroup.oom_killed():
+        reason = f"killed by the kernel's OOM killer at its {spec.memory_limit_mb} MB memory limit"
+        return JobResult(state=JobState.OOM_KILLED, exit_code=rc, reason=reason)
+    if rc == -signal.SIGKILL:
+        reason = f"killed by SIGKILL, most likely out of memory (limit {spec.memory_limit_mb} MB)"
+        return JobResult(state=JobState.OOM_KILLED, exit_code=rc, reason=reason)
+    if rc == 0:
+        return JobResult(state=JobState.SUCCEEDED, exit_code=0, reason=None)
+    last = next((line for line in reversed(_tail(log, 20).splitlines()) if line.strip()), "")
+    how = f"signal {-rc}" if rc is not None and rc < 0 else f"exit code {rc}"
+    return JobResult(state=JobState.FAILED, exit_code=rc, reason=f"ended with {how}: {last}"[:500])
+
+
+def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, path.stat().st_size - LOG_TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return ""
+    return "\n".join(data.decode("utf-8", errors="replace").splitlines()[-lines:])
+
+
+def _slug(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)[:40].strip("-.")
+    return cleaned or "job"
+
+
+def _check_name(name: str) -> None:
+    if not name or "/" in name or name in (".", "..") or "\0" in name:
+        raise ValueError(f"input/output name {name!r} must be a plain file name")
+
+
+def _file_path(url: str) -> Path:
+    parts = urlsplit(url)
+    if parts.scheme != "file":
+        raise ValueError(f"the local launcher handles file:// and http(s):// URLs, not {url!r}")
+    return Path(unquote(parts.path))
+
+
+@contextlib.contextmanager
+def _opened_output(out_dir: Path, name: str) -> Iterator[int]:
+    """Open out/<name> without following links: the job controls out/ and could point it at a root file."""
+    dir_fd = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"out/{name} is not a regular file")
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _copy_out(out_dir: Path, name: str, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with _opened_output(out_dir, name) as fd:
+        tmp_fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+        try:
+            with os.fdopen(tmp_fd, "wb") as tmp, os.fdopen(os.dup(fd), "rb") as src:
+                shutil.copyfileobj(src, tmp)
+            os.chmod(tmp_name, 0o644)
+            os.replace(tmp_name, dest)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+            raise
+
+
+def _download(url: str, dest: Path) -> None:
+    with urllib.request.urlopen(url, timeout=TRANSFER_TIMEOUT_SEC) as resp, dest.open("wb") as out:
+        shutil.copyfileobj(resp, out)
+
+
+def _upload(out_dir: Path, name: str, url: str) -> None:
+    """PUT out/<name> to a presigned URL; no headers beyond Content-Length, which the signature covers."""
+    with _opened_output(out_dir, name) as fd, os.fdopen(os.dup(fd), "rb") as src:
+        data = src.read()
+    request = urllib.request.Request(url, data=data, method="PUT", headers={"Content-Length": str(len(data))})
+    with urllib.request.urlopen(request, timeout=TRANSFER_TIMEOUT_SEC) as resp:
+        resp.read()

@@ -1,0 +1,234 @@
+"""Repositories and commit snapshots, with pygit2 only (no ``git`` subprocess, no work-tree checkout).
+
+A snapshot is a deterministic .tar.gz of one commit's tree: what jobs build. It is made from git objects,
+so uncommitted work-tree changes, the .git directory and anything in it (remote URLs with credentials,
+hooks) never reach a job.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import logging
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pygit2
+from pygit2.enums import FetchPrune, RepositoryOpenFlag
+
+from mendflow.errors import CommitNotFoundError, RepoNotFoundError
+from mendflow.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+# 1980-01-01: a fixed mtime so identical trees give identical bytes (and tools that dislike 1970 are happy).
+ARCHIVE_MTIME = 315_532_800
+_MODE_TREE = 0o040000
+_MODE_EXEC = 0o100755
+_MODE_LINK = 0o120000
+_MODE_SUBMODULE = 0o160000
+_SOURCE_URL_KEY = "mendflow.sourceurl"  # set in cached clones so repo_name() can use the URL's name
+_URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://|^[^/]+@[^/:]+:")  # scheme://… or scp-like user@host:path
+
+
+def resolve_repo(path_or_url: str | Path, settings: Settings | None = None) -> pygit2.Repository:
+    """Open a local repository (work tree or bare) or clone/fetch a URL into the cache."""
+    text = str(path_or_url)
+    if _URL_RE.match(text):
+        return _cached_clone(text, (settings or get_settings()).cache_dir / "repos")
+    return _open_local(Path(text).expanduser())
+
+
+def resolve_commit(repo: pygit2.Repository, rev: str | None = None) -> tuple[str, str]:
+    """``(full sha, branch name)`` for a sha (full or short), branch, tag or None (HEAD).
+
+    The branch name is '' when ``rev`` is not a branch (a sha, a tag, a detached HEAD).
+    """
+    if rev is None:
+        return _resolve_head(repo)
+    try:
+        commit = repo.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        raise CommitNotFoundError(
+            f"{rev!r} is not a commit, branch or tag in {_describe(repo)}",
+            hint="check the spelling; for a remote repository make sure the commit was pushed",
+        ) from exc
+    return str(commit.id), _branch_of(repo, rev)
+
+
+def repo_name(repo: pygit2.Repository) -> str:
+    """A name safe as an artefact key segment: the source URL's basename or the directory name."""
+    try:
+        source = str(repo.config[_SOURCE_URL_KEY])
+    except KeyError:
+        source = str(repo.workdir or repo.path)
+    return _url_name(source)
+
+
+def archive(repo: pygit2.Repository, sha: str) -> bytes:
+    """A deterministic .tar.gz of the commit's tree, like ``git archive``; submodules are skipped."""
+    try:
+        tree = repo.revparse_single(sha).peel(pygit2.Tree)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        hint = "pass a sha returned by resolve_commit"
+        raise CommitNotFoundError(f"{sha!r} is not a commit in {_describe(repo)}", hint=hint) from exc
+    raw = io.BytesIO()
+    # filename='' and mtime=0 keep the gzip header free of names and clocks.
+    with (
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8") as tar,
+    ):
+        _add_tree(repo, tar, tree, "")
+    return raw.getvalue()
+
+
+# -- opening and cloning -----------------------------------------------------------------------------
+
+
+def _open_local(path: Path) -> pygit2.Repository:
+    if not path.exists():
+        raise RepoNotFoundError(f"{path} does not exist", hint="pass the path of a git repository or its URL")
+    try:
+        # NO_SEARCH: a sub-directory of some other repository must not silently stand for it.
+        return pygit2.Repository(str(path), RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError as exc:
+        raise RepoNotFoundError(
+            f"{path} is not a git repository",
+            hint="pass the repository's top-level directory or a bare repository ('git init' makes one)",
+        ) from exc
+
+
+def _cached_clone(url: str, cache_root: Path) -> pygit2.Repository:
+    """A bare mirror of ``url`` under the cache: cloned once, fetched (with prune) every later time."""
+    target = cache_root / f"{_url_name(url)}-{hashlib.sha256(url.encode()).hexdigest()[:12]}.git"
+    if target.exists():
+        repo = pygit2.Repository(str(target), RepositoryOpenFlag.NO_SEARCH)
+        _fetch(repo, url)
+        return repo
+    cache_root.mkdir(parents=True, exist_ok=True)
+    # Clone beside the target and rename: a crash or a concurrent clone never leaves half a mirror.
+    staging = Path(tempfile.mkdtemp(dir=cache_root, prefix=".clone-"))
+    try:
+        repo = pygit2.init_repository(str(staging), bare=True)
+        repo.remotes.create("origin", url, "+refs/heads/*:refs/heads/*")
+        repo.remotes.add_fetch("origin", "+refs/tags/*:refs/tags/*")
+        repo.config[_SOURCE_URL_KEY] = _strip_credentials(url)
+        _fetch(repo, url)
+        _point_head_at_default_branch(repo)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not target.exists():
+                raise
+            return _cached_clone(url, cache_root)  # another process won the race; use its mirror
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return pygit2.Repository(str(target), RepositoryOpenFlag.NO_SEARCH)
+
+
+def _fetch(repo: pygit2.Repository, url: str) -> None:
+    try:
+        repo.remotes["origin"].fetch(prune=FetchPrune.PRUNE)
+    except (pygit2.GitError, KeyError) as exc:
+        raise RepoNotFoundError(
+            f"cannot fetch {_strip_credentials(url)}: {exc}",
+            hint="check the URL, the network and the credentials for the repository",
+        ) from exc
+
+
+def _point_head_at_default_branch(repo: pygit2.Repository) -> None:
+    try:
+        heads = repo.remotes["origin"].list_heads()
+    except pygit2.GitError:
+        heads = []
+    default = next((h.symref_target for h in heads if h.name == "HEAD" and h.symref_target), None)
+    if default and default in repo.references:
+        repo.set_head(default)
+    elif repo.branches.local:
+        repo.set_head(f"refs/heads/{sorted(repo.branches.local)[0]}")
+
+
+def _url_name(url: str) -> str:
+    """Last path segment of a URL, scp-like address or directory, without '.git', made key-safe."""
+    base = url.rstrip("/").replace(":", "/").rsplit("/", 1)[-1].removesuffix(".git")
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip(".-") or "repo"
+
+
+def _strip_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+# -- commits ------------------------------------------------------------------------------------------
+
+
+def _resolve_head(repo: pygit2.Repository) -> tuple[str, str]:
+    if repo.head_is_unborn:
+        raise CommitNotFoundError(f"{_describe(repo)} has no commits yet", hint="commit something first")
+    head = repo.head
+    branch = "" if repo.head_is_detached else head.shorthand
+    return str(head.peel(pygit2.Commit).id), branch
+
+
+def _branch_of(repo: pygit2.Repository, rev: str) -> str:
+    name = rev.removeprefix("refs/heads/")
+    return name if f"refs/heads/{name}" in repo.references else ""
+
+
+def _describe(repo: pygit2.Repository) -> str:
+    try:
+        return str(repo.config[_SOURCE_URL_KEY])
+    except KeyError:
+        return str(repo.workdir or repo.path).rstrip("/")
+
+
+# -- archive ------------------------------------------------------------------------------------------
+
+
+def _add_tree(repo: pygit2.Repository, tar: tarfile.TarFile, tree: pygit2.Tree, prefix: str) -> None:
+    for entry in tree:
+        name = (entry.raw_name or b"").decode("utf-8", "surrogateescape")
+        if name in ("", ".", "..") or "/" in name or name.lower() == ".git":
+            log.warning("snapshot: skipped unsafe tree entry %r", name)
+            continue
+        path = f"{prefix}{name}"
+        mode = entry.filemode
+        if mode == _MODE_SUBMODULE:
+            log.warning("snapshot: skipped submodule %s (submodules are not part of the archive)", path)
+        elif mode == _MODE_TREE:
+            tar.addfile(_info(path, tarfile.DIRTYPE, 0o755))
+            _add_tree(repo, tar, repo[entry.id].peel(pygit2.Tree), f"{path}/")
+        elif mode == _MODE_LINK:
+            info = _info(path, tarfile.SYMTYPE, 0o777)
+            info.linkname = _blob_data(repo, entry.id).decode("utf-8", "surrogateescape")
+            tar.addfile(info)
+        else:
+            data = _blob_data(repo, entry.id)
+            info = _info(path, tarfile.REGTYPE, 0o755 if mode == _MODE_EXEC else 0o644)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def _blob_data(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:
+    blob = repo[oid]
+    if not isinstance(blob, pygit2.Blob):
+        raise TypeError(f"tree entry {oid} is a {blob.type_str}, not a blob")
+    return blob.data
+
+
+def _info(path: str, kind: bytes, mode: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(path)
+    info.type = kind
+    info.mode = mode
+    info.mtime = ARCHIVE_MTIME
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info

@@ -1,0 +1,248 @@
+"""The query API the planner, builder, CLI and flow use: ``open_index(settings)`` → ``CodeIndex``.
+
+Nothing outside rag_indexer imports a store: the backend is chosen here from ``Settings.index``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel
+
+from mendflow.errors import CodeIndexError, InputError, MendflowError
+from mendflow.settings import Settings, get_settings
+from rag_indexer.config import IndexerConfig
+from rag_indexer.embeddings import EmbeddingService, make_embeddings
+from rag_indexer.indexer import Indexer
+from rag_indexer.models import Filters, Hit, IndexReport, RefState, Snippet
+from rag_indexer.reader import open_repo, repo_key, resolve_commit
+from rag_indexer.store.base import IndexStore
+
+_LOCATION = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+class IndexStatus(BaseModel):
+    """Which commit the index holds for (repo, ref) and whether the ref has moved since."""
+
+    repo: str
+    ref: str
+    indexed: RefState | None
+    current_commit: str
+
+    @property
+    def stale(self) -> bool:
+        return self.indexed is None or self.indexed.commit != self.current_commit
+
+
+def make_store(config: IndexerConfig) -> IndexStore:
+    if config.backend == "weaviate":
+        from rag_indexer.store.weaviate import WeaviateStore
+
+        return WeaviateStore(config)
+    from rag_indexer.store.embedded import EmbeddedStore
+
+    return EmbeddedStore(config.index_dir)
+
+
+def open_index(
+    settings: Settings | None = None,
+    *,
+    config: IndexerConfig | None = None,
+    repo: str | None = None,
+    ref: str | None = None,
+) -> CodeIndex:
+    """The code index configured by ``settings`` (default: get_settings()).
+
+    ``repo``/``ref`` set default query filters (a repo may be given as a path inside its work tree).
+    """
+    config = config or IndexerConfig.from_settings(settings or get_settings())
+    embeddings = make_embeddings(config)
+    try:
+        store = make_store(config)
+    except MendflowError:
+        embeddings.close()
+        raise
+    return CodeIndex(store, embeddings, config, Filters(repo=_repo_name(repo), ref=ref))
+
+
+def _repo_name(repo: str | None) -> str | None:
+    """Accept a path inside a work tree as well as the stored repo key."""
+    if repo is None:
+        return None
+    if Path(repo).exists():
+        try:
+            return repo_key(open_repo(repo))
+        except InputError:
+            return str(Path(repo).resolve())
+    return repo
+
+
+class CodeIndex:
+    """Index a repository and query it: search, grep_like, snippet, symbols_in, definitions_of."""
+
+    def __init__(
+        self, store: IndexStore, embeddings: EmbeddingService, config: IndexerConfig, defaults: Filters
+    ) -> None:
+        self.store = store
+        self.embeddings = embeddings
+        self.config = config
+        self.defaults = defaults
+
+    # -- lifecycle ---------------------------------------------------------------------------------------
+    def __enter__(self) -> CodeIndex:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+        self.embeddings.close()
+
+    # -- writing -----------------------------------------------------------------------------------------
+    def index(self, repo_path: str | Path = ".", ref: str = "HEAD") -> IndexReport:
+        """Bring (repo, ref) up to date; only blobs the store has not seen are parsed and embedded."""
+        self.embeddings.texts_embedded = 0
+        return Indexer(self.store, self.embeddings, self.config).index(repo_path, ref)
+
+    def status(self, repo_path: str | Path = ".", ref: str = "HEAD") -> IndexStatus:
+        repo = open_repo(repo_path)
+        key = repo_key(repo)
+        current = str(resolve_commit(repo, ref).id)
+        return IndexStatus(repo=key, ref=ref, indexed=self.store.get_ref(key, ref), current_commit=current)
+
+    def refs(self, repo: str | None = None) -> list[RefState]:
+        return self.store.list_refs(_repo_name(repo))
+
+    def gc(self) -> int:
+        """Drop blobs that no indexed ref maps to any more."""
+        return self.store.gc()
+
+    # -- queries -----------------------------------------------------------------------------------------
+    def _filters(self, filters: Filters | dict[str, Any] | None) -> Filters:
+        given = Filters.model_validate(filters or {}) if not isinstance(filters, Filters) else filters
+        merged = self.defaults.model_dump() | given.model_dump(exclude_none=True)
+        merged["repo"] = _repo_name(merged["repo"])
+        return Filters.model_validate(merged)
+
+    def search(
+        self, query: str, k: int = 10, alpha: float | None = None, filters: Filters | dict[str, Any] | None = None
+    ) -> list[Hit]:
+        """Hybrid search (BM25 + vectors when embeddings are on). ``alpha`` 0 = BM25 only, 1 = vectors only."""
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}", hint="ask for k >= 1 results")
+        alpha = self.config.default_alpha if alpha is None else alpha
+        if not 0.0 <= alpha <= 1.0:
+            raise InputError(f"alpha must be within [0, 1], got {alpha}", hint="0 = BM25 only, 1 = vectors only")
+        vector = None
+        if alpha > 0 and self.embeddings.enabled and not self.store.server_vectorizes:
+            vector = self.embeddings.embed_query(query)
+        return self.store.search(query, vector, k, alpha, self._filters(filters))
+
+    def definitions_of(self, name: str, filters: Filters | dict[str, Any] | None = None) -> list[Hit]:
+        """Symbols named exactly ``name`` (short name like 'divide' or qualified like 'Calc.divide')."""
+        return self.store.lookup_names(name, self._filters(filters))
+
+    def symbols_in(self, path: str, filters: Filters | dict[str, Any] | None = None) -> list[Hit]:
+        """The symbols of the file at ``path``, in line order."""
+        return [h for h in self.store.chunks_at(path, self._filters(filters)) if h.kind != "file"]
+
+    def snippet(self, target: str, radius: int = 0, filters: Filters | dict[str, Any] | None = None) -> Snippet:
+        """Lines of a chunk (by id) or of ``path:start-end`` (or ``path:line``), widened by ``radius`` lines."""
+        scope = self._filters(filters)
+        if _UUID.match(target):
+            hits = self.store.get_chunks([target], scope)
+            if not hits:
+                raise CodeIndexError(f"no chunk {target} in the index", hint="use an id returned by search")
+            path, start, end = hits[0].path, hits[0].start_line, hits[0].end_line
+            scope = scope.model_copy(update={"repo": hits[0].repo, "ref": hits[0].ref})
+        else:
+            m = _LOCATION.match(target)
+            if not m:
+                raise InputError(
+                    f"cannot read snippet target {target!r}", hint="pass a chunk id or 'path:start-end'"
+                )
+            path, start = m["path"], int(m["start"])
+            end = int(m["end"]) if m["end"] else start
+        files = [h for h in self.store.chunks_at(path, scope) if h.kind == "file"]
+        if not files:
+            raise CodeIndexError(f"{path} is not in the index for {scope.repo or 'any repo'}@{scope.ref or 'any ref'}",
+                                 hint="check the path, or run `mendflow index` first")
+        file = files[0]
+        lines = file.text.splitlines()
+        lo, hi = max(1, start - radius), min(len(lines), end + radius)
+        return Snippet(
+            repo=file.repo, ref=file.ref, path=path, start_line=lo, end_line=hi, blob_sha=file.blob_sha,
+            text="\n".join(lines[lo - 1 : hi]),
+        )  # fmt: skip
+
+    def grep_like(
+        self,
+        pattern: str,
+        regex: bool = False,
+        filters: Filters | dict[str, Any] | None = None,
+        limit: int = 500,
+        ignore_case: bool = False,
+    ) -> list[Hit]:
+        """Exact (or regex) matches over symbol names, then over text lines, like grep -n.
+
+        Symbol hits have the symbol's kind; line hits have kind 'line', the matching line as text and the
+        innermost enclosing symbol (or '').
+        """
+        scope = self._filters(filters)
+        flags = re.IGNORECASE if ignore_case else 0
+        try:
+            compiled = re.compile(pattern if regex else re.escape(pattern), flags | re.MULTILINE)
+        except re.error as exc:
+            raise InputError(f"bad regular expression {pattern!r}: {exc}", hint="fix the regex or pass regex=False") from exc
+        needle = None if regex or ignore_case else pattern
+        hits = [h for h in self.store.symbols(scope, needle) if compiled.search(h.symbol)]
+        for file in self.store.file_texts(scope, needle):
+            if len(hits) >= limit:
+                break
+            hits.extend(self._line_hits(file, compiled, scope, limit - len(hits)))
+        return hits[:limit]
+
+    def _line_hits(self, file: Hit, compiled: re.Pattern[str], scope: Filters, limit: int) -> Iterator[Hit]:
+        text = file.text
+        symbols: list[Hit] | None = None
+        line, pos, last_line = 1, 0, 0
+        for m in compiled.finditer(text):
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            if line == last_line:
+                continue
+            last_line = line
+            if symbols is None:
+                owner = scope.model_copy(update={"repo": file.repo, "ref": file.ref})
+                symbols = [h for h in self.store.chunks_at(file.path, owner) if h.kind != "file"]
+            start = text.rfind("\n", 0, m.start()) + 1
+            stop = text.find("\n", m.start())
+            enclosing = _innermost(symbols, line)
+            yield file.model_copy(
+                update={
+                    "kind": "line",
+                    "symbol": enclosing.symbol if enclosing else "",
+                    "start_line": line,
+                    "end_line": line,
+                    "text": text[start : stop if stop != -1 else len(text)],
+                    "score": 1.0,
+                    "signature": "",
+                    "docstring": "",
+                }
+            )
+            limit -= 1
+            if limit <= 0:
+                return
+
+
+def _innermost(symbols: list[Hit], line: int) -> Hit | None:
+    inside = [s for s in symbols if s.start_line <= line <= s.end_line]
+    return min(inside, key=lambda s: s.end_line - s.start_line) if inside else None

@@ -1,0 +1,258 @@
+"""Split one decoded file into chunks: one for the whole file, one per symbol (function, class, method, ...).
+
+A container's chunk (a class, a function with closures) shows its nested definitions collapsed to their
+header lines followed by ``...``: each nested definition has its own chunk, so nothing is lost and the
+container stays small. A symbol still longer than ``max_symbol_lines`` (or ``max_chunk_chars``) is split into
+numbered parts, each carrying its real line range; no text is dropped or truncated.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from rag_indexer.config import IndexerConfig
+from rag_indexer.languages import grammar, has_grammar
+from rag_indexer.models import Chunk, chunk_id, content_hash
+
+CLASS_LIKE = {"class", "interface", "type", "scope"}  # a function in a module stays a function
+COMMENT_TYPES = {"comment", "line_comment", "block_comment"}
+WRAPPER_TYPES = {"decorated_definition", "export_statement"}
+SIGNATURE_MAX_CHARS = 500
+
+
+@dataclass
+class _Def:
+    kind: str
+    name: str
+    node: ts.Node  # the definition node the query matched
+    span: ts.Node  # the node whose range the symbol covers (includes decorators / export)
+    receiver: str = ""
+    parent: _Def | None = None
+    children: list[_Def] = field(default_factory=list)
+    qualname: str = ""
+    key: str = ""  # qualname, made unique within the file (~2, ~3 for repeats)
+
+    @property
+    def start_row(self) -> int:
+        return self.span.start_point[0]
+
+    @property
+    def end_row(self) -> int:
+        return self.span.end_point[0]
+
+
+def chunk_file(blob_sha: str, text: str, language: str, config: IndexerConfig) -> list[Chunk]:
+    """The file chunk plus, for languages with a grammar, the symbol chunks.
+
+    Chunks depend on the blob alone (not its path): one blob at two paths is stored once.
+    """
+    lines = text.splitlines()
+    file_chunk = Chunk(
+        id=chunk_id(blob_sha, ""),
+        blob_sha=blob_sha,
+        kind="file",
+        symbol="",
+        start_line=1,
+        end_line=max(1, len(lines)),
+        language=language,
+        text=text,
+        content_hash=content_hash(text),
+    )
+    if not has_grammar(language):
+        return [file_chunk]
+    source = text.encode("utf-8", "surrogatepass")
+    defs = _definitions(source, language)
+    chunks = [file_chunk]
+    for d in defs:
+        if d.kind != "scope":
+            chunks.extend(_symbol_chunks(d, blob_sha, language, source, lines, config))
+    return chunks
+
+
+def _definitions(source: bytes, language: str) -> list[_Def]:
+    g = grammar(language)
+    tree = g.parser().parse(source)
+    seen: dict[tuple[int, int], _Def] = {}
+    for _, captures in ts.QueryCursor(g.query).matches(tree.root_node):
+        d = _def_from_captures(captures)
+        if d is not None:
+            seen.setdefault((d.node.start_byte, d.node.end_byte), d)
+    defs = sorted(seen.values(), key=lambda d: (d.span.start_byte, -d.span.end_byte))
+    _nest(defs)
+    return defs
+
+
+def _def_from_captures(captures: dict[str, list[ts.Node]]) -> _Def | None:
+    names = captures.get("name")
+    if not names:
+        return None
+    for capture, nodes in captures.items():
+        if capture == "scope" or capture.startswith("definition."):
+            node = nodes[0]
+            kind = "scope" if capture == "scope" else capture.split(".", 1)[1]
+            span = node.parent if node.parent is not None and node.parent.type in WRAPPER_TYPES else node
+            receiver = captures.get("receiver", [])
+            return _Def(kind, _text(names[0]), node, span, _text(receiver[0]) if receiver else "")
+    return None
+
+
+def _nest(defs: list[_Def]) -> None:
+    """Parent = innermost enclosing definition; qualified names follow ('Outer.Inner.method')."""
+    stack: list[_Def] = []
+    counts: dict[str, int] = {}
+    for d in defs:
+        while stack and not _contains(stack[-1], d):
+            stack.pop()
+        d.parent = stack[-1] if stack else None
+        if d.parent is not None:
+            d.parent.children.append(d)
+            if d.kind == "function" and d.parent.kind in CLASS_LIKE:
+                d.kind = "method"
+        prefix = d.receiver or (d.parent.qualname if d.parent else "")
+        d.qualname = f"{prefix}.{d.name}" if prefix else d.name
+        counts[d.qualname] = counts.get(d.qualname, 0) + 1
+        d.key = d.qualname if counts[d.qualname] == 1 else f"{d.qualname}~{counts[d.qualname]}"
+        stack.append(d)
+
+
+def _contains(outer: _Def, inner: _Def) -> bool:
+    return outer.span.start_byte <= inner.span.start_byte and inner.span.end_byte <= outer.span.end_byte
+
+
+def _text(node: ts.Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _header_end_row(d: _Def) -> int:
+    """Last row of a definition's header (decorators, signature): the row before a Python block, or the
+    row of an opening brace."""
+    body = d.node.child_by_field_name("body")
+    if body is None or body.start_point[0] <= d.node.start_point[0]:
+        return d.node.start_point[0]
+    return body.start_point[0] - 1 if _is_python(d) else body.start_point[0]
+
+
+def _is_python(d: _Def) -> bool:
+    return d.node.type in ("function_definition", "class_definition")
+
+
+def signature_of(d: _Def, source: bytes) -> str:
+    body = d.node.child_by_field_name("body")
+    end = body.start_byte if body is not None else d.node.end_byte
+    raw = source[d.node.start_byte : end].decode("utf-8", "replace")
+    if body is None:
+        raw = raw.split("\n", 1)[0]
+    sig = " ".join(raw.split()).rstrip(" {:")
+    return sig[:SIGNATURE_MAX_CHARS]
+
+
+def docstring_of(d: _Def) -> str:
+    if _is_python(d):
+        body = d.node.child_by_field_name("body")
+        first = body.named_children[0] if body is not None and body.named_children else None
+        if first is not None and first.type == "expression_statement" and first.named_children:
+            string = first.named_children[0]
+            if string.type == "string":
+                parts = [_text(c) for c in string.named_children if c.type == "string_content"]
+                return inspect.cleandoc("".join(parts))
+        return ""
+    comments: list[str] = []
+    node = d.span.prev_named_sibling
+    next_row = d.span.start_point[0]
+    while node is not None and node.type in COMMENT_TYPES and node.end_point[0] >= next_row - 1:
+        comments.append(_text(node))
+        next_row = node.start_point[0]
+        node = node.prev_named_sibling
+    return _clean_comment("\n".join(reversed(comments)))
+
+
+def _clean_comment(raw: str) -> str:
+    out = []
+    for line in raw.splitlines():
+        s = line.strip()
+        for marker in ("/**", "/*", "*/", "///", "//!", "//", "*"):
+            if s.startswith(marker):
+                s = s[len(marker) :].strip()
+        if s.endswith("*/"):
+            s = s[:-2].rstrip()
+        out.append(s)
+    return "\n".join(out).strip()
+
+
+def _numbered_body(d: _Def, lines: list[str]) -> list[tuple[int, str]]:
+    """(1-based line number, text) of the symbol with nested definitions collapsed to header + '...'."""
+    out: list[tuple[int, str]] = []
+    row = d.start_row
+    for child in d.children:
+        out.extend((r + 1, lines[r]) for r in range(row, min(child.start_row, d.end_row + 1)) if r < len(lines))
+        header_end = min(_header_end_row(child), child.end_row)
+        out.extend((r + 1, lines[r]) for r in range(child.start_row, header_end + 1) if r < len(lines))
+        if child.end_row > header_end and child.start_row < len(lines):
+            indent = lines[child.start_row][: len(lines[child.start_row]) - len(lines[child.start_row].lstrip())]
+            out.append((header_end + 2, f"{indent}    ..."))
+        row = max(row, child.end_row + 1)
+    out.extend((r + 1, lines[r]) for r in range(row, d.end_row + 1) if r < len(lines))
+    return out
+
+
+def _split(numbered: list[tuple[int, str]], max_lines: int, max_chars: int) -> list[list[tuple[int, str]]]:
+    """Parts of at most max_lines lines and max_chars characters; an overlong line is cut into pieces."""
+    parts: list[list[tuple[int, str]]] = []
+    current: list[tuple[int, str]] = []
+    size = 0
+    for lineno, text in numbered:
+        pieces = [text[i : i + max_chars] for i in range(0, len(text), max_chars)] or [""]
+        for piece in pieces:
+            if current and (len(current) >= max_lines or size + len(piece) + 1 > max_chars):
+                parts.append(current)
+                current, size = [], 0
+            current.append((lineno, piece))
+            size += len(piece) + 1
+    if current:
+        parts.append(current)
+    return parts
+
+
+def _symbol_chunks(
+    d: _Def, blob_sha: str, language: str, source: bytes, lines: list[str], config: IndexerConfig
+) -> list[Chunk]:
+    numbered = _numbered_body(d, lines)
+    whole = "\n".join(t for _, t in numbered)
+    common = {
+        "blob_sha": blob_sha,
+        "kind": d.kind,
+        "symbol": d.qualname,
+        "symbol_key": d.key,
+        "name": d.name,
+        "signature": signature_of(d, source),
+        "docstring": docstring_of(d),
+        "language": language,
+        "content_hash": content_hash(whole),
+    }
+    parts = _split(numbered, config.max_symbol_lines, config.max_chunk_chars)
+    if len(parts) == 1:
+        return [
+            Chunk(
+                id=chunk_id(blob_sha, d.key),
+                start_line=d.start_row + 1,
+                end_line=d.end_row + 1,
+                text=whole,
+                **common,  # type: ignore[arg-type]
+            )
+        ]
+    return [
+        Chunk(
+            id=chunk_id(blob_sha, f"{d.key}#{i}"),
+            # The first and last parts stand for the symbol's edges even when collapsed lines sit there.
+            start_line=d.start_row + 1 if i == 1 else part[0][0],
+            end_line=d.end_row + 1 if i == len(parts) else part[-1][0],
+            part=i,
+            parts=len(parts),
+            text="\n".join(t for _, t in part),
+            **common,  # type: ignore[arg-type]
+        )
+        for i, part in enumerate(parts, start=1)
+    ]

@@ -1,0 +1,1 @@
+"""Index stores: one interface (base.IndexStore), an embedded default and Weaviate."""

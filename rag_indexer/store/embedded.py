@@ -1,0 +1,441 @@
+"""The embedded store: one SQLite database (FTS5 for BM25) with float32 vectors beside the chunks.
+
+Why SQLite: it ships with Python (no server, no extra wheel), FTS5 gives BM25 ranking with a porter stemmer,
+WAL mode lets readers query a consistent snapshot while an index run writes, and every batch is one
+transaction, so a crash leaves the last committed state and never half a blob. This Python's sqlite3 cannot
+load extensions (sqlite-vec is out), so vectors are BLOBs searched by brute force in numpy: ~100k×384 float32
+is one matrix product of a few milliseconds, well inside the latency budget, and needs no index upkeep.
+Everything lives in one directory (``index.sqlite`` plus its WAL files; the embedding cache sits beside it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mendflow.errors import CodeIndexError
+from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
+from rag_indexer.store.base import IndexStore, dedupe_hits, fuse, names_field, query_terms
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS blobs (
+    blob_sha TEXT PRIMARY KEY, language TEXT NOT NULL, encoding TEXT NOT NULL,
+    chunks INTEGER NOT NULL, indexed_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, blob_sha TEXT NOT NULL, kind TEXT NOT NULL,
+    symbol TEXT NOT NULL, symbol_key TEXT NOT NULL, name TEXT NOT NULL, signature TEXT NOT NULL,
+    docstring TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, language TEXT NOT NULL,
+    part INTEGER NOT NULL, parts INTEGER NOT NULL, content_hash TEXT NOT NULL, text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_blob ON chunks (blob_sha, kind);
+CREATE INDEX IF NOT EXISTS chunks_name ON chunks (name);
+CREATE INDEX IF NOT EXISTS chunks_symbol ON chunks (symbol);
+CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
+    names, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS refs (
+    repo TEXT NOT NULL, ref TEXT NOT NULL, commit_sha TEXT NOT NULL, tree_sha TEXT NOT NULL,
+    indexed_at TEXT NOT NULL, files INTEGER NOT NULL, PRIMARY KEY (repo, ref)
+);
+CREATE TABLE IF NOT EXISTS ref_files (
+    repo TEXT NOT NULL, ref TEXT NOT NULL, path TEXT NOT NULL, blob_sha TEXT NOT NULL, language TEXT NOT NULL,
+    PRIMARY KEY (repo, ref, path)
+);
+CREATE INDEX IF NOT EXISTS ref_files_blob ON ref_files (blob_sha);
+"""
+
+# names (symbol parts, signature, docstring) weigh more than the body.
+RANK_CONFIG = "bm25(3.0, 1.0)"
+
+HIT_COLUMNS = (
+    "c.rowid, c.id, f.repo, f.ref, f.path, c.symbol, c.kind, c.start_line, c.end_line, c.blob_sha, "
+    "c.language, c.signature, c.docstring, c.text"
+)
+
+
+def _hit(row: Sequence[Any], score: float = 0.0) -> Hit:
+    return Hit(
+        id=row[1],
+        repo=row[2],
+        ref=row[3],
+        path=row[4],
+        symbol=row[5],
+        kind=row[6],
+        start_line=row[7],
+        end_line=row[8],
+        blob_sha=row[9],
+        language=row[10],
+        signature=row[11],
+        docstring=row[12],
+        text=row[13],
+        score=score,
+    )
+
+
+def _scope_sql(filters: Filters) -> tuple[str, list[Any]]:
+    """WHERE fragments over f (ref_files) and c (chunks) for the filters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if filters.repo is not None:
+        clauses.append("f.repo = ?")
+        params.append(filters.repo)
+    if filters.ref is not None:
+        clauses.append("f.ref = ?")
+        params.append(filters.ref)
+    if filters.path:
+        if any(ch in filters.path for ch in "*?["):
+            clauses.append("f.path GLOB ?")
+            params.append(filters.path)
+        else:
+            clauses.append("substr(f.path, 1, ?) = ?")
+            params.extend([len(filters.path), filters.path])
+    if filters.language is not None:
+        clauses.append("c.language = ?")
+        params.append(filters.language)
+    if filters.kind is not None:
+        clauses.append("c.kind = ?")
+        params.append(filters.kind)
+    return (" AND ".join(clauses) or "1"), params
+
+
+class EmbeddedStore(IndexStore):
+    def __init__(self, directory: Path) -> None:
+        self._lock = threading.RLock()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self.path = directory / "index.sqlite"
+            self.db = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=OFF")
+            self.db.execute("PRAGMA cache_size=-65536")
+            self._init_schema()
+        except (OSError, sqlite3.Error) as exc:
+            raise CodeIndexError(
+                f"cannot open the code index in {directory}: {exc}",
+                hint="check MENDFLOW_STATE_DIR is writable; delete the index directory to rebuild it",
+            ) from exc
+        self._matrix: tuple[str, np.ndarray, np.ndarray] | None = None  # (generation, rowids, vectors)
+
+    def _init_schema(self) -> None:
+        cur = self.db.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                cur.execute(statement)
+        cur.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('generation', '0'), ('schema', '1')",
+        )
+        if cur.execute("SELECT value FROM meta WHERE key = 'rank'").fetchone() is None:
+            cur.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', ?)", (RANK_CONFIG,))
+            cur.execute("INSERT INTO meta VALUES ('rank', ?)", (RANK_CONFIG,))
+        cur.execute("COMMIT")
+
+    # -- helpers ---------------------------------------------------------------------------------------
+    class _Tx:
+        def __init__(self, store: EmbeddedStore) -> None:
+            self.store = store
+
+        def __enter__(self) -> sqlite3.Cursor:
+            self.store._lock.acquire()
+            self.cur = self.store.db.cursor()
+            self.cur.execute("BEGIN IMMEDIATE")
+            return self.cur
+
+        def __exit__(self, exc_type: object, *_: object) -> None:
+            try:
+                self.cur.execute("ROLLBACK" if exc_type else "COMMIT")
+            finally:
+                self.store._lock.release()
+
+    def _tx(self) -> EmbeddedStore._Tx:
+        return EmbeddedStore._Tx(self)
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self.db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise CodeIndexError(f"code index query failed: {exc}") from exc
+
+    def _bump_generation(self, cur: sqlite3.Cursor) -> None:
+        cur.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+
+    # -- content ---------------------------------------------------------------------------------------
+    def indexed_blobs(self, shas: Iterable[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        items = list(shas)
+        for i in range(0, len(items), 500):
+            batch = items[i : i + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self._query(f"SELECT blob_sha, language FROM blobs WHERE blob_sha IN ({marks})", batch)
+            out.update(dict(rows))
+        return out
+
+    def write_blobs(self, items: Sequence[BlobChunks]) -> None:
+        now = datetime.now(UTC).isoformat()
+        with self._tx() as cur:
+            for item in items:
+                self._delete_blob(cur, item.blob_sha)
+                for i, c in enumerate(item.chunks):
+                    cur.execute(
+                        "INSERT INTO chunks (id, blob_sha, kind, symbol, symbol_key, name, signature, docstring, "
+                        "start_line, end_line, language, part, parts, content_hash, text) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (
+                            c.id, c.blob_sha, c.kind, c.symbol, c.symbol_key, c.name, c.signature, c.docstring,
+                            c.start_line, c.end_line, c.language, c.part, c.parts, c.content_hash, c.text,
+                        ),
+                    )  # fmt: skip
+                    rowid = cur.lastrowid
+                    cur.execute(
+                        "INSERT INTO chunks_fts (rowid, names, body) VALUES (?, ?, ?)",
+                        (rowid, names_field(c.symbol, c.signature, c.docstring), c.text),
+                    )
+                    if item.vectors is not None:
+                        vec = np.asarray(item.vectors[i], dtype=np.float32)
+                        cur.execute("INSERT INTO vectors VALUES (?, ?)", (rowid, vec.tobytes()))
+                cur.execute(
+                    "INSERT INTO blobs VALUES (?, ?, ?, ?, ?)",
+                    (item.blob_sha, item.language, item.encoding, len(item.chunks), now),
+                )
+            self._bump_generation(cur)
+
+    def _delete_blob(self, cur: sqlite3.Cursor, blob_sha: str) -> None:
+        rowids = [r[0] for r in cur.execute("SELECT rowid FROM chunks WHERE blob_sha = ?", (blob_sha,))]
+        for rowid in rowids:
+            cur.execute("DELETE FROM chunks_fts WHERE rowid = ?", (rowid,))
+            cur.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
+        cur.execute("DELETE FROM chunks WHERE blob_sha = ?", (blob_sha,))
+        cur.execute("DELETE FROM blobs WHERE blob_sha = ?", (blob_sha,))
+
+    def blob_symbols(self, shas: Iterable[str]) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        items = list(shas)
+        for i in range(0, len(items), 500):
+            batch = items[i : i + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self._query(
+                f"SELECT blob_sha, symbol_key, content_hash FROM chunks "
+                f"WHERE blob_sha IN ({marks}) AND kind != 'file'",
+                batch,
+            )
+            for sha, key, digest in rows:
+                out.setdefault(sha, {})[key] = digest
+        return out
+
+    # -- mapping ---------------------------------------------------------------------------------------
+    def get_ref(self, repo: str, ref: str) -> RefState | None:
+        rows = self._query(
+            "SELECT repo, ref, commit_sha, tree_sha, indexed_at, files FROM refs WHERE repo = ? AND ref = ?",
+            (repo, ref),
+        )
+        return self._ref_state(rows[0]) if rows else None
+
+    @staticmethod
+    def _ref_state(row: Sequence[Any]) -> RefState:
+        return RefState(
+            repo=row[0],
+            ref=row[1],
+            commit=row[2],
+            tree=row[3],
+            indexed_at=datetime.fromisoformat(row[4]),
+            files=row[5],
+        )
+
+    def ref_files(self, repo: str, ref: str) -> dict[str, RefFile]:
+        rows = self._query(
+            "SELECT path, blob_sha, language FROM ref_files WHERE repo = ? AND ref = ?", (repo, ref)
+        )
+        return {p: RefFile(path=p, blob_sha=b, language=lang) for p, b, lang in rows}
+
+    def set_ref(self, state: RefState, files: Sequence[RefFile]) -> None:
+        with self._tx() as cur:
+            cur.execute("DELETE FROM ref_files WHERE repo = ? AND ref = ?", (state.repo, state.ref))
+            cur.executemany(
+                "INSERT INTO ref_files VALUES (?, ?, ?, ?, ?)",
+                [(state.repo, state.ref, f.path, f.blob_sha, f.language) for f in files],
+            )
+            cur.execute(
+                "INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?, ?, ?)",
+                (state.repo, state.ref, state.commit, state.tree, state.indexed_at.isoformat(), len(files)),
+            )
+            self._bump_generation(cur)
+
+    def list_refs(self, repo: str | None = None) -> list[RefState]:
+        sql = "SELECT repo, ref, commit_sha, tree_sha, indexed_at, files FROM refs"
+        rows = self._query(sql + " WHERE repo = ?", (repo,)) if repo else self._query(sql)
+        return [self._ref_state(r) for r in rows]
+
+    # -- queries ---------------------------------------------------------------------------------------
+    def search(
+        self, text: str, vector: Sequence[float] | None, k: int, alpha: float, filters: Filters
+    ) -> list[Hit]:
+        want = max(k * 4, 50)
+        keyword = self._bm25(text, want, filters) if alpha < 1 or vector is None else []
+        semantic = self._nearest(vector, want, filters) if vector is not None and alpha > 0 else []
+        if vector is None:
+            alpha = 0.0
+        rows = {row[0]: row for row, _ in keyword} | {row[0]: row for row, _ in semantic}
+        if semantic:
+            fused = fuse([(r[0], s) for r, s in keyword], [(r[0], s) for r, s in semantic], alpha)
+        else:  # keyword only: keep raw BM25 scores (comparable across queries, as Weaviate's bm25)
+            fused = [(r[0], s) for r, s in keyword]
+        # One rowid may stand for several paths (copies); keyword rows already carry theirs.
+        return dedupe_hits((_hit(rows[rowid], score) for rowid, score in fused), k)
+
+    def _bm25(self, text: str, limit: int, filters: Filters) -> list[tuple[Any, float]]:
+        terms = query_terms(text)
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        where, params = _scope_sql(filters)
+        # Rank in FTS alone (its fast path), then join the mapping; widen until enough rows survive the filters.
+        fetch = limit
+        while True:
+            ranked = self._query(
+                "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", [match, fetch]
+            )
+            rank = {r[0]: -float(r[1]) for r in ranked}
+            marks = ",".join("?" * len(rank))
+            rows = self._query(
+                f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
+                f"WHERE c.rowid IN ({marks}) AND {where}",
+                [*rank, *params],
+            ) if rank else []
+            if len({r[0] for r in rows}) >= limit or len(ranked) < fetch:
+                break
+            fetch *= 4
+        return sorted(((r, rank[r[0]]) for r in rows), key=lambda rs: -rs[1])
+
+    def _generation(self) -> str:
+        return str(self._query("SELECT value FROM meta WHERE key = 'generation'")[0][0])
+
+    def _vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        generation = self._generation()
+        if self._matrix is None or self._matrix[0] != generation:
+            rows = self._query("SELECT rowid, vec FROM vectors ORDER BY rowid")
+            if rows:
+                rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+                matrix = matrix / np.where(norms == 0, 1, norms)
+            else:
+                rowids, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+            self._matrix = (generation, rowids, matrix)
+        return self._matrix[1], self._matrix[2]
+
+    def _scope_rowids(self, filters: Filters) -> np.ndarray:
+        where, params = _scope_sql(filters)
+        rows = self._query(
+            f"SELECT DISTINCT c.rowid FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha WHERE {where}",
+            params,
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def _nearest(self, vector: Sequence[float], limit: int, filters: Filters) -> list[tuple[Any, float]]:
+        rowids, matrix = self._vectors()
+        if not len(rowids):
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        if query.shape[0] != matrix.shape[1]:
+            raise CodeIndexError(
+                f"query vector has {query.shape[0]} dimensions, the index {matrix.shape[1]}",
+                hint="the embedding model changed: re-index with a fresh MENDFLOW_STATE_DIR/index",
+            )
+        query = query / (np.linalg.norm(query) or 1.0)
+        mask = np.isin(rowids, self._scope_rowids(filters))
+        candidates = np.nonzero(mask)[0]
+        if not len(candidates):
+            return []
+        sims = matrix[candidates] @ query
+        top = candidates[np.argsort(-sims)[:limit]]
+        best = {int(rowids[i]): float(s) for i, s in zip(top, np.sort(-sims)[:limit] * -1, strict=False)}
+        where, params = _scope_sql(filters)
+        marks = ",".join("?" * len(best))
+        rows = self._query(
+            f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
+            f"WHERE c.rowid IN ({marks}) AND {where}",
+            [*best, *params],
+        )
+        return sorted(((r, best[r[0]]) for r in rows), key=lambda rs: -rs[1])
+
+    def lookup_names(self, name: str, filters: Filters) -> list[Hit]:
+        where, params = _scope_sql(filters)
+        rows = self._query(
+            f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
+            f"WHERE c.rowid IN (SELECT rowid FROM chunks WHERE name = ? UNION SELECT rowid FROM chunks WHERE symbol = ?) "
+            f"AND c.kind != 'file' AND {where} ORDER BY f.path, c.start_line, c.part",
+            [name, name, *params],
+        )
+        return [_hit(r, 1.0) for r in rows]
+
+    def chunks_at(self, path: str, filters: Filters) -> list[Hit]:
+        where, params = _scope_sql(filters)
+        rows = self._query(
+            f"SELECT {HIT_COLUMNS} FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
+            f"WHERE f.path = ? AND {where} ORDER BY f.repo, f.ref, c.start_line, c.part",
+            [path, *params],
+        )
+        return [_hit(r) for r in rows]
+
+    def get_chunks(self, ids: Sequence[str], filters: Filters) -> list[Hit]:
+        if not ids:
+            return []
+        where, params = _scope_sql(filters)
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
+            f"WHERE c.id IN ({marks}) AND {where} ORDER BY f.repo, f.ref, f.path",
+            [*ids, *params],
+        )
+        return [_hit(r) for r in rows]
+
+    def file_texts(self, filters: Filters, needle: str | None = None) -> Iterator[Hit]:
+        where, params = _scope_sql(filters)
+        extra = " AND instr(c.text, ?) > 0" if needle else ""
+        rows = self._query(
+            f"SELECT {HIT_COLUMNS} FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
+            f"WHERE c.kind = 'file' AND {where}{extra} ORDER BY f.repo, f.path, f.ref",
+            [*params, *([needle] if needle else [])],
+        )
+        for r in rows:
+            yield _hit(r)
+
+    def symbols(self, filters: Filters, name_contains: str | None = None) -> Iterator[Hit]:
+        where, params = _scope_sql(filters)
+        extra = " AND instr(c.symbol, ?) > 0" if name_contains else ""
+        columns = HIT_COLUMNS.replace("c.text", "''")
+        rows = self._query(
+            f"SELECT {columns} FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
+            f"WHERE c.kind != 'file' AND c.part <= 1 AND {where}{extra} ORDER BY f.repo, f.path, c.start_line",
+            [*params, *([name_contains] if name_contains else [])],
+        )
+        for r in rows:
+            yield _hit(r)
+
+    def gc(self) -> int:
+        with self._tx() as cur:
+            orphans = [
+                r[0]
+                for r in cur.execute(
+                    "SELECT blob_sha FROM blobs WHERE blob_sha NOT IN (SELECT DISTINCT blob_sha FROM ref_files)"
+                )
+            ]
+            for sha in orphans:
+                self._delete_blob(cur, sha)
+            self._bump_generation(cur)
+        return len(orphans)
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()

@@ -1,0 +1,17 @@
+# Shared set-up for scripts/demo and scripts/test. Heavy builds are cached under $MENDFLOW_CACHE.
+export MENDFLOW_CACHE="${MENDFLOW_CACHE:-$HOME/.cache/mendflow}"
+export UV_CACHE_DIR="${UV_CACHE_DIR:-$MENDFLOW_CACHE/uv}"
+export UV_PYTHON_DOWNLOADS=never
+UV_VERSION=0.13.9
+
+bootstrap_python() {
+    if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
+        python3 -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
+    fi
+    uv sync --frozen --quiet
+}
+
+bootstrap_services() {
+    bash scripts/build-k8s.sh
+    bash scripts/build-weaviate.sh
+}

@@ -1,0 +1,110 @@
+"""Shared by the runner's tests: snapshot a real git repo and run the runner on it with real uv and ruff."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+RUNNER_DIR = Path(__file__).resolve().parents[3] / "images" / "runner"
+TOOLS_BIN = Path(sysconfig.get_path("scripts"))  # the project venv's uv and ruff
+
+PYPROJECT = """\
+[project]
+name = "demo"
+version = "0.1.0"
+requires-python = ">=3.11"
+dependencies = []
+
+[build-system]
+requires = ["hatchling>=1.25"]
+build-backend = "hatchling.build"
+
+[tool.hatch.build.targets.wheel]
+packages = ["demo"]
+
+[tool.pytest.ini_options]
+markers = ["fast: quick tests"]
+"""
+
+DEMO_MODULE = """\
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def sign(x: int) -> str:
+    if x < 0:
+        return "negative"
+    return "non-negative"
+
+
+class Box:
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def double(self) -> int:
+        return self.value * 2
+"""
+
+PASSING_TEST = """\
+import pytest
+
+from demo import add, sign
+
+
+@pytest.mark.fast
+def test_add() -> None:
+    assert add(1, 2) == 3
+
+
+@pytest.mark.fast
+def test_sign_positive() -> None:
+    assert sign(3) == "non-negative"
+"""
+
+
+def demo_files(**overrides: str | None) -> dict[str, str | bytes | None]:
+    files: dict[str, str | bytes | None] = {
+        "pyproject.toml": PYPROJECT,
+        "demo/__init__.py": DEMO_MODULE,
+        "tests/test_demo.py": PASSING_TEST,
+    }
+    files.update(overrides)
+    return {k: v for k, v in files.items() if v is not None}
+
+
+def snapshot(repo: Path, dest: Path) -> Path:
+    """The runner's input: ``git archive`` of HEAD, as the snapshot task makes it."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "archive", "--format=tar.gz", "-o", str(dest), "HEAD"], cwd=repo, check=True)
+    return dest
+
+
+def runner_env(cache: Path, **extra: str) -> dict[str, str]:
+    return {
+        "PATH": f"{TOOLS_BIN}:/usr/bin:/bin",
+        "HOME": str(cache.parent),
+        "PYTHONPATH": str(RUNNER_DIR),
+        "UV_CACHE_DIR": str(cache),
+        "SSL_CERT_FILE": os.environ.get("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"),
+        "MENDFLOW_JOB_REPO": "demo",
+        "MENDFLOW_JOB_COMMIT": "0" * 40,
+        **extra,
+    }
+
+
+def run_runner(source: Path, out: Path, cache: Path, *args: str, **env: str) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mendflow_runner", "--source", str(source), "--out", str(out), *args],
+        env=runner_env(cache, **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    report_path = out / "report.json"
+    assert report_path.is_file(), f"no report.json; stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return proc.returncode, json.loads(report_path.read_text())

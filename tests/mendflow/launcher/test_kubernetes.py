@@ -1,0 +1,305 @@
+"""KubernetesLauncher against a real control plane (kwok fakes the kubelet: no container runs).
+
+Runs as the mendflow-worker ServiceAccount from k8s/base in the restricted mendflow-jobs namespace, so
+every test also proves the least-privilege Role is enough.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client as k
+from kubernetes.client.rest import ApiException
+
+from mendflow.errors import ConfigError, LaunchError
+from mendflow.launcher import k8s_watch
+from mendflow.launcher.base import JobResult, JobSpec, JobState
+from mendflow.launcher.kubernetes import KubernetesLauncher, reap
+from mendflow.settings import KubernetesSettings, Settings
+from tests.fixtures.kube import (
+    EXIT_CODE_ANNOTATION,
+    MESSAGE_ANNOTATION,
+    OUTCOME_ANNOTATION,
+    PULL_ERROR_IMAGE_MARKER,
+    RUN_DURATION_ANNOTATION,
+)
+from tests.k8s import fixtures as k8s_fixtures
+from tests.k8s.fixtures import JOBS_NS, Deployed
+
+pytestmark = pytest.mark.slow
+_session_fixture = k8s_fixtures.k8s_deployed_fixture  # registers `k8s_deployed` + its leftover check
+
+GRACE_SEC = 3
+TERMINATE_ANNOTATION = "mendflow.test/terminate"  # tests/fixtures/kwok-stages/pod-oom-evict.yaml
+URL = "https://store.example/bucket/key?X-Amz-Signature=0"
+
+
+def use_kubeconfig(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """As if KUBECONFIG had been set when the process started (the client reads it once, at import)."""
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    monkeypatch.setattr("kubernetes.config.kube_config.KUBE_CONFIG_DEFAULT_LOCATION", str(path))
+
+
+class KwokLauncher(KubernetesLauncher):
+    """The real launcher; only the pod's annotations (kwok's script) or a deliberate spec change added."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        annotations: dict[str, str] | None = None,
+        patch: Callable[[Any], None] | None = None,
+    ) -> None:
+        super().__init__(settings)
+        self.annotations, self.patch = annotations or {}, patch
+        self.job_names: list[str] = []
+
+    def build_job(self, spec: JobSpec, name: str) -> Any:
+        job = super().build_job(spec, name)
+        job.spec.template.metadata.annotations = {RUN_DURATION_ANNOTATION: "200ms", **self.annotations}
+        if self.patch:
+            self.patch(job)
+        self.job_names.append(name)
+        return job
+
+
+@pytest.fixture
+def settings(k8s_deployed: Deployed, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    use_kubeconfig(monkeypatch, k8s_deployed.worker_kubeconfig)
+    return Settings(
+        kubernetes=KubernetesSettings(
+            namespace=JOBS_NS,
+            context="mendflow-test",
+            image_pull_grace_sec=GRACE_SEC,
+            ttl_seconds_after_finished=60,
+        )
+    )
+
+
+@pytest.fixture
+def admin(k8s_deployed: Deployed) -> Iterator[tuple[k.BatchV1Api, k.CoreV1Api]]:
+    api = k8s_deployed.admin()
+    yield k.BatchV1Api(api), k.CoreV1Api(api)
+
+
+def _spec(**changes: Any) -> JobSpec:
+    base: dict[str, Any] = {
+        "name": "build-b1-3f2a1c9d-1",
+        "image": "ci-runner-python",
+        "command": ["python", "-m", "mendflow_runner"],
+        "cpu_limit": 0.5,
+        "memory_limit_mb": 512,
+        "timeout_sec": 120,
+        "inputs": {"source.tar.gz": URL},
+        "outputs": {"report.json": URL},
+        "labels": {"repo": "acme/widgets", "commit": "3f2a1c9d" * 5, "stage": "B1", "attempt": "1"},
+    }
+    return JobSpec(**{**base, **changes})
+
+
+def _run(launcher: KubernetesLauncher, spec: JobSpec | None = None) -> tuple[JobResult, float]:
+    started = time.monotonic()
+    result = launcher.run(spec or _spec())
+    return result, time.monotonic() - started
+
+
+def _assert_deleted(batch: k.BatchV1Api, name: str) -> None:
+    """The launcher deleted the Job before returning (not the TTL, which is 60 s here)."""
+    try:
+        job = batch.read_namespaced_job(name, JOBS_NS)
+    except ApiException as exc:
+        assert exc.status == 404
+        return
+    assert job.metadata.deletion_timestamp is not None, f"job {name} still exists"
+
+
+def test_successful_job_succeeds_and_is_deleted(settings: Settings, admin: Any) -> None:
+    launcher = KwokLauncher(settings)
+    result, took = _run(launcher)
+    assert (result.state, result.exit_code) == (JobState.SUCCEEDED, 0), result.reason
+    assert took < 20
+    _assert_deleted(admin[0], launcher.job_names[0])
+    # create + pod watch + delete (+ a log stream once the pod ran): counted, and few
+    assert 3 <= launcher.last_api_calls <= 6, launcher.last_api_calls
+
+
+def test_stage_pod_is_admitted_under_restricted_pod_security(settings: Settings, admin: Any) -> None:
+    seen: list[Any] = []
+
+    def keep(job: Any) -> None:
+        seen.append(job)
+
+    launcher = KwokLauncher(settings, {OUTCOME_ANNOTATION: "hang"}, patch=keep)
+    core = admin[1]
+    labels = core.read_namespace(JOBS_NS).metadata.labels
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    thread = threading.Thread(target=launcher.run, args=(_spec(timeout_sec=3),))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        pods: list[Any] = []
+        while not pods and time.monotonic() < deadline:
+            pods = [
+                p
+                for p in core.list_namespaced_pod(JOBS_NS).items
+                if p.metadata.labels.get("job-name") == launcher.job_names[0]
+            ]
+            time.sleep(0.2)
+        assert pods, "the restricted namespace did not admit the stage pod"
+        sc = pods[0].spec.containers[0].security_context
+        assert sc.read_only_root_filesystem and sc.capabilities.drop == ["ALL"]
+        assert pods[0].spec.automount_service_account_token is False
+    finally:
+        thread.join(60)
+
+
+def test_privileged_spec_is_rejected_by_admission(settings: Settings, admin: Any) -> None:
+    def make_root(job: Any) -> None:
+        pod = job.spec.template.spec
+        pod.security_context.run_as_user = 0
+        pod.security_context.run_as_non_root = False
+        pod.containers[0].security_context = k.V1SecurityContext(privileged=True, run_as_user=0)
+
+    launcher = KwokLauncher(settings, patch=make_root)
+    result, took = _run(launcher)
+    assert result.state is JobState.ERROR
+    assert "violate PodSecurity" in str(result.reason) and "privileged" in str(result.reason)
+    assert took < 10
+    _assert_deleted(admin[0], launcher.job_names[0])
+    # ...and the API server itself refuses such a pod in this namespace, whoever creates it.
+    bad = KwokLauncher(settings, patch=make_root).build_job(_spec(), "x").spec.template
+    with pytest.raises(ApiException) as err:
+        admin[1].create_namespaced_pod(JOBS_NS, k.V1Pod(metadata=k.V1ObjectMeta(name="root"), spec=bad.spec))
+    assert err.value.status == 403 and "violates PodSecurity" in err.value.body
+
+
+def test_non_zero_exit_is_failed_with_code_and_output(settings: Settings) -> None:
+    annotations = {
+        OUTCOME_ANNOTATION: "fail",
+        EXIT_CODE_ANNOTATION: "3",
+        MESSAGE_ANNOTATION: "E   assert 1 == 2",
+    }
+    result, _ = _run(KwokLauncher(settings, annotations))
+    assert (result.state, result.exit_code) == (JobState.FAILED, 3)
+    assert result.reason == "the command exited with code 3"
+    assert "assert 1 == 2" in result.log_tail
+
+
+def test_deadline_exceeded_is_timed_out_with_reason(settings: Settings, admin: Any) -> None:
+    launcher = KwokLauncher(settings, {OUTCOME_ANNOTATION: "hang"})
+    result, took = _run(launcher, _spec(timeout_sec=2))
+    assert result.state is JobState.TIMED_OUT
+    assert "DeadlineExceeded" in str(result.reason) and "2s timeout" in str(result.reason)
+    assert took < 20
+    _assert_deleted(admin[0], launcher.job_names[0])
+
+
+def test_image_pull_failure_is_an_error_naming_the_image_within_the_grace(settings: Settings) -> None:
+    image = f"registry.invalid/{PULL_ERROR_IMAGE_MARKER}:1"
+    result, took = _run(KwokLauncher(settings), _spec(image=image))
+    assert result.state is JobState.ERROR
+    assert image in str(result.reason) and "could not be pulled" in str(result.reason)
+    assert GRACE_SEC <= took < GRACE_SEC + 10
+
+
+def test_oom_killed_is_reported(settings: Settings) -> None:
+    result, _ = _run(KwokLauncher(settings, {OUTCOME_ANNOTATION: "hang", TERMINATE_ANNOTATION: "oom"}))
+    assert (result.state, result.exit_code) == (JobState.OOM_KILLED, 137)
+    assert "512 MiB" in str(result.reason)
+
+
+def test_evicted_pod_is_an_error(settings: Settings) -> None:
+    result, _ = _run(KwokLauncher(settings, {OUTCOME_ANNOTATION: "hang", TERMINATE_ANNOTATION: "evict"}))
+    assert result.state is JobState.ERROR
+    assert str(result.reason).startswith("Evicted: The node was low on resource: memory.")
+
+
+def test_unschedulable_pod_is_an_error_after_the_grace(settings: Settings) -> None:
+    def pin_to_no_node(job: Any) -> None:
+        job.spec.template.spec.node_selector = {"mendflow.test/no-such-node": "true"}
+
+    result, took = _run(KwokLauncher(settings, patch=pin_to_no_node))
+    assert result.state is JobState.ERROR
+    assert "Unschedulable" in str(result.reason) and "node" in str(result.reason)
+    assert GRACE_SEC <= took < GRACE_SEC + 10
+
+
+def test_job_that_makes_no_pod_is_an_error_saying_why(settings: Settings) -> None:
+    def wrong_account(job: Any) -> None:
+        job.spec.template.spec.service_account_name = "no-such-account"
+
+    result, took = _run(KwokLauncher(settings, patch=wrong_account))
+    assert result.state is JobState.ERROR
+    assert "no pod was created" in str(result.reason) and "no-such-account" in str(result.reason)
+    assert took < GRACE_SEC + 10
+
+
+def test_interrupt_deletes_the_job(settings: Settings, admin: Any) -> None:
+    launcher = KwokLauncher(settings, {OUTCOME_ANNOTATION: "hang"})
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            launcher.run(_spec())
+    finally:
+        timer.cancel()
+    _assert_deleted(admin[0], launcher.job_names[0])
+
+
+def test_crash_while_watching_deletes_the_job(
+    settings: Settings, admin: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def crash(*_args: Any) -> None:
+        raise RuntimeError("simulated crash in the watch")
+
+    monkeypatch.setattr(k8s_watch.JobWatcher, "_on_event", crash)
+    launcher = KwokLauncher(settings, {OUTCOME_ANNOTATION: "hang"})
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        launcher.run(_spec())
+    _assert_deleted(admin[0], launcher.job_names[0])
+
+
+def test_file_urls_are_refused_before_anything_is_created(settings: Settings, admin: Any) -> None:
+    launcher = KwokLauncher(settings)
+    before = len(admin[0].list_namespaced_job(JOBS_NS).items)
+    with pytest.raises(ConfigError, match="needs an s3:// artefact store"):
+        launcher.run(_spec(outputs={"report.json": "file:///tmp/report.json"}))
+    assert launcher.job_names == [] and len(admin[0].list_namespaced_job(JOBS_NS).items) == before
+
+
+def test_missing_namespace_is_a_launch_error(settings: Settings) -> None:
+    other = settings.model_copy(
+        update={"kubernetes": settings.kubernetes.model_copy(update={"namespace": "nope"})}
+    )
+    with pytest.raises(LaunchError, match=r"not allowed|does not exist"):
+        KwokLauncher(other).run(_spec())
+
+
+def test_unknown_context_is_a_config_error(settings: Settings) -> None:
+    bad = settings.model_copy(
+        update={"kubernetes": settings.kubernetes.model_copy(update={"context": "nope"})}
+    )
+    with pytest.raises(ConfigError, match="kubeconfig context 'nope'"):
+        KubernetesLauncher(bad)
+
+
+def test_reap_deletes_only_old_mendflow_jobs(
+    settings: Settings, admin: Any, k8s_deployed: Deployed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batch, _ = admin
+    launcher = KwokLauncher(settings)
+    orphan = launcher.build_job(_spec(), "orphan-abc123")  # as a killed worker would leave it
+    orphan.spec.template.metadata.annotations = {OUTCOME_ANNOTATION: "hang"}
+    batch.create_namespaced_job(JOBS_NS, orphan)
+    use_kubeconfig(monkeypatch, k8s_deployed.cluster.kubeconfig)  # `mendflow reap` runs as an admin
+    admin_settings = settings.model_copy(update={"build_timeout_sec": 900})
+    assert reap(admin_settings) == []  # young: might belong to a live run
+    deleted = reap(admin_settings, older_than_sec=0)
+    assert "job/orphan-abc123" in deleted
+    _assert_deleted(batch, "orphan-abc123")

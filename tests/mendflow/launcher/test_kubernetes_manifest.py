@@ -1,0 +1,153 @@
+"""The stage Job manifest: restricted, credential-free, labelled, presigned URLs only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kubernetes import client as k
+
+from mendflow.errors import ConfigError
+from mendflow.launcher.base import JobSpec
+from mendflow.launcher.k8s_manifest import JOB_UID, build_job, image_ref, job_name, label_value
+from mendflow.settings import Settings
+
+GET = "https://store.example/b/src.tar.gz?X-Amz-Signature=abc"
+PUT = "https://store.example/b/report.json?X-Amz-Signature=def"
+
+
+def _spec(**changes: Any) -> JobSpec:
+    base: dict[str, Any] = {
+        "name": "build-b1-3f2a1c9d-1",
+        "command": ["python", "-m", "mendflow_runner", "--source", "{workspace}/in/source.tar.gz"],
+        "env": {"MENDFLOW_JOB_STAGE": "B1"},
+        "timeout_sec": 600,
+        "memory_limit_mb": 2048,
+        "cpu_limit": 1.5,
+        "inputs": {"source.tar.gz": GET},
+        "outputs": {"report.json": PUT},
+        "labels": {"repo": "acme/widgets", "commit": "3f2a1c9d" * 5, "stage": "B1", "attempt": "2"},
+    }
+    return JobSpec(**{**base, **changes})
+
+
+def _job(spec: JobSpec | None = None, flow_run: str | None = None) -> Any:
+    return build_job(spec or _spec(), Settings(), "build-b1-abc123", flow_run)
+
+
+def _dict(job: Any) -> dict[str, Any]:
+    return k.ApiClient().sanitize_for_serialization(job)  # type: ignore[no-any-return]
+
+
+def test_job_is_never_retried_and_is_bounded_in_time() -> None:
+    spec = _dict(_job())["spec"]
+    assert spec["backoffLimit"] == 0
+    assert spec["activeDeadlineSeconds"] == 600
+    assert spec["ttlSecondsAfterFinished"] == Settings().kubernetes.ttl_seconds_after_finished
+    assert spec["template"]["spec"]["restartPolicy"] == "Never"
+
+
+def test_pod_meets_the_restricted_pod_security_standard() -> None:
+    pod = _dict(_job())["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] == JOB_UID != 0
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (ctr,) = pod["containers"]
+    sc = ctr["securityContext"]
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"] == {"drop": ["ALL"]}
+    assert sc["readOnlyRootFilesystem"] is True
+    assert sc["runAsNonRoot"] is True and sc["runAsUser"] == JOB_UID
+    assert "privileged" not in sc and "hostNetwork" not in pod and "hostPID" not in pod
+
+
+def test_pod_gets_no_credentials() -> None:
+    pod = _dict(_job())["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is False
+    assert pod["enableServiceLinks"] is False
+    assert all("secret" not in v and "projected" not in v for v in pod["volumes"])
+    (ctr,) = pod["containers"]
+    assert "envFrom" not in ctr
+    assert all("valueFrom" not in e for e in ctr["env"])
+    names = {e["name"] for e in ctr["env"]}
+    assert not names & {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "MENDFLOW_S3__SECRET_ACCESS_KEY"}
+
+
+def test_writable_paths_are_size_limited_empty_dirs() -> None:
+    pod = _dict(_job())["spec"]["template"]["spec"]
+    mounts = {m["mountPath"]: m["name"] for m in pod["containers"][0]["volumeMounts"]}
+    assert set(mounts) == {"/workspace", "/tmp", "/cache"}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["workspace"]["emptyDir"]["sizeLimit"] == f"{Settings().sandbox.workspace_size_mb}Mi"
+    assert all(v["emptyDir"]["sizeLimit"].endswith("Mi") for v in volumes.values())
+
+
+def test_requests_and_limits_come_from_the_spec() -> None:
+    res = _dict(_job())["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert res["limits"]["cpu"] == "1500m" and res["limits"]["memory"] == "2048Mi"
+    assert res["requests"]["memory"] == "2048Mi" and res["requests"]["cpu"] == "750m"
+    assert "ephemeral-storage" in res["limits"] and "ephemeral-storage" in res["requests"]
+
+
+def test_presigned_urls_reach_the_pod_through_the_transfer_wrapper() -> None:
+    (ctr,) = _dict(_job())["spec"]["template"]["spec"]["containers"]
+    assert ctr["command"][:4] == ["python", "-m", "mendflow_runner.transfer", "--"]
+    assert ctr["command"][4:] == [
+        "python",
+        "-m",
+        "mendflow_runner",
+        "--source",
+        "/workspace/in/source.tar.gz",
+    ]
+    env = {e["name"]: e["value"] for e in ctr["env"]}
+    assert json.loads(env["MENDFLOW_TRANSFER"]) == {
+        "inputs": {"source.tar.gz": GET},
+        "outputs": {"report.json": PUT},
+    }
+    assert env["MENDFLOW_JOB_STAGE"] == "B1"
+    assert env["HOME"] == "/tmp"
+
+
+def test_file_urls_are_refused_with_a_config_error() -> None:
+    spec = _spec(inputs={"source.tar.gz": "file:///var/lib/mendflow/src.tar.gz"})
+    with pytest.raises(ConfigError, match="the kubernetes launcher needs an s3:// artefact store"):
+        _job(spec)
+
+
+def test_artefact_names_must_be_plain_file_names() -> None:
+    with pytest.raises(ConfigError, match="plain file name"):
+        _job(_spec(outputs={"../escape": PUT}))
+
+
+def test_labels_are_sanitized_and_annotations_keep_exact_values() -> None:
+    spec = _spec(labels={"repo": "git@github.com:acme/Widgets.git", "stage": "B1", "attempt": "1"})
+    job = _dict(_job(spec, flow_run="5f0c1e9a-0000-4000-8000-000000000001"))
+    labels = job["metadata"]["labels"]
+    assert labels["app.kubernetes.io/managed-by"] == "mendflow"
+    assert labels["mendflow.dev/repo"] == "git-github.com-acme-Widgets.git"
+    assert labels["mendflow.dev/flow-run"] == "5f0c1e9a-0000-4000-8000-000000000001"
+    assert job["spec"]["template"]["metadata"]["labels"] == labels
+    assert job["metadata"]["annotations"]["mendflow.dev/repo-full"] == "git@github.com:acme/Widgets.git"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("a" * 80, "a" * 63), ("-x y/z_", "x-y-z"), ("feature/ß", "feature"), ("///", "")],
+)
+def test_label_value_is_valid(raw: str, expected: str) -> None:
+    assert label_value(raw) == expected
+
+
+def test_job_names_are_unique_dns_labels() -> None:
+    names = {job_name("Build B1 / 3f2a1c9d, attempt #1" * 3) for _ in range(20)}
+    assert len(names) == 20
+    assert all(len(n) <= 52 and n.replace("-", "").isalnum() and n == n.lower() for n in names)
+
+
+def test_bare_image_names_resolve_to_the_configured_registry() -> None:
+    settings = Settings()
+    reg, tag = settings.kubernetes.image_registry, settings.kubernetes.image_tag
+    assert image_ref("ci-runner-python", settings) == f"{reg}/ci-runner-python:{tag}"
+    assert image_ref("ci-runner-python:dev", settings) == f"{reg}/ci-runner-python:dev"
+    assert image_ref("registry.example/x/y@sha256:abc", settings) == "registry.example/x/y@sha256:abc"

@@ -1,0 +1,233 @@
+"""LocalLauncher with real processes: privilege drop, clean environment, limits, timeouts and cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from mendflow.contracts import BuildReport, BuildStatus, FailReason
+from mendflow.launcher.base import JobSpec, JobState
+from mendflow.launcher.local import LocalLauncher, is_credential
+from mendflow.settings import Settings
+from tests.fixtures.repos import RepoFactory
+from tests.images.runner.helpers import PYPROJECT, demo_files, snapshot
+
+RUNNER = [
+    "python",
+    "-m",
+    "mendflow_runner",
+    "--source",
+    "{workspace}/in/source.tar.gz",
+    "--out",
+    "{workspace}/out",
+]
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges needs root")
+
+
+@pytest.fixture
+def launcher(tmp_path: Path) -> LocalLauncher:
+    return LocalLauncher(Settings(state_dir=tmp_path / "state", cache_dir=tmp_path / "cache"))
+
+
+def script_job(code: str, tmp_path: Path, **kw: object) -> JobSpec:
+    """A job running a python snippet that writes out/result.json, delivered to tmp_path/result.json."""
+    return JobSpec(
+        name="probe",
+        command=["python", "-c", code],
+        outputs={"result.json": (tmp_path / "result.json").as_uri()},
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def build_job(repo: Path, tmp_path: Path, **kw: object) -> JobSpec:
+    return JobSpec(
+        name="build",
+        command=RUNNER,
+        env={"MENDFLOW_JOB_REPO": "demo", "MENDFLOW_JOB_COMMIT": "c0ffee"},
+        inputs={"source.tar.gz": snapshot(repo, tmp_path / "src.tar.gz").as_uri()},
+        outputs={"report.json": (tmp_path / "report.json").as_uri()},
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _processes_with(tag: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if tag.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.slow
+def test_runner_job_builds_and_delivers_a_valid_report(
+    launcher: LocalLauncher, make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    result = launcher.run(build_job(make_repo(demo_files()), tmp_path))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert result.outputs == {"report.json": (tmp_path / "report.json").as_uri()}
+    report = BuildReport.model_validate_json((tmp_path / "report.json").read_text())
+    assert (report.status, report.commit_sha, report.tests.passed) == (BuildStatus.PASSED, "c0ffee", 2)
+    assert "status PASSED" in result.log_tail
+
+
+@ROOT_ONLY
+def test_job_runs_as_the_sandbox_uid(launcher: LocalLauncher, tmp_path: Path) -> None:
+    code = (
+        "import os, json; json.dump([os.getuid(), os.getgid(), os.getgroups()], open('out/result.json', 'w'))"
+    )
+    result = launcher.run(script_job(code, tmp_path))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    uid, _, groups = json.loads((tmp_path / "result.json").read_text())
+    assert (uid, groups) == (65534, [])
+
+
+def test_job_sees_no_credentials(
+    launcher: LocalLauncher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in (
+        "AWS_SECRET_ACCESS_KEY",
+        "OPENAI_API_KEY",
+        "PREFECT_API_KEY",
+        "MENDFLOW_S3__SECRET_ACCESS_KEY",
+    ):
+        monkeypatch.setenv(name, "parent-secret")
+    passed = {
+        "GITHUB_TOKEN": "t",
+        "OPENAI_API_KEY": "k",
+        "AWS_ACCESS_KEY_ID": "a",
+        "DB_PASSWORD": "p",
+        "FOO": "bar",
+    }
+    code = "import os, json; json.dump(dict(os.environ), open('out/result.json', 'w'))"
+    result = launcher.run(script_job(code, tmp_path, env=passed))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    env = json.loads((tmp_path / "result.json").read_text())
+    assert env["FOO"] == "bar"
+    assert "parent-secret" not in env.values()
+    assert not [k for k in env if k in passed and k != "FOO"]
+
+
+@ROOT_ONLY
+def test_job_cannot_write_outside_its_workspace(launcher: LocalLauncher, tmp_path: Path) -> None:
+    targets = [
+        str(tmp_path / "escape.txt"),
+        "/root/escape.txt",
+        "/work/main/escape.txt",
+        "/var/tmp/mendflow/escape",
+    ]
+    code = (
+        "import json\nres = {}\n"
+        f"for t in {targets!r}:\n"
+        "    try:\n        open(t, 'w').write('x'); res[t] = 'written'\n"
+        "    except PermissionError: res[t] = 'denied'\n"
+        "json.dump(res, open('out/result.json', 'w'))\n"
+    )
+    result = launcher.run(script_job(code, tmp_path))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert json.loads((tmp_path / "result.json").read_text()) == dict.fromkeys(targets, "denied")
+
+
+def test_output_symlink_to_a_host_file_is_not_delivered(launcher: LocalLauncher, tmp_path: Path) -> None:
+    code = "import os; os.symlink('/etc/passwd', 'out/result.json')"
+    result = launcher.run(script_job(code, tmp_path))
+    assert result.outputs == {} and not (tmp_path / "result.json").exists()
+    assert "not delivered" in result.log_tail
+
+
+def test_nonzero_exit_is_failed_with_the_last_line(launcher: LocalLauncher, tmp_path: Path) -> None:
+    result = launcher.run(script_job("import sys; print('it broke'); sys.exit(3)", tmp_path))
+    assert (result.state, result.exit_code) == (JobState.FAILED, 3)
+    assert result.reason is not None and "it broke" in result.reason
+
+
+def test_missing_executable_is_error(launcher: LocalLauncher, tmp_path: Path) -> None:
+    result = launcher.run(JobSpec(name="x", command=["/nonexistent/binary"]))
+    assert result.state == JobState.ERROR and result.reason is not None and "could not start" in result.reason
+
+
+def test_timeout_kills_the_job_and_every_straggler(launcher: LocalLauncher, tmp_path: Path) -> None:
+    tag = f"mendflow-straggler-{uuid.uuid4().hex}"
+    # A daemon in its own session (escapes the process group) plus a busy parent.
+    code = (
+        "import subprocess, time\n"
+        f"argv = ['python', '-c', 'import time; time.sleep(600)', {tag!r}]\n"
+        "subprocess.Popen(argv, start_new_session=True)\n"
+        "while True: time.sleep(0.1)\n"
+    )
+    result = launcher.run(script_job(code, tmp_path, timeout_sec=3))
+    assert result.state == JobState.TIMED_OUT
+    assert _processes_with(tag) == []
+
+
+def test_background_process_is_killed_after_a_normal_exit(launcher: LocalLauncher, tmp_path: Path) -> None:
+    tag = f"mendflow-daemon-{uuid.uuid4().hex}"
+    code = f"import subprocess; subprocess.Popen(['sleep', '600', {tag!r}], start_new_session=True)"
+    result = launcher.run(script_job(code, tmp_path))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert _processes_with(tag) == []
+
+
+@pytest.mark.slow
+def test_infinite_loop_in_a_test_times_out_and_leaves_nothing(
+    launcher: LocalLauncher, make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    tag = f"mendflow-loop-{uuid.uuid4().hex}"
+    loop = (
+        "import subprocess\n\n\ndef test_forever() -> None:\n"
+        f"    subprocess.Popen(['sleep', '600', {tag!r}], start_new_session=True)\n"
+        "    while True:\n        pass\n"
+    )
+    repo = make_repo(
+        demo_files(**{"tests/test_demo.py": loop, "pyproject.toml": PYPROJECT.replace("fast", "quick")})
+    )
+    spec = build_job(repo, tmp_path, timeout_sec=20)
+    spec.env["MENDFLOW_JOB_TIMEOUT_SEC"] = "900"  # the runner believes it has time; the launcher's limit hits
+    result = launcher.run(spec)
+    assert result.state == JobState.TIMED_OUT, result.log_tail
+    assert _processes_with(tag) == []
+
+
+@pytest.mark.slow
+def test_memory_hog_is_oom(launcher: LocalLauncher, make_repo: RepoFactory, tmp_path: Path) -> None:
+    hog = (
+        "def test_hog() -> None:\n    blocks = []\n    while True:\n"
+        "        blocks.append(b'x' * (64 * 1024 * 1024))\n"
+    )
+    repo = make_repo(
+        demo_files(**{"tests/test_demo.py": hog, "pyproject.toml": PYPROJECT.replace("fast", "quick")})
+    )
+    result = launcher.run(build_job(repo, tmp_path, memory_limit_mb=1024, timeout_sec=240))
+    print(f"memory hog ended as {result.state}: {result.reason}")
+    if result.state == JobState.OOM_KILLED:
+        return  # the kernel killed the whole job: the launcher said so
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    report = BuildReport.model_validate_json((tmp_path / "report.json").read_text())
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.OOM)
+    assert report.error_reason is not None and "tests/test_demo.py::test_hog" in report.error_reason
+
+
+def test_workspace_is_removed_after_the_job(launcher: LocalLauncher, tmp_path: Path) -> None:
+    code = "import os, json; json.dump(os.getcwd(), open('out/result.json', 'w'))"
+    launcher.run(script_job(code, tmp_path))
+    workspace = Path(json.loads((tmp_path / "result.json").read_text()))
+    assert not workspace.exists() and not workspace.parent.exists()
+
+
+@pytest.mark.parametrize(
+    "name", ["AWS_SESSION_TOKEN", "OPENAI_API_KEY", "MY_SECRET", "GITHUB_SHA", "KUBECONFIG", "SSH_AUTH_SOCK"]
+)
+def test_credential_like_names_are_recognised(name: str) -> None:
+    assert is_credential(name)
+
+
+@pytest.mark.parametrize("name", ["PATH_EXTRA", "MENDFLOW_JOB_REPO", "LANG", "PYTHONHASHSEED"])
+def test_ordinary_names_pass(name: str) -> None:
+    assert not is_credential(name)
