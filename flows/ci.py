@@ -16,7 +16,7 @@ def run_stage(source: SourceRef, stage: str) -> BuildReport:
     """One build stage with retries for ERRORED only; returns the last attempt's report either way."""
     state = retrying_build_attempt(get_settings())(source, stage, return_state=True)
     try:
-        return state.result()  # type: ignore[no-any-return]
+        return state.result()
     except BuildErrored as exc:
         return exc.report
 
@@ -30,7 +30,10 @@ def record(report: BuildReport) -> None:
         create_table_artifact(table=rows, key=f"{key}-coverage", description="Coverage by file")
     emit_event(
         event=f"mendflow.build.{report.status.value.lower()}",
-        resource={"prefect.resource.id": f"mendflow.repo.{report.repo}", "mendflow.commit": report.commit_sha},
+        resource={
+            "prefect.resource.id": f"mendflow.repo.{report.repo}",
+            "mendflow.commit": report.commit_sha,
+        },
         payload={"stage": report.stage, "attempt": report.attempt, **metrics_payload(report)},
     )
 
@@ -50,5 +53,10 @@ def ci_build(repo: str, commit: str | None = None, branch: str | None = None, st
     record(report)
     logger = get_run_logger()
     log = logger.info if report.status is BuildStatus.PASSED else logger.warning
-    log("build %s: %s%s", report.stage, report.status.value, f" ({report.error_reason})" if report.error_reason else "")
+    log(
+        "build %s: %s%s",
+        report.stage,
+        report.status.value,
+        f" ({report.error_reason})" if report.error_reason else "",
+    )
     return report

@@ -21,9 +21,7 @@ from rag_indexer.models import IndexReport
 def _local_repo(repo: str) -> str:
     path = Path(repo).expanduser()
     if "://" in repo or repo.startswith("git@") or not path.exists():
-        raise InputError(
-            f"{repo}: not a local repository path", hint="clone it first and pass the work tree's path"
-        )
+        raise InputError(f"{repo}: not a local repository path", hint="clone it first and pass the work tree's path")
     return str(path.resolve())
 
 

@@ -166,15 +166,15 @@ class CodeIndex:
         else:
             m = _LOCATION.match(target)
             if not m:
-                raise InputError(
-                    f"cannot read snippet target {target!r}", hint="pass a chunk id or 'path:start-end'"
-                )
+                raise InputError(f"cannot read snippet target {target!r}", hint="pass a chunk id or 'path:start-end'")
             path, start = m["path"], int(m["start"])
             end = int(m["end"]) if m["end"] else start
         files = [h for h in self.store.chunks_at(path, scope) if h.kind == "file"]
         if not files:
-            raise CodeIndexError(f"{path} is not in the index for {scope.repo or 'any repo'}@{scope.ref or 'any ref'}",
-                                 hint="check the path, or run `mendflow index` first")
+            raise CodeIndexError(
+                f"{path} is not in the index for {scope.repo or 'any repo'}@{scope.ref or 'any ref'}",
+                hint="check the path, or run `mendflow index` first",
+            )
         file = files[0]
         lines = file.text.splitlines()
         lo, hi = max(1, start - radius), min(len(lines), end + radius)
@@ -201,7 +201,9 @@ class CodeIndex:
         try:
             compiled = re.compile(pattern if regex else re.escape(pattern), flags | re.MULTILINE)
         except re.error as exc:
-            raise InputError(f"bad regular expression {pattern!r}: {exc}", hint="fix the regex or pass regex=False") from exc
+            raise InputError(
+                f"bad regular expression {pattern!r}: {exc}", hint="fix the regex or pass regex=False"
+            ) from exc
         needle = None if regex or ignore_case else pattern
         hits = [h for h in self.store.symbols(scope, needle) if compiled.search(h.symbol)]
         for file in self.store.file_texts(scope, needle):

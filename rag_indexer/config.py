@@ -53,7 +53,7 @@ class IndexerConfig(BaseModel):
     weaviate_url: str = "http://127.0.0.1:8080"
     weaviate_grpc_port: int = 50051
     weaviate_api_key: str | None = None
-    collection_prefix: str = Field("Mendflow", description="Weaviate collection names start with this.")
+    collection_prefix: str = Field(default="Mendflow", description="Weaviate collection names start with this.")
     embeddings: Literal["none", "openai", "local", "weaviate"] = "none"
     embedding_model: str = "text-embedding-3-small"
     local_embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
@@ -61,20 +61,20 @@ class IndexerConfig(BaseModel):
     llm_api_key: str | None = None
     llm_max_retries: int = 4
     llm_timeout_sec: float = 120.0
-    embed_batch_size: int = Field(64, description="Texts per embeddings request.")
+    embed_batch_size: int = Field(default=64, description="Texts per embeddings request.")
     embed_max_chars: int = Field(
         6000, description="Characters of a chunk's text given to the embedder (the stored text is whole)."
     )
     max_file_bytes: int = 1_000_000
-    max_symbol_lines: int = Field(400, description="Longer symbols are split into parts of at most this size.")
-    max_chunk_chars: int = Field(40_000, description="Hard cap per chunk part in characters (long lines).")
+    max_symbol_lines: int = Field(default=400, description="Longer symbols are split into parts of at most this size.")
+    max_chunk_chars: int = Field(default=40_000, description="Hard cap per chunk part in characters (long lines).")
     vendored_globs: tuple[str, ...] = DEFAULT_VENDORED_GLOBS
     generated_globs: tuple[str, ...] = DEFAULT_GENERATED_GLOBS
-    write_batch_blobs: int = Field(200, description="Blobs per store transaction / Weaviate batch.")
-    store_retries: int = Field(6, description="Attempts per batch when the store is unreachable.")
-    store_retry_delay_sec: float = Field(1.0, description="First back-off between attempts; doubles.")
-    default_alpha: float = Field(0.5, description="Hybrid weight: 0 = BM25 only, 1 = vectors only.")
-    parse_workers: int = Field(0, description="Processes parsing changed blobs; 0 = one per CPU (max 4).")
+    write_batch_blobs: int = Field(default=200, description="Blobs per store transaction / Weaviate batch.")
+    store_retries: int = Field(default=6, description="Attempts per batch when the store is unreachable.")
+    store_retry_delay_sec: float = Field(default=1.0, description="First back-off between attempts; doubles.")
+    default_alpha: float = Field(default=0.5, description="Hybrid weight: 0 = BM25 only, 1 = vectors only.")
+    parse_workers: int = Field(default=0, description="Processes parsing changed blobs; 0 = one per CPU (max 4).")
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: object) -> IndexerConfig:

@@ -30,15 +30,15 @@ class Chunk(BaseModel):
     id: str
     blob_sha: str
     kind: ChunkKind
-    symbol: str = Field("", description="Qualified name, e.g. 'Calculator.divide'; '' for the file chunk.")
-    symbol_key: str = Field("", description="The qualified name made unique in its file ('f~2' for a repeat).")
-    name: str = Field("", description="Last component of the qualified name, for exact lookup.")
+    symbol: str = Field(default="", description="Qualified name, e.g. 'Calculator.divide'; '' for the file chunk.")
+    symbol_key: str = Field(default="", description="The qualified name made unique in its file ('f~2' for a repeat).")
+    name: str = Field(default="", description="Last component of the qualified name, for exact lookup.")
     signature: str = ""
     docstring: str = ""
     start_line: int
     end_line: int
     language: str
-    part: int = Field(0, description="1-based part number when an oversize symbol was split; 0 when whole.")
+    part: int = Field(default=0, description="1-based part number when an oversize symbol was split; 0 when whole.")
     parts: int = 0
     text: str
     content_hash: str

@@ -9,7 +9,7 @@ import json
 import uuid
 from datetime import UTC, datetime
 
-from prefect import task
+from prefect import Task, task
 from prefect.context import TaskRunContext
 from pydantic import BaseModel, ValidationError
 
@@ -63,7 +63,9 @@ def snapshot_source(location: str, commit: str | None = None, branch: str | None
     return SourceRef(location=location, repo=name, commit_sha=sha, branch=branch or resolved_branch, archive_key=key)
 
 
-def job_spec(source: SourceRef, stage: str, attempt: int, staging: str, store: ArtefactStore, settings: Settings) -> JobSpec:
+def job_spec(
+    source: SourceRef, stage: str, attempt: int, staging: str, store: ArtefactStore, settings: Settings
+) -> JobSpec:
     env = {
         "MENDFLOW_JOB_REPO": source.repo,
         "MENDFLOW_JOB_COMMIT": source.commit_sha,
@@ -76,8 +78,15 @@ def job_spec(source: SourceRef, stage: str, attempt: int, staging: str, store: A
     return JobSpec(
         name=f"build-{stage.lower()}-{source.commit_sha[:8]}-{attempt}",
         image="ci-runner-python",
-        command=["python", "-m", "mendflow_runner", "--source", "{workspace}/in/source.tar.gz",
-                 "--out", "{workspace}/out"],
+        command=[
+            "python",
+            "-m",
+            "mendflow_runner",
+            "--source",
+            "{workspace}/in/source.tar.gz",
+            "--out",
+            "{workspace}/out",
+        ],
         env=env,
         cpu_limit=settings.sandbox.cpu_limit,
         memory_limit_mb=settings.sandbox.memory_limit_mb,
@@ -97,19 +106,32 @@ _JOB_FAILURES = {
 }
 
 
-def errored_report(source: SourceRef, stage: str, attempt: int, reason: FailReason, why: str,
-                   duration: float) -> BuildReport:
+def errored_report(
+    source: SourceRef, stage: str, attempt: int, reason: FailReason, why: str, duration: float
+) -> BuildReport:
     return BuildReport(
-        repo=source.repo, commit_sha=source.commit_sha, branch_name=source.branch, stage=stage, attempt=attempt,
-        status=BuildStatus.ERRORED, fail_reason=reason, error_reason=why, durations={"job": duration},
-        metrics=BuildMetrics(ci_build_duration=duration, ci_tests_passed_total=0, ci_coverage_line_pct=None,
-                             ci_fail_reason=reason),
+        repo=source.repo,
+        commit_sha=source.commit_sha,
+        branch_name=source.branch,
+        stage=stage,
+        attempt=attempt,
+        status=BuildStatus.ERRORED,
+        fail_reason=reason,
+        error_reason=why,
+        durations={"job": duration},
+        metrics=BuildMetrics(
+            ci_build_duration=duration,
+            ci_tests_passed_total=0,
+            ci_coverage_line_pct=None,
+            ci_fail_reason=reason,
+        ),
         finished_at=datetime.now(UTC),
     )
 
 
-def collect_report(store: ArtefactStore, staging: str, result: JobResult, source: SourceRef, stage: str,
-                   attempt: int) -> BuildReport:
+def collect_report(
+    store: ArtefactStore, staging: str, result: JobResult, source: SourceRef, stage: str, attempt: int
+) -> BuildReport:
     """The job's own report when it wrote a valid one, else an ERRORED report that says why."""
     key = f"{staging}/{REPORT}"
     if result.state in (JobState.TIMED_OUT, JobState.OOM_KILLED, JobState.ERROR) or not store.exists(key):
@@ -165,15 +187,15 @@ def build_attempt(source: SourceRef, stage: str) -> BuildReport:
     spec = job_spec(source, stage, attempt, staging, store, settings)
     result = get_launcher(settings).run(spec)
     report = publish(store, staging, prefix, collect_report(store, staging, result, source, stage, attempt))
-    if report.status is BuildStatus.ERRORED:
-        raise BuildErrored(report)
+    if report.status is BuildStatus.ERRORED and report.fail_reason is not FailReason.BAD_INPUT:
+        raise BuildErrored(report)  # bad input fails the same way every time: no retry
     return report
 
 
-def retrying_build_attempt(settings: Settings) -> "type[build_attempt]":  # type: ignore[valid-type]
+def retrying_build_attempt(settings: Settings) -> Task[[SourceRef, str], BuildReport]:
     """The attempt task with the configured back-off: attempt 1 immediate, then the seed's +90 s, +5 min."""
-    delays = settings.retry_delays_sec[1:]
-    return build_attempt.with_options(retries=len(delays), retry_delay_seconds=delays or 0)  # type: ignore[return-value]
+    delays = [float(d) for d in settings.retry_delays_sec[1:]]
+    return build_attempt.with_options(retries=len(delays), retry_delay_seconds=delays or 0)
 
 
 def metrics_payload(report: BuildReport) -> dict[str, object]:

@@ -4,3 +4,19 @@ _PLUGINS = ("repos", "prefect", "s3", "kube", "weaviate", "llm_server")
 pytest_plugins = [
     f"tests.fixtures.{name}" for name in _PLUGINS if importlib.util.find_spec(f"tests.fixtures.{name}")
 ]
+
+
+import pytest  # noqa: E402
+
+from mendflow.settings import get_settings  # noqa: E402
+
+
+@pytest.fixture
+def mendflow_env(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    """Fresh mendflow settings for one test: a private state dir, the seed's back-off shortened to nothing."""
+    monkeypatch.setenv("MENDFLOW_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("MENDFLOW_RETRY_DELAYS_SEC", "[0, 0, 0]")
+    monkeypatch.setenv("BUILD_TIMEOUT_SEC", "300")
+    get_settings.cache_clear()
+    yield monkeypatch
+    get_settings.cache_clear()

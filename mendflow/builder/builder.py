@@ -65,9 +65,7 @@ class _Run:
         return key
 
     def targets_payload(self) -> list[dict[str, Any]]:
-        return [
-            {"path": t.path, "symbol": t.symbol, "missing_lines": t.missing_lines} for t in self.spec.targets
-        ]
+        return [{"path": t.path, "symbol": t.symbol, "missing_lines": t.missing_lines} for t in self.spec.targets]
 
     def gate(self, round_no: int, candidates: dict[str, Any]) -> JobOutcome:
         prefix = f"{self.name}/{self.spec.parent_commit_sha}/testbuilder/{self.spec.id}/{round_no}"
@@ -90,16 +88,12 @@ class _Run:
     def record_drops(self, outcome: JobOutcome, round_no: int, final: bool) -> None:
         for d in outcome.result.get("dropped", []):
             detail = d.get("detail", "") if final else f"round {round_no}: {d.get('detail', '')}"
-            self.dropped.append(
-                DroppedTest(node_id=d["node_id"], reason=DropReason(d["reason"]), detail=detail)
-            )
+            self.dropped.append(DroppedTest(node_id=d["node_id"], reason=DropReason(d["reason"]), detail=detail))
         self.notes += [str(n) for n in outcome.result.get("notes", [])]
 
     def reject(self, rejections: list[layout.Rejection], round_no: int) -> None:
         for r in rejections:
-            self.dropped.append(
-                DroppedTest(node_id=r.path, reason=r.reason, detail=f"round {round_no}: {r.detail}")
-            )
+            self.dropped.append(DroppedTest(node_id=r.path, reason=r.reason, detail=f"round {round_no}: {r.detail}"))
 
 
 def _kept(outcome: JobOutcome) -> list[KeptTest]:

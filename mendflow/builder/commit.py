@@ -20,9 +20,7 @@ def _signature(repo: pygit2.Repository) -> pygit2.Signature:
         return pygit2.Signature(*_FALLBACK)
 
 
-def commit_files(
-    repo: pygit2.Repository, parent_sha: str, branch: str, files: dict[str, str], message: str
-) -> str:
+def commit_files(repo: pygit2.Repository, parent_sha: str, branch: str, files: dict[str, str], message: str) -> str:
     """One commit on ``branch`` whose parent is ``parent_sha`` adding ``files``; returns its sha.
 
     Re-running with the same files returns the existing commit; with different files the branch is moved to

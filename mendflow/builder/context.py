@@ -102,9 +102,7 @@ def _markers(files: list[tuple[str, pygit2.Object]]) -> list[str]:
     return []
 
 
-def gather(
-    repo: pygit2.Repository, spec: TestSpec, tests_dir: str, index: SnippetSource | None
-) -> RepoContext:
+def gather(repo: pygit2.Repository, spec: TestSpec, tests_dir: str, index: SnippetSource | None) -> RepoContext:
     commit = repo.revparse_single(spec.parent_commit_sha).peel(pygit2.Commit)
     files = _walk(commit.tree)
     ctx = RepoContext(tests_dir=tests_dir)
@@ -115,9 +113,7 @@ def gather(
     by_path = dict(files)
     for t in spec.targets:
         source = _text(by_path[t.path]) if t.path in by_path else ""
-        ctx.snippets[t.ref] = snippet(
-            t.path, t.start_line, t.end_line, SNIPPET_RADIUS, source, index, max_lines=160
-        )
+        ctx.snippets[t.ref] = snippet(t.path, t.start_line, t.end_line, SNIPPET_RADIUS, source, index, max_lines=160)
     ctx.style_sample = _style(files, tests_dir, {t.path.rsplit("/", 1)[-1][:-3] for t in spec.targets})
     ctx.markers = _markers(files)
     return ctx

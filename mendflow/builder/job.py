@@ -40,9 +40,7 @@ def package_bytes(source: Path = BUILDER_SOURCE) -> bytes:
     with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         files = sorted(p for p in source.rglob("*.py") if "__pycache__" not in p.parts)
         for path in files:
-            info = zipfile.ZipInfo(
-                f"mendflow_builder/{path.relative_to(source).as_posix()}", (1980, 1, 1, 0, 0, 0)
-            )
+            info = zipfile.ZipInfo(f"mendflow_builder/{path.relative_to(source).as_posix()}", (1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, path.read_bytes())
         main = zipfile.ZipInfo("__main__.py", (1980, 1, 1, 0, 0, 0))

@@ -61,9 +61,7 @@ def check_candidate(path: str, content: str, tests_dir_name: str, tree: pygit2.T
     if not norm or "\\" in norm or "\0" in norm or p.is_absolute() or ".." in p.parts or norm.startswith("~"):
         return Rejection(path, DropReason.OUTSIDE_TESTS_DIR, "absolute path or '..' traversal")
     if p.parts[:1] != (tests_dir_name,) or len(p.parts) < 2:
-        return Rejection(
-            path, DropReason.OUTSIDE_TESTS_DIR, f"tests may only be written under {tests_dir_name}/"
-        )
+        return Rejection(path, DropReason.OUTSIDE_TESTS_DIR, f"tests may only be written under {tests_dir_name}/")
     if p.suffix != ".py" or not re.fullmatch(r"[\w.-]+", p.name):
         return Rejection(path, DropReason.OUTSIDE_TESTS_DIR, "only Python files with plain names")
     link = _is_link(tree, p.parts)
@@ -71,9 +69,7 @@ def check_candidate(path: str, content: str, tests_dir_name: str, tree: pygit2.T
         return Rejection(path, DropReason.OUTSIDE_TESTS_DIR, f"{link} is a symlink in the repository")
     size = len(content.encode())
     if size > MAX_FILE_BYTES or content.count("\n") > MAX_FILE_LINES:
-        return Rejection(
-            path, DropReason.OVERSIZE, f"{size} bytes / {content.count(chr(10))} lines is too large"
-        )
+        return Rejection(path, DropReason.OVERSIZE, f"{size} bytes / {content.count(chr(10))} lines is too large")
     return None
 
 

@@ -100,9 +100,7 @@ def _read(tree: pygit2.Tree, path: str) -> str:
     return obj.data.decode("utf-8", errors="replace") if isinstance(obj, pygit2.Blob) else ""
 
 
-def materialise(
-    draft: TestDraft, tree: pygit2.Tree, tests_dir: str
-) -> tuple[dict[str, str], list[Rejection]]:
+def materialise(draft: TestDraft, tree: pygit2.Tree, tests_dir: str) -> tuple[dict[str, str], list[Rejection]]:
     """The draft as path → full text, with every path and size checked; rejected files are reported."""
     proposed: dict[str, str] = {}
     rejected: list[Rejection] = []
@@ -118,9 +116,7 @@ def materialise(
         for patched in patch:
             path = patched.path
             if patched.is_removed_file:
-                rejected.append(
-                    Rejection(path, DropReason.OUTSIDE_TESTS_DIR, "generated changes may not delete")
-                )
+                rejected.append(Rejection(path, DropReason.OUTSIDE_TESTS_DIR, "generated changes may not delete"))
                 continue
             base = "" if patched.is_added_file else _read(tree, path)
             try:

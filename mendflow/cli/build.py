@@ -10,11 +10,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mendflow import snapshot
 from mendflow.cli import app
 from mendflow.contracts import BuildReport, BuildStatus
 from mendflow.errors import InputError
 from mendflow.render import coverage_rows
 from mendflow.settings import get_settings
+from mendflow.store import open_store
 
 EXIT_CODES = {BuildStatus.PASSED: 0, BuildStatus.FAILED: 1, BuildStatus.ERRORED: 3}
 
@@ -66,7 +68,11 @@ def build(
     if launcher:
         os.environ["MENDFLOW_LAUNCHER"] = launcher
         get_settings.cache_clear()
-    get_settings()  # validate settings before starting anything
+    settings = get_settings()
+    # Refuse bad input before anything starts: a missing repo, commit or store fails in a second, not after
+    # Prefect has come up.
+    snapshot.resolve_commit(snapshot.resolve_repo(location, settings), commit or branch)
+    open_store(settings.resolved_store_url(), settings).check()
     # Without PREFECT_API_URL, Prefect starts a temporary local server; on a busy 2-core machine it needs more
     # than its default 20 s to come up.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")

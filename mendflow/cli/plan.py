@@ -82,6 +82,4 @@ def plan(
     write_atomic(out, spec.model_dump_json(indent=2) + "\n")
     console = Console(stderr=True)
     console.print(spec_table(spec))
-    console.print(
-        f"wrote {out}: {len(spec.cases)} case(s) for {len(spec.targets)} target(s)", highlight=False
-    )
+    console.print(f"wrote {out}: {len(spec.cases)} case(s) for {len(spec.targets)} target(s)", highlight=False)

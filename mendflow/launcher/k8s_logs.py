@@ -48,9 +48,7 @@ class LogFollower:
 
     def start(self, pod_name: str) -> None:
         if self.thread is None:
-            self.thread = threading.Thread(
-                target=self._follow, args=(pod_name,), daemon=True, name=f"logs-{pod_name}"
-            )
+            self.thread = threading.Thread(target=self._follow, args=(pod_name,), daemon=True, name=f"logs-{pod_name}")
             self.thread.start()
 
     def _follow(self, pod_name: str) -> None:

@@ -28,9 +28,7 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "mendflow"}
 LABEL_PREFIX = "mendflow.dev/"
 SELECTOR = "app.kubernetes.io/managed-by=mendflow"  # what the reaper lists
 _LABEL_KEYS = ("repo", "commit", "stage", "attempt", "flow-run")
-_STORE_HINT = (
-    "set MENDFLOW_STORE_URL=s3://bucket/prefix (and MENDFLOW_S3__*) for MENDFLOW_LAUNCHER=kubernetes"
-)
+_STORE_HINT = "set MENDFLOW_STORE_URL=s3://bucket/prefix (and MENDFLOW_S3__*) for MENDFLOW_LAUNCHER=kubernetes"
 
 
 def label_value(value: str) -> str:
@@ -60,16 +58,13 @@ def check_urls(spec: JobSpec) -> None:
             scheme = urlsplit(url).scheme
             if scheme == "file":
                 raise ConfigError(
-                    f"{kind} {name!r} is a file:// URL: "
-                    "the kubernetes launcher needs an s3:// artefact store",
+                    f"{kind} {name!r} is a file:// URL: the kubernetes launcher needs an s3:// artefact store",
                     hint=_STORE_HINT,
                 )
             if scheme not in ("http", "https"):
                 raise ConfigError(f"{kind} {name!r} has unsupported URL scheme {scheme!r}", hint=_STORE_HINT)
             if not name or "/" in name or name in (".", ".."):
-                raise ConfigError(
-                    f"{kind} name {name!r} is not a plain file name", hint="use e.g. 'report.json'"
-                )
+                raise ConfigError(f"{kind} name {name!r} is not a plain file name", hint="use e.g. 'report.json'")
 
 
 def labels(spec: JobSpec, flow_run_id: str | None) -> dict[str, str]:
@@ -137,8 +132,7 @@ def _volumes(settings: Settings) -> tuple[list[k.V1Volume], list[k.V1VolumeMount
         "cache": (CACHE_DIR, CACHE_SIZE_MB),
     }
     volumes = [
-        k.V1Volume(name=n, empty_dir=k.V1EmptyDirVolumeSource(size_limit=f"{mb}Mi"))
-        for n, (_, mb) in sizes.items()
+        k.V1Volume(name=n, empty_dir=k.V1EmptyDirVolumeSource(size_limit=f"{mb}Mi")) for n, (_, mb) in sizes.items()
     ]
     mounts = [k.V1VolumeMount(name=n, mount_path=path) for n, (path, _) in sizes.items()]
     return volumes, mounts

@@ -61,9 +61,7 @@ def _failed(pod: Any, memory_mb: int) -> Verdict:
     if status.reason == "Evicted":
         return Verdict(JobState.ERROR, f"Evicted: {status.message or 'the node ran short of a resource'}")
     if status.reason == "DeadlineExceeded":
-        return Verdict(
-            JobState.TIMED_OUT, f"DeadlineExceeded: {status.message or 'the pod ran past its deadline'}"
-        )
+        return Verdict(JobState.TIMED_OUT, f"DeadlineExceeded: {status.message or 'the pod ran past its deadline'}")
     term = _terminated(pod)
     if term is None:
         why = ": ".join(x for x in (status.reason, status.message) if x) or "no container status"
@@ -78,18 +76,14 @@ def _failed(pod: Any, memory_mb: int) -> Verdict:
         )
     summary = transfer_summary(message)
     if summary and summary.get("error"):
-        return Verdict(
-            JobState.ERROR, f"artefact transfer failed: {summary['error']}", term.exit_code, message
-        )
+        return Verdict(JobState.ERROR, f"artefact transfer failed: {summary['error']}", term.exit_code, message)
     if term.exit_code == 0:
         why = ": ".join(x for x in (status.reason, status.message) if x) or "unknown reason"
         return Verdict(JobState.ERROR, f"the pod failed although its command exited 0 ({why})", 0, message)
     detail = f" ({term.reason})" if term.reason and term.reason != "Error" else ""
     if term.exit_code in (137, 143) and not detail:
         detail = " (killed by a signal)"
-    return Verdict(
-        JobState.FAILED, f"the command exited with code {term.exit_code}{detail}", term.exit_code, message
-    )
+    return Verdict(JobState.FAILED, f"the command exited with code {term.exit_code}{detail}", term.exit_code, message)
 
 
 def _pending(pod: Any) -> Verdict | Stuck | None:
@@ -102,16 +96,12 @@ def _pending(pod: Any) -> Verdict | Stuck | None:
         return None
     image = status.image or (pod.spec.containers[0].image if pod.spec else "?")
     if waiting.reason in FATAL_WAITING:
-        return Verdict(
-            JobState.ERROR, f"{waiting.reason}: image {image}: {waiting.message or ''}".rstrip(": ")
-        )
+        return Verdict(JobState.ERROR, f"{waiting.reason}: image {image}: {waiting.message or ''}".rstrip(": "))
     if waiting.reason in PULL_ERRORS:
         why = f"{waiting.reason}: {waiting.message}" if waiting.message else waiting.reason
         return Stuck("image-pull", f"image {image} could not be pulled ({why})")
     if waiting.reason in STUCK_WAITING:
-        return Stuck(
-            waiting.reason, f"{waiting.reason}: {waiting.message or 'the container could not start'}"
-        )
+        return Stuck(waiting.reason, f"{waiting.reason}: {waiting.message or 'the container could not start'}")
     return None
 
 
@@ -120,9 +110,7 @@ def pod_verdict(pod: Any, memory_mb: int) -> Verdict | Stuck | None:
     phase = pod.status.phase if pod.status else None
     if phase == "Succeeded":
         term = _terminated(pod)
-        return Verdict(
-            JobState.SUCCEEDED, "the command exited with code 0", 0, (term.message or "") if term else ""
-        )
+        return Verdict(JobState.SUCCEEDED, "the command exited with code 0", 0, (term.message or "") if term else "")
     if phase == "Failed":
         return _failed(pod, memory_mb)
     return _pending(pod)
@@ -142,7 +130,5 @@ def job_verdict(job: Any, timeout_sec: int) -> Verdict | None:
                     f"DeadlineExceeded: the job was still running after its "
                     f"{timeout_sec}s timeout (activeDeadlineSeconds)",
                 )
-            return Verdict(
-                JobState.ERROR, f"the job failed: {cond.reason}: {cond.message or ''}".rstrip(": ")
-            )
+            return Verdict(JobState.ERROR, f"the job failed: {cond.reason}: {cond.message or ''}".rstrip(": "))
     return None

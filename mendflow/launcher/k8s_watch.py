@@ -124,9 +124,7 @@ class JobWatcher:
                 if event["type"] == "DELETED":
                     stream.stop()
                     return Verdict(JobState.ERROR, f"job {self.name} was deleted by someone else")
-                if isinstance(event["object"], k.V1Job) and (
-                    verdict := job_verdict(event["object"], self.timeout_sec)
-                ):
+                if isinstance(event["object"], k.V1Job) and (verdict := job_verdict(event["object"], self.timeout_sec)):
                     stream.stop()
                     return verdict
         except ApiException as exc:

@@ -137,14 +137,15 @@ class KubernetesLauncher(Launcher):
         )
         return result
 
-    def _run(
-        self, api: k.ApiClient, job: Any, name: str, spec: JobSpec, follower: LogFollower, logger: Any
-    ) -> Verdict:
+    def _run(self, api: k.ApiClient, job: Any, name: str, spec: JobSpec, follower: LogFollower, logger: Any) -> Verdict:
         """Create, watch, and delete the Job in ``finally`` (success, failure, interruption, crash alike)."""
-        created = False
+        created = True  # until proven otherwise: an interrupted create may still have happened
         try:
-            warning = self._create(api, job)  # raises LaunchError when nothing was created
-            created = True
+            try:
+                warning = self._create(api, job)
+            except LaunchError:
+                created = False  # the API server refused it: nothing to delete
+                raise
             if warning:
                 return Verdict(JobState.ERROR, f"the pod would be rejected: {warning}")
             logger.info(
@@ -163,7 +164,6 @@ class KubernetesLauncher(Launcher):
                 on_pod_started=follower.start,
             ).wait()
         except (ApiException, urllib3.exceptions.HTTPError, OSError) as exc:
-            created = True  # a create that timed out may still have happened
             return Verdict(JobState.ERROR, f"lost the Kubernetes API while running job {name}: {_short(exc)}")
         finally:
             if created:

@@ -563,6 +563,8 @@ def _upload(out_dir: Path, name: str, url: str) -> None:
     """PUT out/<name> to a presigned URL; no headers beyond Content-Length, which the signature covers."""
     with _opened_output(out_dir, name) as fd, os.fdopen(os.dup(fd), "rb") as src:
         data = src.read()
-    request = urllib.request.Request(url, data=data, method="PUT", headers={"Content-Length": str(len(data))})
+    # Content-Type is unsigned but must be set: urllib would send a form type that S3 APIs mistreat.
+    headers = {"Content-Length": str(len(data)), "Content-Type": "application/octet-stream"}
+    request = urllib.request.Request(url, data=data, method="PUT", headers=headers)
     with urllib.request.urlopen(request, timeout=TRANSFER_TIMEOUT_SEC) as resp:
         resp.read()

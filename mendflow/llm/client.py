@@ -100,9 +100,7 @@ class LLMClient:
         used = resp.usage.total_tokens if resp.usage else estimate_tokens(str(messages) + content)
         self.ledger.add(stage, used)
         if not content.strip():
-            raise LLMError(
-                f"the LLM returned an empty answer for stage {stage!r}", hint="retry or run offline"
-            )
+            raise LLMError(f"the LLM returned an empty answer for stage {stage!r}", hint="retry or run offline")
         return content
 
 

@@ -131,9 +131,7 @@ class _BodyVisitor(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         cond = ast.unparse(node.test)
-        self.info.branches.append(
-            BranchInfo(cond, (node.body[0].lineno, node.body[-1].end_lineno or node.lineno))
-        )
+        self.info.branches.append(BranchInfo(cond, (node.body[0].lineno, node.body[-1].end_lineno or node.lineno)))
         self.visit(node.test)
         self._guarded(cond, node.body)
         if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
@@ -166,9 +164,7 @@ class _BodyVisitor(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         owner, name = _call_name(node)
-        if name in _SECURITY_SINKS and (
-            owner in _SECURITY_MODULES or not owner or name in ("execute", "eval")
-        ):
+        if name in _SECURITY_SINKS and (owner in _SECURITY_MODULES or not owner or name in ("execute", "eval")):
             label = f"{owner}.{name}" if owner else name
             if label not in self.info.security_sinks:
                 self.info.security_sinks.append(label)

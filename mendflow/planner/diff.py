@@ -43,9 +43,7 @@ def _commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
         ) from exc
 
 
-def resolve_base(
-    repo: pygit2.Repository, head: pygit2.Commit, target_branch: str | None
-) -> tuple[str | None, str]:
+def resolve_base(repo: pygit2.Repository, head: pygit2.Commit, target_branch: str | None) -> tuple[str | None, str]:
     """The merge-base with the target branch when the commit is off it, else the commit's first parent."""
     candidates = [target_branch] if target_branch else list(DEFAULT_TARGET_BRANCHES)
     for name in candidates:

@@ -97,9 +97,7 @@ def llm_cases(
             by_target[case.target_path].append(
                 case
                 if case.steps
-                else case.model_copy(
-                    update={"steps": [f"act: {case.goal}"], "kind": case.kind or CaseKind.SUCCESS}
-                )
+                else case.model_copy(update={"steps": [f"act: {case.goal}"], "kind": case.kind or CaseKind.SUCCESS})
             )
             names.add(case.name)
     return by_target, draft.rationale_md, notes

@@ -48,9 +48,7 @@ def _rationale(
         "| target | priority | line % | why |",
         "| --- | --- | --- | --- |",
     ]
-    lines += [
-        f"| `{t.ref}` | {t.priority.value} | {t.line_pct:.1f} | {'; '.join(t.reasons)} |" for t in targets
-    ]
+    lines += [f"| `{t.ref}` | {t.priority.value} | {t.line_pct:.1f} | {'; '.join(t.reasons)} |" for t in targets]
     if report.failed_tests:
         lines += ["", f"Failed tests in the build: {', '.join(report.failed_tests[:10])}"]
     return "\n".join([*lines, "", *extra]).strip() + "\n"

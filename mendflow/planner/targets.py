@@ -26,9 +26,7 @@ def risk_reasons(path: str, info: FunctionInfo, change_set: ChangeSet) -> list[s
     return reasons
 
 
-def _symbol_gaps(
-    file: FileCoverage, source: str, min_cov: float
-) -> list[tuple[str, int, int, float, list[int]]]:
+def _symbol_gaps(file: FileCoverage, source: str, min_cov: float) -> list[tuple[str, int, int, float, list[int]]]:
     """(symbol, start, end, line_pct, missing) for functions below ``min_cov``."""
     if file.symbols:
         return [

@@ -16,8 +16,48 @@ from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
 
 # Words too common to rank anything; dropping them keeps BM25 queries fast on 100k+ chunks.
 STOPWORDS = frozenset(
-    "a an and are as at be but by for from has have if in into is it its of on or that the their then there "
-    "these this to was were will with self def return none true false".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "self",
+        "def",
+        "return",
+        "none",
+        "true",
+        "false",
+    ]
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")

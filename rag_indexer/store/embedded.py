@@ -3,7 +3,7 @@
 Why SQLite: it ships with Python (no server, no extra wheel), FTS5 gives BM25 ranking with a porter stemmer,
 WAL mode lets readers query a consistent snapshot while an index run writes, and every batch is one
 transaction, so a crash leaves the last committed state and never half a blob. This Python's sqlite3 cannot
-load extensions (sqlite-vec is out), so vectors are BLOBs searched by brute force in numpy: ~100k×384 float32
+load extensions (sqlite-vec is out), so vectors are BLOBs searched by brute force in numpy: ~100k x 384 float32
 is one matrix product of a few milliseconds, well inside the latency budget, and needs no index upkeep.
 Everything lives in one directory (``index.sqlite`` plus its WAL files; the embedding cache sits beside it).
 """
@@ -225,8 +225,7 @@ class EmbeddedStore(IndexStore):
             batch = items[i : i + 500]
             marks = ",".join("?" * len(batch))
             rows = self._query(
-                f"SELECT blob_sha, symbol_key, content_hash FROM chunks "
-                f"WHERE blob_sha IN ({marks}) AND kind != 'file'",
+                f"SELECT blob_sha, symbol_key, content_hash FROM chunks WHERE blob_sha IN ({marks}) AND kind != 'file'",
                 batch,
             )
             for sha, key, digest in rows:
@@ -253,9 +252,7 @@ class EmbeddedStore(IndexStore):
         )
 
     def ref_files(self, repo: str, ref: str) -> dict[str, RefFile]:
-        rows = self._query(
-            "SELECT path, blob_sha, language FROM ref_files WHERE repo = ? AND ref = ?", (repo, ref)
-        )
+        rows = self._query("SELECT path, blob_sha, language FROM ref_files WHERE repo = ? AND ref = ?", (repo, ref))
         return {p: RefFile(path=p, blob_sha=b, language=lang) for p, b, lang in rows}
 
     def set_ref(self, state: RefState, files: Sequence[RefFile]) -> None:
@@ -277,9 +274,7 @@ class EmbeddedStore(IndexStore):
         return [self._ref_state(r) for r in rows]
 
     # -- queries ---------------------------------------------------------------------------------------
-    def search(
-        self, text: str, vector: Sequence[float] | None, k: int, alpha: float, filters: Filters
-    ) -> list[Hit]:
+    def search(self, text: str, vector: Sequence[float] | None, k: int, alpha: float, filters: Filters) -> list[Hit]:
         want = max(k * 4, 50)
         keyword = self._bm25(text, want, filters) if alpha < 1 or vector is None else []
         semantic = self._nearest(vector, want, filters) if vector is not None and alpha > 0 else []
@@ -307,11 +302,15 @@ class EmbeddedStore(IndexStore):
             )
             rank = {r[0]: -float(r[1]) for r in ranked}
             marks = ",".join("?" * len(rank))
-            rows = self._query(
-                f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
-                f"WHERE c.rowid IN ({marks}) AND {where}",
-                [*rank, *params],
-            ) if rank else []
+            rows = (
+                self._query(
+                    f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
+                    f"WHERE c.rowid IN ({marks}) AND {where}",
+                    [*rank, *params],
+                )
+                if rank
+                else []
+            )
             if len({r[0] for r in rows}) >= limit or len(ranked) < fetch:
                 break
             fetch *= 4
@@ -328,7 +327,7 @@ class EmbeddedStore(IndexStore):
                 rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
                 matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
                 norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-                matrix = matrix / np.where(norms == 0, 1, norms)
+                matrix = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
             else:
                 rowids, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
             self._matrix = (generation, rowids, matrix)
@@ -373,7 +372,8 @@ class EmbeddedStore(IndexStore):
         where, params = _scope_sql(filters)
         rows = self._query(
             f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
-            f"WHERE c.rowid IN (SELECT rowid FROM chunks WHERE name = ? UNION SELECT rowid FROM chunks WHERE symbol = ?) "
+            "WHERE c.rowid IN (SELECT rowid FROM chunks WHERE name = ? "
+            "UNION SELECT rowid FROM chunks WHERE symbol = ?) "
             f"AND c.kind != 'file' AND {where} ORDER BY f.path, c.start_line, c.part",
             [name, name, *params],
         )

@@ -83,7 +83,9 @@ class WeaviateStore(IndexStore):
 
         if self.server_vectorizes:
             return Configure.Vectors.text2vec_openai(
-                model=self.config.embedding_model, base_url=self.config.llm_base_url, source_properties=["text"]
+                model=self.config.embedding_model,
+                base_url=self.config.llm_base_url,  # type: ignore[arg-type]  # pydantic validates the str
+                source_properties=["text"],
             )
         return Configure.Vectors.self_provided()
 
@@ -109,7 +111,7 @@ class WeaviateStore(IndexStore):
                      skip_vectorization=True),
             number("start_line"), number("end_line"), number("part"), number("parts"),
         ]  # fmt: skip
-        opaque = {"index_searchable": False, "index_filterable": False}
+        opaque: dict[str, Any] = {"index_searchable": False, "index_filterable": False}
         schemas = {
             "file": content,
             "symbol": content,
@@ -230,7 +232,9 @@ class WeaviateStore(IndexStore):
     def write_blobs(self, items: Sequence[BlobChunks]) -> None:
         from weaviate.classes.data import DataObject
 
-        files, symbols, markers = [], [], []
+        files: list[Any] = []
+        symbols: list[Any] = []
+        markers: list[Any] = []
         for item in items:
             for i, chunk in enumerate(item.chunks):
                 vector = item.vectors[i] if item.vectors is not None else None
@@ -241,10 +245,13 @@ class WeaviateStore(IndexStore):
                 DataObject(
                     uuid=_blob_uuid(item.blob_sha),
                     properties={
-                        "blob_sha": item.blob_sha, "language": item.language, "encoding": item.encoding,
-                        "chunks": len(item.chunks), "symbols_json": json.dumps(symbol_map),
+                        "blob_sha": item.blob_sha,
+                        "language": item.language,
+                        "encoding": item.encoding,
+                        "chunks": len(item.chunks),
+                        "symbols_json": json.dumps(symbol_map),
                     },
-                )  # fmt: skip
+                )
             )
         for collection, objects in ((self.files, files), (self.symbols_c, symbols)):
             for i in range(0, len(objects), 200):
@@ -290,12 +297,15 @@ class WeaviateStore(IndexStore):
         if cached and cached[0] == generation:
             return cached[1]
         obj = self._ref_object(repo, ref, ["generation", "files_json"])
-        files = {row[0]: RefFile(path=row[0], blob_sha=row[1], language=row[2]) for row in json.loads(obj.properties["files_json"])}
+        files = {
+            row[0]: RefFile(path=row[0], blob_sha=row[1], language=row[2])
+            for row in json.loads(obj.properties["files_json"])
+        }
         self._mapping_cache[(repo, ref)] = (obj.properties["generation"], files)
         return files
 
     def set_ref(self, state: RefState, files: Sequence[RefFile]) -> None:
-        props = {
+        props: dict[str, Any] = {
             "repo": state.repo, "ref": state.ref, "commit_sha": state.commit, "tree_sha": state.tree,
             "generation": uuid.uuid4().hex, "indexed_at": state.indexed_at.isoformat(), "files": len(files),
             "files_json": json.dumps([[f.path, f.blob_sha, f.language] for f in files]),
@@ -314,9 +324,7 @@ class WeaviateStore(IndexStore):
     # -- scope -------------------------------------------------------------------------------------------
     def _scope(self, filters: Filters) -> dict[str, list[tuple[str, str, str]]]:
         """blob SHA → [(repo, ref, path)] for every file the filters admit."""
-        refs = [
-            s for s in self.list_refs(filters.repo) if filters.ref is None or s.ref == filters.ref
-        ]
+        refs = [s for s in self.list_refs(filters.repo) if filters.ref is None or s.ref == filters.ref]
         scope: dict[str, list[tuple[str, str, str]]] = {}
         for state in sorted(refs, key=lambda s: (s.repo, s.ref)):
             for path, f in sorted(self.ref_files(state.repo, state.ref).items()):
@@ -343,18 +351,26 @@ class WeaviateStore(IndexStore):
         p = obj.properties
         return [
             Hit(
-                id=str(obj.uuid), repo=repo, ref=ref, path=path, symbol=p["symbol"], kind=p["kind"],
-                start_line=p["start_line"], end_line=p["end_line"], score=score, blob_sha=p["blob_sha"],
-                language=p["language"], signature=p.get("signature") or "", docstring=p.get("docstring") or "",
+                id=str(obj.uuid),
+                repo=repo,
+                ref=ref,
+                path=path,
+                symbol=p["symbol"],
+                kind=p["kind"],
+                start_line=p["start_line"],
+                end_line=p["end_line"],
+                score=score,
+                blob_sha=p["blob_sha"],
+                language=p["language"],
+                signature=p.get("signature") or "",
+                docstring=p.get("docstring") or "",
                 text=p.get("text") or "",
-            )  # fmt: skip
+            )
             for repo, ref, path in scope.get(p["blob_sha"], [])
         ]
 
     # -- queries ---------------------------------------------------------------------------------------
-    def search(
-        self, text: str, vector: Sequence[float] | None, k: int, alpha: float, filters: Filters
-    ) -> list[Hit]:
+    def search(self, text: str, vector: Sequence[float] | None, k: int, alpha: float, filters: Filters) -> list[Hit]:
         from weaviate.classes.query import MetadataQuery
 
         from rag_indexer.store.base import query_terms
@@ -368,7 +384,7 @@ class WeaviateStore(IndexStore):
         keyword_text = " ".join(terms)
         results: list[tuple[float, Any]] = []
         for collection in (self.symbols_c, self.files):
-            if vector is None and not self.server_vectorizes or alpha == 0:
+            if (vector is None and not self.server_vectorizes) or alpha == 0:
                 res = self._retry(lambda c=collection: c.query.bm25(  # type: ignore[misc]
                     keyword_text, query_properties=["names^3", "text"], filters=where, limit=limit,
                     return_metadata=MetadataQuery(score=True), return_properties=CONTENT_PROPS,
@@ -400,7 +416,9 @@ class WeaviateStore(IndexStore):
         scope = {sha: entries for sha, entries in scope.items() if entries}
         if not scope:
             return []
-        objects = self._by_blobs(self.files, scope, CONTENT_PROPS) + self._by_blobs(self.symbols_c, scope, CONTENT_PROPS)
+        objects = self._by_blobs(self.files, scope, CONTENT_PROPS) + self._by_blobs(
+            self.symbols_c, scope, CONTENT_PROPS
+        )
         hits = [h for o in objects for h in self._expand(o, scope)]
         return sorted(hits, key=lambda h: (h.repo, h.ref, h.start_line, h.kind != "file", h.end_line))
 
@@ -442,7 +460,7 @@ class WeaviateStore(IndexStore):
         from weaviate.classes.query import Filter
 
         live = {f.blob_sha for s in self.list_refs() for f in self.ref_files(s.repo, s.ref).values()}
-        stored = {o.properties["blob_sha"] for o in self.blobs.iterator(return_properties=["blob_sha"])}
+        stored = {str(o.properties["blob_sha"]) for o in self.blobs.iterator(return_properties=["blob_sha"])}
         orphans = sorted(stored - live)
         for i in range(0, len(orphans), FILTER_CHUNK):
             where = Filter.by_property("blob_sha").contains_any(orphans[i : i + FILTER_CHUNK])

@@ -94,7 +94,13 @@ def deployed(prefect_server: PrefectServer) -> Deployed:
         template = ROOT / "k8s" / "prefect" / "base-job-template.json"
         extra = ["--base-job-template", str(template)] if template.exists() else []
         prefect_cli(
-            prefect_server, "work-pool", "create", "mendflow-kubernetes", "--type", "kubernetes", "--overwrite",
+            prefect_server,
+            "work-pool",
+            "create",
+            "mendflow-kubernetes",
+            "--type",
+            "kubernetes",
+            "--overwrite",
             *extra,
         )
         prefect_cli(prefect_server, "deploy", "--all")
@@ -124,7 +130,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture(scope="module")
-def worker(prefect_server: PrefectServer, deployed: Deployed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def worker(
+    prefect_server: PrefectServer, deployed: Deployed, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
     """A real process worker on mendflow-process; yields its log."""
     home = tmp_path_factory.mktemp("worker")
     env = {
@@ -187,8 +195,15 @@ class SourceRepo:
 
     def commit(self, message: str) -> str:
         """A new commit on main (a changed docstring keeps the project passing)."""
-        return commit_files(self.path, {"calc/__init__.py": PROJECT["calc/__init__.py"].replace(
-            "Tiny calculator.", f"Tiny calculator: {message}.")}, message)
+        return commit_files(
+            self.path,
+            {
+                "calc/__init__.py": PROJECT["calc/__init__.py"].replace(
+                    "Tiny calculator.", f"Tiny calculator: {message}."
+                )
+            },
+            message,
+        )
 
 
 @pytest.fixture(scope="module")

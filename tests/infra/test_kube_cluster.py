@@ -129,9 +129,7 @@ def test_failure_annotation_fails_pod(kube_cluster: KubeCluster) -> None:
     core.create_namespaced_pod(
         ns,
         k.V1Pod(
-            metadata=k.V1ObjectMeta(
-                name="boom", annotations={OUTCOME_ANNOTATION: "fail", EXIT_CODE_ANNOTATION: "3"}
-            ),
+            metadata=k.V1ObjectMeta(name="boom", annotations={OUTCOME_ANNOTATION: "fail", EXIT_CODE_ANNOTATION: "3"}),
             spec=k.V1PodSpec(restart_policy="Never", containers=[_restricted_container()]),
         ),
     )
@@ -242,9 +240,7 @@ def test_rbac_denies_unprivileged_users(kube_cluster: KubeCluster) -> None:
                 spec=k.V1SubjectAccessReviewSpec(
                     user=user,
                     groups=groups,
-                    resource_attributes=k.V1ResourceAttributes(
-                        verb="create", resource="pods", namespace="default"
-                    ),
+                    resource_attributes=k.V1ResourceAttributes(verb="create", resource="pods", namespace="default"),
                 )
             )
         )
@@ -261,9 +257,7 @@ def test_rbac_denies_unprivileged_users(kube_cluster: KubeCluster) -> None:
             spec=k.V1SubjectAccessReviewSpec(
                 user="mendflow-admin",
                 groups=["system:masters"],
-                resource_attributes=k.V1ResourceAttributes(
-                    verb="create", resource="pods", namespace="default"
-                ),
+                resource_attributes=k.V1ResourceAttributes(verb="create", resource="pods", namespace="default"),
             )
         )
     )

@@ -53,9 +53,7 @@ def leftovers(cluster: KubeCluster) -> list[str]:
     batch, core = k.BatchV1Api(api), k.CoreV1Api(api)
     found = [
         f"job/{j.metadata.namespace}/{j.metadata.name}"
-        for j in batch.list_job_for_all_namespaces(
-            label_selector="app.kubernetes.io/managed-by=mendflow"
-        ).items
+        for j in batch.list_job_for_all_namespaces(label_selector="app.kubernetes.io/managed-by=mendflow").items
     ]
     found += [f"job/{JOBS_NS}/{j.metadata.name}" for j in batch.list_namespaced_job(JOBS_NS).items]
     found += [f"pod/{JOBS_NS}/{p.metadata.name}" for p in core.list_namespaced_pod(JOBS_NS).items]
@@ -86,7 +84,7 @@ def k8s_deployed_fixture(kube_cluster: KubeCluster) -> Iterator[Deployed]:
     worker = kube_cluster.kubeconfig_for(WORKER_USER, WORKER_GROUPS)
     yield Deployed(kube_cluster, worker)
     # The worker Deployment's pod runs forever on kwok; it is not a stage leftover.
-    kubectl(kube_cluster, "delete", "deployment", "prefect-worker", "-n", CONTROL_NS, "--wait=true")
+    kubectl(kube_cluster, "delete", "deployment", "prefect-worker", "-n", CONTROL_NS, "--ignore-not-found")
     deadline = time.monotonic() + LEFTOVER_WAIT_SEC  # Background deletion: the GC removes pods shortly
     while (left := leftovers(kube_cluster)) and time.monotonic() < deadline:
         time.sleep(0.5)

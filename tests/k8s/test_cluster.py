@@ -77,9 +77,7 @@ FORBIDDEN = [
 def test_worker_can_do_what_it_needs(
     k8s_deployed: Deployed, namespace: str, verb: str, group: str, resource: str, sub: str | None
 ) -> None:
-    assert _allowed(
-        k8s_deployed, WORKER_USER, WORKER_GROUPS, verb, resource, namespace, group=group, subresource=sub
-    )
+    assert _allowed(k8s_deployed, WORKER_USER, WORKER_GROUPS, verb, resource, namespace, group=group, subresource=sub)
 
 
 @pytest.mark.parametrize("namespace", [CONTROL_NS, JOBS_NS])
@@ -113,9 +111,7 @@ def test_worker_has_no_rights_elsewhere(k8s_deployed: Deployed, namespace: str |
         ("create", "batch", "jobs"),
     ],
 )
-def test_job_service_account_has_no_rights(
-    k8s_deployed: Deployed, verb: str, group: str, resource: str
-) -> None:
+def test_job_service_account_has_no_rights(k8s_deployed: Deployed, verb: str, group: str, resource: str) -> None:
     groups = ("system:serviceaccounts", f"system:serviceaccounts:{JOBS_NS}", "system:authenticated")
     assert not _allowed(k8s_deployed, JOB_SA, groups, verb, resource, JOBS_NS, group=group)
 
@@ -133,9 +129,7 @@ def test_worker_deployment_is_admitted_and_runs_restricted(k8s_deployed: Deploye
     deadline = time.monotonic() + 60
     pods: list[Any] = []
     while time.monotonic() < deadline:
-        pods = core.list_namespaced_pod(
-            CONTROL_NS, label_selector="app.kubernetes.io/name=prefect-worker"
-        ).items
+        pods = core.list_namespaced_pod(CONTROL_NS, label_selector="app.kubernetes.io/name=prefect-worker").items
         if pods and pods[0].status.phase == "Running":
             break
         time.sleep(0.5)

@@ -90,9 +90,7 @@ def test_installs_the_repositorys_runner(dockerfile: str) -> None:
 
 def test_tools_are_pinned_and_caches_live_under_the_cache_mount(dockerfile: str) -> None:
     args = _args(dockerfile)
-    assert re.fullmatch(r"\d+\.\d+\.\d+", args["UV_VERSION"]) and re.fullmatch(
-        r"\d+\.\d+\.\d+", args["RUFF_VERSION"]
-    )
+    assert re.fullmatch(r"\d+\.\d+\.\d+", args["UV_VERSION"]) and re.fullmatch(r"\d+\.\d+\.\d+", args["RUFF_VERSION"])
     runs = " ".join(rest for kind, rest in parse(dockerfile) if kind == "RUN")
     assert '"uv==${UV_VERSION}"' in runs and '"ruff==${RUFF_VERSION}"' in runs
     assert "--no-cache-dir" in runs

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
+import pytest
 import yaml
 from kubernetes import client as k
 
@@ -63,9 +64,7 @@ def test_strict_validation_would_catch_a_typo(tmp_path: Path) -> None:
 def test_kustomization_builds_every_resource() -> None:
     kustomization = yaml.safe_load((BASE / "kustomization.yaml").read_text())
     assert sorted(kustomization["resources"]) == sorted(p.name for p in RESOURCE_FILES)
-    built = subprocess.run(
-        ["kubectl", "kustomize", str(BASE)], capture_output=True, text=True, check=True, timeout=60
-    )
+    built = subprocess.run(["kubectl", "kustomize", str(BASE)], capture_output=True, text=True, check=True, timeout=60)
     kinds = sorted(d["kind"] for d in yaml.safe_load_all(built.stdout) if d)
     assert kinds == sorted(d["kind"] for d in _docs())
 
@@ -122,6 +121,7 @@ def _render_template() -> dict[str, Any]:
     return dict(apply_values(template["job_configuration"]["job_manifest"], values))
 
 
+@pytest.mark.slow  # importing prefect_kubernetes.worker takes seconds
 def test_prefect_base_job_template_keeps_prefects_variables() -> None:
     from prefect_kubernetes.worker import KubernetesWorker
 

@@ -13,6 +13,8 @@ import pytest
 from mendflow.store.s3 import S3Store
 from tests.fixtures.s3 import S3Bucket, S3Server
 
+pytestmark = pytest.mark.slow  # a moto server process
+
 RUNNER = Path(__file__).resolve().parents[2] / "images" / "runner"
 STDLIB_PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 
@@ -87,9 +89,7 @@ def test_the_commands_exit_code_is_kept_and_outputs_still_delivered(tmp_path: Pa
 
 def test_an_unreadable_input_stops_before_the_command_runs(tmp_path: Path, store: S3Store) -> None:
     missing = store.download_url("never-written.tar.gz")  # a valid signature for an absent object: 404
-    proc, summary = _run(
-        tmp_path, {"source.tar.gz": missing}, {"report.json": store.upload_url("o/report.json")}
-    )
+    proc, summary = _run(tmp_path, {"source.tar.gz": missing}, {"report.json": store.upload_url("o/report.json")})
     assert proc.returncode == 125
     assert "fetching source.tar.gz: HTTP 404" in str(summary["error"])
     assert "command saw" not in proc.stdout
@@ -97,14 +97,10 @@ def test_an_unreadable_input_stops_before_the_command_runs(tmp_path: Path, store
     assert not (tmp_path / "ws" / "in" / "source.tar.gz").exists()
 
 
-def test_a_lost_upload_turns_success_into_a_transfer_error(
-    tmp_path: Path, store: S3Store, s3_server: S3Server
-) -> None:
+def test_a_lost_upload_turns_success_into_a_transfer_error(tmp_path: Path, store: S3Store, s3_server: S3Server) -> None:
     store.put_bytes("src.tar.gz", b"abc")
     forged = S3Store("no-such-bucket-x1", "t", s3_server.settings()).upload_url("o/report.json")  # 404
-    proc, summary = _run(
-        tmp_path, {"source.tar.gz": store.download_url("src.tar.gz")}, {"report.json": forged}
-    )
+    proc, summary = _run(tmp_path, {"source.tar.gz": store.download_url("src.tar.gz")}, {"report.json": forged})
     assert proc.returncode == 125
     assert "uploading report.json: HTTP 404" in str(summary["error"])
     assert summary["delivered"] == []

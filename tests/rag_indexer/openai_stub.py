@@ -53,8 +53,12 @@ class EmbeddingsStub:
                     for i, t in enumerate(texts)
                 ]
                 payload = json.dumps(
-                    {"object": "list", "data": data, "model": body["model"],
-                     "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body["model"],
+                        "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    }
                 ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

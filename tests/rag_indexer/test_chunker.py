@@ -29,7 +29,10 @@ def test_every_grammar_language_has_a_query_file() -> None:
 
 
 def test_python_classes_methods_decorators_and_docstrings(config: IndexerConfig) -> None:
-    src = 'class A:\n    """Doc A."""\n\n    @staticmethod\n    def m(x):\n        return x\n\ndef f():\n    def inner():\n        pass\n'
+    src = (
+        'class A:\n    """Doc A."""\n\n    @staticmethod\n    def m(x):\n        return x\n\n'
+        "def f():\n    def inner():\n        pass\n"
+    )
     chunks = {c.symbol: c for c in chunk_file("0" * 40, src, "python", config)}
     assert symbols(src, "python", config) == [
         ("A", "class", 1, 6), ("A.m", "method", 4, 6), ("f", "function", 8, 10), ("f.inner", "function", 9, 10),
@@ -48,7 +51,10 @@ def test_javascript_functions_classes_methods_and_arrows(config: IndexerConfig) 
 
 
 def test_typescript_interfaces_types_and_exported_classes(config: IndexerConfig) -> None:
-    src = "export interface Shape { area(): number }\ntype Id = string;\nexport class Sq implements Shape {\n  area(): number { return 1; }\n}\n"
+    src = (
+        "export interface Shape { area(): number }\ntype Id = string;\n"
+        "export class Sq implements Shape {\n  area(): number { return 1; }\n}\n"
+    )
     assert symbols(src, "typescript", config) == [
         ("Shape", "interface", 1, 1), ("Shape.area", "method", 1, 1), ("Id", "type", 2, 2),
         ("Sq", "class", 3, 5), ("Sq.area", "method", 4, 4),
@@ -69,7 +75,10 @@ def test_go_methods_are_qualified_by_receiver(config: IndexerConfig) -> None:
 
 
 def test_rust_impl_methods_traits_and_modules(config: IndexerConfig) -> None:
-    src = "struct P;\nimpl P {\n    /// New one.\n    fn new() -> P { P }\n}\ntrait T { fn t(&self); }\nmod m { fn g() {} }\n"
+    src = (
+        "struct P;\nimpl P {\n    /// New one.\n    fn new() -> P { P }\n}\n"
+        "trait T { fn t(&self); }\nmod m { fn g() {} }\n"
+    )
     chunks = {c.symbol: c for c in chunk_file("0" * 40, src, "rust", config)}
     assert symbols(src, "rust", config) == [
         ("P", "class", 1, 1), ("P.new", "method", 4, 4), ("T", "interface", 6, 6), ("T.t", "method", 6, 6),

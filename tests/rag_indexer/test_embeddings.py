@@ -27,7 +27,9 @@ def openai_index(make_index: IndexFactory, embeddings_stub: EmbeddingsStub) -> A
     return factory
 
 
-def test_index_embeds_every_chunk_in_batches(openai_index: Any, embeddings_stub: EmbeddingsStub, sample_repo: Path) -> None:
+def test_index_embeds_every_chunk_in_batches(
+    openai_index: Any, embeddings_stub: EmbeddingsStub, sample_repo: Path
+) -> None:
     report = openai_index().index(sample_repo)
     assert report.texts_embedded == report.chunks_written == len(embeddings_stub.inputs) == 12
     assert embeddings_stub.requests == 3  # 12 texts in batches of 4
@@ -54,7 +56,9 @@ def test_embedding_cache_survives_a_fresh_store(
     assert report.texts_embedded == 0 and len(embeddings_stub.inputs) == sent
 
 
-def test_vector_only_search_ranks_by_embedding(openai_index: Any, embeddings_stub: EmbeddingsStub, sample_repo: Path) -> None:
+def test_vector_only_search_ranks_by_embedding(
+    openai_index: Any, embeddings_stub: EmbeddingsStub, sample_repo: Path
+) -> None:
     index = openai_index()
     index.index(sample_repo)
     hits = index.search("parse monetary amount text", k=3, alpha=1.0)

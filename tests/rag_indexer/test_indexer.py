@@ -87,9 +87,7 @@ def test_rebase_reuses_every_blob(code_index: CodeIndex, sample_repo: Path) -> N
     ]
 
 
-def test_binary_vendored_and_oversize_files_are_skipped(
-    make_index: IndexFactory, make_repo: Any
-) -> None:
+def test_binary_vendored_and_oversize_files_are_skipped(make_index: IndexFactory, make_repo: Any) -> None:
     repo = make_repo(
         {
             "app.py": "def app():\n    pass\n",

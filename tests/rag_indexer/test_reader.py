@@ -10,7 +10,7 @@ from rag_indexer.reader import AttributeRules, _parse_gitattributes, decode_blob
 
 
 def test_utf8_with_bom_loses_only_the_bom() -> None:
-    assert decode_blob(codecs.BOM_UTF8 + "x = 'é'\n".encode()) .text == "x = 'é'\n"
+    assert decode_blob(codecs.BOM_UTF8 + "x = 'é'\n".encode()).text == "x = 'é'\n"
 
 
 def test_utf16_with_bom_is_decoded_as_utf16() -> None:
@@ -50,8 +50,7 @@ def test_glob_match_follows_gitignore_rules(pattern: str, path: str, expected: b
 
 def test_deeper_gitattributes_override_shallower_ones() -> None:
     rules = AttributeRules(
-        _parse_gitattributes("", "*.js linguist-vendored\n")
-        + _parse_gitattributes("web", "*.js -linguist-vendored\n")
+        _parse_gitattributes("", "*.js linguist-vendored\n") + _parse_gitattributes("web", "*.js -linguist-vendored\n")
     )
     assert rules.lookup("lib/a.js") == {"linguist-vendored": True}
     assert rules.lookup("web/a.js") == {"linguist-vendored": False}

@@ -47,9 +47,7 @@ def test_task_plans_offline_when_the_llm_fails(
 
 
 @pytest.mark.slow
-def test_task_plans_with_the_llm(
-    prefect_server: PrefectServer, llm_env: LLMServer, make_repo: RepoFactory
-) -> None:
+def test_task_plans_with_the_llm(prefect_server: PrefectServer, llm_env: LLMServer, make_repo: RepoFactory) -> None:
     repo = make_repo({"half.py": SOURCE, "tests/test_half.py": "def test_nothing():\n    pass\n"})
     report = measured_report(repo)
     llm_env.reply(

@@ -69,15 +69,11 @@ def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
     pre_drops: list[Drop] = []
     notes: list[str] = []
     if spec.get("mode") == "pynguin":
-        files, notes, xfails = _pynguin(
-            spec, work, src, python, str(venv / "bin/python"), env, log, remaining
-        )
+        files, notes, xfails = _pynguin(spec, work, src, python, str(venv / "bin/python"), env, log, remaining)
         for node in sorted(xfails):
             path, key = node.split("::", 1)
             files[path] = edit.remove_functions(files[path], {key})
-            pre_drops.append(
-                Drop(node, "fails", "Pynguin marked it xfail: it ends in an unexpected exception")
-            )
+            pre_drops.append(Drop(node, "fails", "Pynguin marked it xfail: it ends in an unexpected exception"))
     outcome: Outcome = gates.run_all(files, spec.get("tests_dir", "tests"), list(spec.get("targets") or []))
     outcome.dropped[:0] = pre_drops
     outcome.notes[:0] = notes

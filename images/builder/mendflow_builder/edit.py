@@ -57,9 +57,7 @@ def parametrize_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 names |= {n.strip() for n in first.value.split(",") if n.strip()}
             elif isinstance(first, ast.List | ast.Tuple):
-                names |= {
-                    e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
-                }
+                names |= {e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
     return names
 
 
@@ -95,16 +93,11 @@ def _is_constant_dump(stmt: ast.stmt, aliases: set[str]) -> bool:
 
 def _last_call(node: ast.FunctionDef) -> str:
     name = ""
-    for sub in ast.walk(node):
+    calls = [c for stmt in node.body if not isinstance(stmt, ast.Assert) for c in ast.walk(stmt)]
+    for sub in calls:
         if isinstance(sub, ast.Call):
             func = sub.func
-            called = (
-                func.attr
-                if isinstance(func, ast.Attribute)
-                else func.id
-                if isinstance(func, ast.Name)
-                else ""
-            )
+            called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if called and not called.startswith("__") and called not in ("approx", "raises", "list", "dict"):
                 name = called
     return re.sub(r"[^0-9a-zA-Z_]", "_", name).strip("_").lower() or "module"
@@ -114,7 +107,7 @@ def tidy_pynguin(source: str) -> str:
     """Strip module-constant dumps and give tests names that say what they exercise."""
     aliases = set(_MODULE_ALIAS.findall(source))
     # `core_ = sys.modules["calc.core"]` keeps `import calc.core` alive only by name: ruff would delete it.
-    source = re.sub(r'^(\w+)\s*=\s*sys\.modules\[["']([\w.]+)["']\]\s*$', r"import \2 as \1", source, flags=re.M)
+    source = re.sub(r"""^(\w+)\s*=\s*sys\.modules\[["']([\w.]+)["']\]\s*$""", r"import \2 as \1", source, flags=re.M)
     tree = ast.parse(source)
     counts: dict[str, int] = {}
     for node in tree.body:

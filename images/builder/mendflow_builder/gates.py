@@ -87,9 +87,7 @@ class Gates:
             **env,
             "VIRTUAL_ENV": str(Path(venv_bin).parent),
             "PATH": f"{venv_bin}:{env.get('PATH', '')}",
-            "PYTHONPATH": os.pathsep.join(
-                p for p in (str(testing.PLUGIN_DIR), env.get("PYTHONPATH", "")) if p
-            ),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(testing.PLUGIN_DIR), env.get("PYTHONPATH", "")) if p),
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         self.out = Outcome()
@@ -157,11 +155,7 @@ class Gates:
         left = self._run(["ruff", "check", "--no-cache", "--output-format=concise", "--quiet", *paths])
         alive = []
         for path in paths:
-            errors = [
-                line
-                for line in left.stdout.splitlines()
-                if line.startswith(path) and LINT_BLOCKING.search(line)
-            ]
+            errors = [line for line in left.stdout.splitlines() if line.startswith(path) and LINT_BLOCKING.search(line)]
             if errors:
                 self._drop(path, "lint", "; ".join(errors[:5]))
                 self.out.feedback.append(f"ruff errors in {path}:\n" + "\n".join(errors[:20]))
@@ -248,9 +242,7 @@ class Gates:
         if not repo_config.has_coverage_config(self.src):
             argv += ["--source=.", f"--omit={testing.TEST_OMIT}"]
         env = {"COVERAGE_FILE": str(data)}
-        self._run(
-            [*argv, "-m", "pytest", "-p", "no:cacheprovider", "-p", "mendflow_job_plugin", "-q", *nodes], env
-        )
+        self._run([*argv, "-m", "pytest", "-p", "no:cacheprovider", "-p", "mendflow_job_plugin", "-q", *nodes], env)
         step = self._run([self.python, "-m", "coverage", "json", "--show-contexts", "-o", str(out_json)], env)
         if not step.ok:
             self.out.notes.append(f"coverage measurement failed: {step.describe()}")

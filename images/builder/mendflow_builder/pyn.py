@@ -27,9 +27,7 @@ _WRAPPER = (
 )
 
 
-def install(
-    work: Path, python: str, version: str, env: dict[str, str], log: Log, timeout: float
-) -> str | None:
+def install(work: Path, python: str, version: str, env: dict[str, str], log: Log, timeout: float) -> str | None:
     venv = work / "pynguin-venv"
     for argv in (
         ["uv", "venv", "--python", python, str(venv)],

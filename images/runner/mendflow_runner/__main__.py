@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from . import coverage_report, deps, lint, report, testing, unpack
+from . import coverage_report, deps, lint, repo_config, report, testing, unpack
 from .config import JobConfig, parse_args
 from .proc import Log
 
@@ -107,6 +107,10 @@ class Build:
         try:
             archive = unpack.fetch(self.cfg.source, self.cfg.workspace)
             unpack.unpack(archive, self.src)
+            repo_config.pyproject(self.src)  # fail here, clearly, rather than half-honour a broken config
+        except repo_config.RepoConfigError as exc:
+            self.rep.errored("bad_input", str(exc))
+            return False
         except (unpack.UnsafeArchiveError, FileNotFoundError, tarfile.TarError) as exc:
             self.rep.errored("bad_input", f"cannot unpack the source snapshot: {exc}")
             return False
@@ -132,9 +136,7 @@ class Build:
             ("ruff format", lambda: lint.ruff_format(self.src, self.env, self.remaining(), self.log)),
             (
                 "mypy",
-                lambda: lint.mypy(
-                    self.src, str(self.venv / "bin/python"), self.env, self.remaining, self.log
-                ),
+                lambda: lint.mypy(self.src, str(self.venv / "bin/python"), self.env, self.remaining, self.log),
             ),
         ]
         for name, check in checks:
@@ -171,9 +173,7 @@ class Build:
             return
         target = self.cfg.out / "coverage.json"
         python = str(self.venv / "bin/python")
-        step = coverage_report.export_json(
-            self.src, python, data, target, self.env, self.remaining(), self.log
-        )
+        step = coverage_report.export_json(self.src, python, data, target, self.env, self.remaining(), self.log)
         if step.ok:
             self.rep.coverage = coverage_report.load(target, self.src)
 

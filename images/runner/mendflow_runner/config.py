@@ -62,9 +62,7 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
     p.add_argument("--marker", default=_env("TEST_MARKER", "fast"))
     p.add_argument("--timeout", type=float, default=float(_env("TIMEOUT_SEC", "900")))
     p.add_argument("--python", default=_env("PYTHON", sys.executable))
-    p.add_argument(
-        "--workspace", type=Path, default=Path(_env("WORKSPACE", "")) if _env("WORKSPACE", "") else None
-    )
+    p.add_argument("--workspace", type=Path, default=Path(_env("WORKSPACE", "")) if _env("WORKSPACE", "") else None)
     a = p.parse_args(argv)
     out = a.out.resolve()
     workspace = (a.workspace or out.parent / "work").resolve()

@@ -16,9 +16,7 @@ _MYPY_LINE = re.compile(
 
 
 # "path:1:3: unformatted: File would be reformatted" (ruff >= 0.9, concise) or "Would reformat: path".
-_FORMAT_LINE = re.compile(
-    r"^(?:Would reformat: (?P<old>.+)|(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): unformatted:.*)$"
-)
+_FORMAT_LINE = re.compile(r"^(?:Would reformat: (?P<old>.+)|(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): unformatted:.*)$")
 
 
 class LintToolError(Exception):
@@ -51,9 +49,7 @@ def ruff_check(root: Path, env: dict[str, str], timeout: float, log: Log) -> lis
     for f in findings:
         loc = f.get("location") or {}
         code = f.get("code") or "syntax-error"
-        out.append(
-            f"{_rel(f['filename'], root)}:{loc.get('row', 0)}:{loc.get('column', 0)} {code} {f['message']}"
-        )
+        out.append(f"{_rel(f['filename'], root)}:{loc.get('row', 0)}:{loc.get('column', 0)} {code} {f['message']}")
     return out
 
 
@@ -73,9 +69,7 @@ def ruff_format(root: Path, env: dict[str, str], timeout: float, log: Log) -> li
         m = _FORMAT_LINE.match(line)
         if m:
             found.setdefault(_rel(m["old"] or m["path"], root), f"{m['line'] or 1}:{m['col'] or 1}")
-    return [
-        f"{path}:{where} FORMAT file would be reformatted by `ruff format`" for path, where in found.items()
-    ]
+    return [f"{path}:{where} FORMAT file would be reformatted by `ruff format`" for path, where in found.items()]
 
 
 def mypy(root: Path, python: str, env: dict[str, str], timeout: Callable[[], float], log: Log) -> list[str]:

@@ -10,14 +10,18 @@ from typing import Any
 _INI_PYTEST = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
 
 
+class RepoConfigError(Exception):
+    """The repository's own configuration cannot be read: the build cannot honour it, so it must not guess."""
+
+
 def pyproject(root: Path) -> dict[str, Any]:
     path = root / "pyproject.toml"
     if not path.is_file():
         return {}
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RepoConfigError(f"pyproject.toml is not valid TOML: {exc}") from exc
 
 
 def _ini(path: Path) -> configparser.ConfigParser | None:

@@ -24,17 +24,13 @@ def _run(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int:
     return int(exit_info.value.code or 0)
 
 
-def test_plan_writes_a_testspec(
-    make_repo: RepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_plan_writes_a_testspec(make_repo: RepoFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = make_repo({"half.py": SOURCE, "tests/test_half.py": "def test_nothing():\n    pass\n"})
     report = tmp_path / "build_report.json"
     report.write_text(measured_report(repo).model_dump_json())
     out = tmp_path / "out" / "testspec.json"
 
-    code = _run(
-        monkeypatch, "plan", "--report", str(report), "--repo", str(repo), "--out", str(out), "--offline"
-    )
+    code = _run(monkeypatch, "plan", "--report", str(report), "--repo", str(repo), "--out", str(out), "--offline")
 
     assert code == 0
     spec = TestSpec.model_validate_json(out.read_text())

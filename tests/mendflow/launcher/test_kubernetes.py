@@ -109,10 +109,10 @@ def _run(launcher: KubernetesLauncher, spec: JobSpec | None = None) -> tuple[Job
     return result, time.monotonic() - started
 
 
-def _assert_deleted(batch: k.BatchV1Api, name: str) -> None:
+def _assert_deleted(batch: k.BatchV1Api, name: str, namespace: str = JOBS_NS) -> None:
     """The launcher deleted the Job before returning (not the TTL, which is 60 s here)."""
     try:
-        job = batch.read_namespaced_job(name, JOBS_NS)
+        job = batch.read_namespaced_job(name, namespace)
     except ApiException as exc:
         assert exc.status == 404
         return
@@ -252,9 +252,7 @@ def test_interrupt_deletes_the_job(settings: Settings, admin: Any) -> None:
     _assert_deleted(admin[0], launcher.job_names[0])
 
 
-def test_crash_while_watching_deletes_the_job(
-    settings: Settings, admin: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_crash_while_watching_deletes_the_job(settings: Settings, admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     def crash(*_args: Any) -> None:
         raise RuntimeError("simulated crash in the watch")
 
@@ -274,17 +272,13 @@ def test_file_urls_are_refused_before_anything_is_created(settings: Settings, ad
 
 
 def test_missing_namespace_is_a_launch_error(settings: Settings) -> None:
-    other = settings.model_copy(
-        update={"kubernetes": settings.kubernetes.model_copy(update={"namespace": "nope"})}
-    )
+    other = settings.model_copy(update={"kubernetes": settings.kubernetes.model_copy(update={"namespace": "nope"})})
     with pytest.raises(LaunchError, match=r"not allowed|does not exist"):
         KwokLauncher(other).run(_spec())
 
 
 def test_unknown_context_is_a_config_error(settings: Settings) -> None:
-    bad = settings.model_copy(
-        update={"kubernetes": settings.kubernetes.model_copy(update={"context": "nope"})}
-    )
+    bad = settings.model_copy(update={"kubernetes": settings.kubernetes.model_copy(update={"context": "nope"})})
     with pytest.raises(ConfigError, match="kubeconfig context 'nope'"):
         KubernetesLauncher(bad)
 
@@ -292,14 +286,32 @@ def test_unknown_context_is_a_config_error(settings: Settings) -> None:
 def test_reap_deletes_only_old_mendflow_jobs(
     settings: Settings, admin: Any, k8s_deployed: Deployed, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    batch, _ = admin
-    launcher = KwokLauncher(settings)
-    orphan = launcher.build_job(_spec(), "orphan-abc123")  # as a killed worker would leave it
-    orphan.spec.template.metadata.annotations = {OUTCOME_ANNOTATION: "hang"}
-    batch.create_namespaced_job(JOBS_NS, orphan)
+    # Its own namespace, so reaping cannot hide what other tests leave behind from the leftover check.
+    namespace = "mendflow-reap-test"
+    k8s_deployed.cluster.create_namespace(namespace, {"pod-security.kubernetes.io/enforce": "restricted"})
     use_kubeconfig(monkeypatch, k8s_deployed.cluster.kubeconfig)  # `mendflow reap` runs as an admin
-    admin_settings = settings.model_copy(update={"build_timeout_sec": 900})
-    assert reap(admin_settings) == []  # young: might belong to a live run
-    deleted = reap(admin_settings, older_than_sec=0)
-    assert "job/orphan-abc123" in deleted
-    _assert_deleted(batch, "orphan-abc123")
+    kube = settings.kubernetes.model_copy(update={"namespace": namespace, "service_account": "default"})
+    reaper_settings = settings.model_copy(update={"build_timeout_sec": 900, "kubernetes": kube})
+    batch = admin[0]
+    orphan = KwokLauncher(reaper_settings).build_job(_spec(), "orphan-abc123")  # as a killed worker leaves it
+    orphan.spec.template.metadata.annotations = {OUTCOME_ANNOTATION: "hang"}
+    unmanaged = KwokLauncher(reaper_settings).build_job(_spec(), "not-ours-abc123")
+    unmanaged.metadata.labels = unmanaged.spec.template.metadata.labels = {"app": "someone-else"}
+    for job in (orphan, unmanaged):
+        batch.create_namespaced_job(namespace, job)
+    try:
+        assert reap(reaper_settings) == []  # young: it might belong to a live run
+        deleted = reap(reaper_settings, older_than_sec=0)
+        assert "job/orphan-abc123" in deleted and not [d for d in deleted if "not-ours" in d]
+        _assert_deleted(batch, "orphan-abc123", namespace)
+        assert batch.read_namespaced_job("not-ours-abc123", namespace).metadata.deletion_timestamp is None
+    finally:
+        k.CoreV1Api(k8s_deployed.admin()).delete_namespace(namespace)
+
+
+def test_get_launcher_picks_kubernetes_from_settings(settings: Settings) -> None:
+    from mendflow.launcher import get_launcher
+
+    launcher = get_launcher(settings.model_copy(update={"launcher": "kubernetes"}))
+    assert isinstance(launcher, KubernetesLauncher) and launcher.name == "kubernetes"
+    assert launcher.namespace == JOBS_NS

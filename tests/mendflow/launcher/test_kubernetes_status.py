@@ -36,9 +36,7 @@ def _pod(
 
 
 def _terminated(code: int, reason: str, message: str | None = None) -> k.V1ContainerState:
-    return k.V1ContainerState(
-        terminated=k.V1ContainerStateTerminated(exit_code=code, reason=reason, message=message)
-    )
+    return k.V1ContainerState(terminated=k.V1ContainerStateTerminated(exit_code=code, reason=reason, message=message))
 
 
 def _waiting(reason: str, message: str | None = None) -> k.V1ContainerState:
@@ -80,9 +78,7 @@ def test_evicted_pod_is_an_error_with_the_kubelet_message() -> None:
 
 
 def test_transfer_error_in_termination_message_is_an_error() -> None:
-    message = json.dumps(
-        {"mendflow_transfer": 1, "exit_code": 125, "delivered": [], "error": "fetching x: HTTP 403"}
-    )
+    message = json.dumps({"mendflow_transfer": 1, "exit_code": 125, "delivered": [], "error": "fetching x: HTTP 403"})
     v = _verdict(_pod("Failed", state=_terminated(125, "Error", message)))
     assert v.state is JobState.ERROR
     assert v.reason == "artefact transfer failed: fetching x: HTTP 403"

@@ -80,18 +80,14 @@ def test_runner_job_builds_and_delivers_a_valid_report(
 
 @ROOT_ONLY
 def test_job_runs_as_the_sandbox_uid(launcher: LocalLauncher, tmp_path: Path) -> None:
-    code = (
-        "import os, json; json.dump([os.getuid(), os.getgid(), os.getgroups()], open('out/result.json', 'w'))"
-    )
+    code = "import os, json; json.dump([os.getuid(), os.getgid(), os.getgroups()], open('out/result.json', 'w'))"
     result = launcher.run(script_job(code, tmp_path))
     assert result.state == JobState.SUCCEEDED, result.log_tail
     uid, _, groups = json.loads((tmp_path / "result.json").read_text())
     assert (uid, groups) == (65534, [])
 
 
-def test_job_sees_no_credentials(
-    launcher: LocalLauncher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_job_sees_no_credentials(launcher: LocalLauncher, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (
         "AWS_SECRET_ACCESS_KEY",
         "OPENAI_API_KEY",
@@ -185,9 +181,7 @@ def test_infinite_loop_in_a_test_times_out_and_leaves_nothing(
         f"    subprocess.Popen(['sleep', '600', {tag!r}], start_new_session=True)\n"
         "    while True:\n        pass\n"
     )
-    repo = make_repo(
-        demo_files(**{"tests/test_demo.py": loop, "pyproject.toml": PYPROJECT.replace("fast", "quick")})
-    )
+    repo = make_repo(demo_files(**{"tests/test_demo.py": loop, "pyproject.toml": PYPROJECT.replace("fast", "quick")}))
     spec = build_job(repo, tmp_path, timeout_sec=20)
     spec.env["MENDFLOW_JOB_TIMEOUT_SEC"] = "900"  # the runner believes it has time; the launcher's limit hits
     result = launcher.run(spec)
@@ -198,12 +192,9 @@ def test_infinite_loop_in_a_test_times_out_and_leaves_nothing(
 @pytest.mark.slow
 def test_memory_hog_is_oom(launcher: LocalLauncher, make_repo: RepoFactory, tmp_path: Path) -> None:
     hog = (
-        "def test_hog() -> None:\n    blocks = []\n    while True:\n"
-        "        blocks.append(b'x' * (64 * 1024 * 1024))\n"
+        "def test_hog() -> None:\n    blocks = []\n    while True:\n        blocks.append(b'x' * (64 * 1024 * 1024))\n"
     )
-    repo = make_repo(
-        demo_files(**{"tests/test_demo.py": hog, "pyproject.toml": PYPROJECT.replace("fast", "quick")})
-    )
+    repo = make_repo(demo_files(**{"tests/test_demo.py": hog, "pyproject.toml": PYPROJECT.replace("fast", "quick")}))
     result = launcher.run(build_job(repo, tmp_path, memory_limit_mb=1024, timeout_sec=240))
     print(f"memory hog ended as {result.state}: {result.reason}")
     if result.state == JobState.OOM_KILLED:

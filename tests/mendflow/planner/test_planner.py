@@ -36,9 +36,7 @@ def helper(a, b):
         return a
     return b
 """
-V2_SIGNATURE = V1.replace("def scale(x):", "def scale(x, factor=2):").replace(
-    "return x * 2", "return x * factor"
-)
+V2_SIGNATURE = V1.replace("def scale(x):", "def scale(x, factor=2):").replace("return x * 2", "return x * factor")
 V2_RAISE = V2_SIGNATURE.replace("        return None", '        raise ValueError("empty text")')
 TESTS = "from shapes import helper\n\n\ndef test_helper():\n    assert helper(1, 2) == 2\n"
 OFFLINE = Settings(_env_file=None)  # type: ignore[call-arg]
@@ -47,9 +45,7 @@ OFFLINE = Settings(_env_file=None)  # type: ignore[call-arg]
 @pytest.fixture(scope="module")
 def feature_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport]:
     """main: v1 + a later docs commit; feature (off v1): signature change, then a new raise. Read-only."""
-    path = new_repo(
-        tmp_path_factory.mktemp("planner") / "repo", {"shapes.py": V1, "tests/test_shapes.py": TESTS}
-    )
+    path = new_repo(tmp_path_factory.mktemp("planner") / "repo", {"shapes.py": V1, "tests/test_shapes.py": TESTS})
     checkout_branch(path, "feature", create=True)
     checkout_branch(path, "main")
     commit_files(path, {"README.md": "docs\n"}, "docs on main")
@@ -75,9 +71,7 @@ def test_changed_signature_and_new_raise_since_the_merge_base_are_high_priority(
     spec = plan_tests(report, path, None, OFFLINE)
     by_symbol = {t.symbol: t for t in spec.targets}
 
-    assert (
-        by_symbol["scale"].priority is Priority.HIGH
-    )  # changed two commits back: only the merge-base sees it
+    assert by_symbol["scale"].priority is Priority.HIGH  # changed two commits back: only the merge-base sees it
     assert any("public signature changed" in r for r in by_symbol["scale"].reasons)
     assert by_symbol["parse"].priority is Priority.HIGH
     assert any("raises new ValueError" in r for r in by_symbol["parse"].reasons)
@@ -147,9 +141,7 @@ def _llm_answer(*refs: str) -> dict[str, object]:
     }
 
 
-def test_llm_plan_is_validated_into_the_spec(
-    feature_repo: tuple[Path, BuildReport], scripted_llm: LLMServer
-) -> None:
+def test_llm_plan_is_validated_into_the_spec(feature_repo: tuple[Path, BuildReport], scripted_llm: LLMServer) -> None:
     path, report = feature_repo
     scripted_llm.reply(
         _llm_answer("shapes.py::parse", "shapes.py::scale"),
@@ -216,9 +208,7 @@ def test_rate_limited_llm_is_retried(feature_repo: tuple[Path, BuildReport], scr
     assert len(scripted_llm.chat_requests()) == 2
 
 
-def test_planning_over_the_token_budget_raises(
-    feature_repo: tuple[Path, BuildReport], scripted_llm: LLMServer
-) -> None:
+def test_planning_over_the_token_budget_raises(feature_repo: tuple[Path, BuildReport], scripted_llm: LLMServer) -> None:
     path, report = feature_repo
     llm = LLMClient(llm_settings(scripted_llm), TokenLedger(budget=50))  # the prompt alone is larger
     with pytest.raises(BudgetExceededError):

@@ -43,7 +43,7 @@ def test_objects_weaviate_refuses_are_reported_not_ignored(code_index: CodeIndex
     store: Any = code_index.store
     good = DataObject(properties={"blob_sha": "a" * 40, "start_line": 1})
     bad = DataObject(properties={"blob_sha": "b" * 40, "start_line": "not a number"})
-    with pytest.raises(CodeIndexError, match="refused 1 objects.*start_line"):
+    with pytest.raises(CodeIndexError, match=r"refused 1 objects.*start_line"):
         store._insert(store.files, [good, bad])
     with pytest.raises(CodeIndexError, match="refused 1 objects"):  # all failed: the client raises instead
         store._insert(store.files, [bad])

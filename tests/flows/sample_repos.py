@@ -1,0 +1,37 @@
+"""Small Python projects used as build subjects."""
+
+PYPROJECT = """\
+[project]
+name = "shapes"
+version = "0.1.0"
+requires-python = ">=3.11"
+dependencies = []
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+
+MODULE = """\
+def area(width: float, height: float) -> float:
+    if width < 0 or height < 0:
+        raise ValueError("negative size")
+    return width * height
+"""
+
+PASSING = {
+    "pyproject.toml": PYPROJECT,
+    "shapes.py": MODULE,
+    "tests/test_shapes.py": "from shapes import area\n\n\ndef test_area() -> None:\n    assert area(2, 3) == 6\n",
+}
+
+FAILING = {
+    **PASSING,
+    "tests/test_shapes.py": "from shapes import area\n\n\ndef test_area() -> None:\n    assert area(2, 3) == 7\n",
+}
+
+BROKEN_DEPENDENCY = {
+    **PASSING,
+    "requirements.txt": "mendflow-no-such-package-anywhere==9.9.9\n",
+}
+
+MALFORMED_PYPROJECT = {**PASSING, "pyproject.toml": "[project\nname = \n"}

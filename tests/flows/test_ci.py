@@ -1,0 +1,83 @@
+"""ci_build end to end: a real Prefect server, real git repos, the local sandbox, file and S3 stores."""
+
+from __future__ import annotations
+
+import pytest
+from prefect.client.orchestration import get_client
+
+from flows.ci import ci_build
+from mendflow.contracts import BuildReport, BuildStatus, FailReason
+from mendflow.settings import get_settings
+from mendflow.store import open_store
+from tests.flows.sample_repos import BROKEN_DEPENDENCY, FAILING, MALFORMED_PYPROJECT, PASSING
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
+
+
+def stored_report(report: BuildReport, attempt: int = 1) -> BuildReport:
+    settings = get_settings()
+    store = open_store(settings.resolved_store_url(), settings)
+    key = f"{report.repo}/{report.commit_sha}/{report.stage}/{attempt}/report.json"
+    return BuildReport.model_validate_json(store.get_bytes(key))
+
+
+def stored_keys(report: BuildReport) -> list[str]:
+    settings = get_settings()
+    return open_store(settings.resolved_store_url(), settings).list(f"{report.repo}/{report.commit_sha}")
+
+
+def test_passing_build_publishes_its_artefacts(make_repo) -> None:
+    report = ci_build(repo=str(make_repo(PASSING, name="shapes")))
+    assert report.status is BuildStatus.PASSED
+    assert report.coverage is not None and report.coverage.line_pct == 75.0  # the raise is untested
+    prefix = f"shapes/{report.commit_sha}/build/1"
+    assert {f"{prefix}/{name}" for name in ("report.json", "coverage.json", "junit.xml", "runner.log")} <= set(
+        stored_keys(report)
+    )
+    assert not [key for key in stored_keys(report) if ".staging" in key]
+    assert stored_report(report) == report
+
+
+async def test_build_leaves_a_report_artifact_in_prefect(make_repo) -> None:
+    report = ci_build(repo=str(make_repo(PASSING, name="artifacts")))
+    async with get_client() as client:
+        artifact = await client.read_latest_artifacts()
+    keys = {a.key for a in artifact}
+    assert {"build-artifacts-build", "build-artifacts-build-coverage"} <= keys, keys
+    assert report.status is BuildStatus.PASSED
+
+
+def test_failing_test_is_a_result_not_retried(make_repo) -> None:
+    report = ci_build(repo=str(make_repo(FAILING, name="failing")))
+    assert report.status is BuildStatus.FAILED
+    assert report.fail_reason is FailReason.TESTS
+    assert report.failed_tests == ["tests/test_shapes.py::test_area"]
+    assert not [key for key in stored_keys(report) if "/build/2/" in key]
+
+
+def test_errored_build_is_retried_then_reported(make_repo) -> None:
+    report = ci_build(repo=str(make_repo(BROKEN_DEPENDENCY, name="broken")))
+    assert report.status is BuildStatus.ERRORED
+    assert report.fail_reason is FailReason.DEPENDENCIES
+    assert report.attempt == 3
+    assert [stored_report(report, n).attempt for n in (1, 2, 3)] == [1, 2, 3]
+
+
+def test_malformed_pyproject_errors_with_a_reason(make_repo) -> None:
+    report = ci_build(repo=str(make_repo(MALFORMED_PYPROJECT, name="malformed")))
+    assert report.status is BuildStatus.ERRORED
+    assert report.error_reason and "pyproject.toml" in report.error_reason
+
+
+def test_build_publishes_to_s3_over_http(make_repo, s3_server, s3_bucket, mendflow_env) -> None:
+    mendflow_env.setenv("MENDFLOW_STORE_URL", f"s3://{s3_bucket.name}/ci")
+    mendflow_env.setenv("MENDFLOW_S3__ENDPOINT_URL", s3_server.endpoint_url)
+    settings = s3_server.settings()
+    mendflow_env.setenv("MENDFLOW_S3__ACCESS_KEY_ID", settings.access_key_id.get_secret_value())
+    mendflow_env.setenv("MENDFLOW_S3__SECRET_ACCESS_KEY", settings.secret_access_key.get_secret_value())
+    mendflow_env.setenv("MENDFLOW_S3__REGION_NAME", settings.region_name or "us-east-1")
+    get_settings.cache_clear()
+    report = ci_build(repo=str(make_repo(PASSING, name="s3repo")))
+    assert report.status is BuildStatus.PASSED
+    assert report.artefact_url.startswith(f"s3://{s3_bucket.name}/ci/s3repo/")
+    assert stored_report(report) == report
