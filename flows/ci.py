@@ -9,11 +9,24 @@ from prefect.events import emit_event
 from mendflow.contracts import BuildReport, BuildStatus
 from mendflow.render import build_markdown, coverage_rows
 from mendflow.settings import get_settings
-from tasks.build import BuildErrored, SourceRef, metrics_payload, retrying_build_attempt, snapshot_source
+from tasks.build import (
+    BuildErrored,
+    SourceRef,
+    finished_report,
+    metrics_payload,
+    retrying_build_attempt,
+    snapshot_source,
+)
 
 
-def run_stage(source: SourceRef, stage: str) -> BuildReport:
-    """One build stage with retries for ERRORED only; returns the last attempt's report either way."""
+def run_stage(source: SourceRef, stage: str, reuse: bool = False) -> BuildReport:
+    """One build stage with retries for ERRORED only; returns the last attempt's report either way.
+
+    With ``reuse``, a result an earlier run published for the same commit and stage is returned instead.
+    """
+    if reuse and (done := finished_report(source, stage)) is not None:
+        get_run_logger().info("reusing %s of %s from %s", stage, source.commit_sha[:12], done.artefact_url)
+        return done
     state = retrying_build_attempt(get_settings())(source, stage, return_state=True)
     try:
         return state.result()

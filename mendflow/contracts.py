@@ -238,11 +238,37 @@ class Regression(Contract):
     summary_md: str = ""
 
 
+class PipelineOutcome(StrEnum):
+    MERGED = "merged"  # B2 passed and the branch was merged or pushed per the merge setting
+    READY = "ready"  # B2 passed; merge mode 'none' leaves the branch for a human
+    NOTHING_TO_ADD = "nothing_to_add"  # no target below the coverage threshold
+    NO_TESTS_KEPT = "no_tests_kept"  # the builder's precheck failed: nothing survived the gates
+    REGRESSION = "regression"  # B1 or B2 failed; see the Regression
+
+
+class PipelineResult(Contract):
+    """What one run of the self-healing loop ended with, and the evidence for it."""
+
+    schema_version: int = SCHEMA_VERSION
+    repo: str
+    commit_sha: str
+    branch_name: str
+    outcome: PipelineOutcome
+    b1: BuildReport
+    spec: TestSpec | None = None
+    generated: GeneratedTests | None = None
+    b2: BuildReport | None = None
+    regression: Regression | None = None
+    merged_sha: str = ""
+    coverage_delta_pct: float | None = Field(None, description="B2 line coverage minus B1's, in points.")
+
+
 CONTRACTS: dict[str, type[BaseModel]] = {
     "BuildReport": BuildReport,
     "TestSpec": TestSpec,
     "GeneratedTests": GeneratedTests,
     "Regression": Regression,
+    "PipelineResult": PipelineResult,
 }
 
 

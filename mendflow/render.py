@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mendflow.contracts import BuildReport
+from mendflow.contracts import BuildReport, PipelineResult, Regression
 
 
 def _pct(value: float | None) -> str:
@@ -26,6 +26,7 @@ def coverage_rows(report: BuildReport) -> list[dict[str, str | int]]:
 
 def build_markdown(report: BuildReport, limit: int = 30) -> str:
     cov = report.coverage
+    steps = ", ".join(f"{k} {v:.1f}s" for k, v in report.durations.items())
     lines = [
         f"# Build {report.stage} · {report.status.value}",
         "",
@@ -37,7 +38,7 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
         f"| tests | {report.tests.passed} passed, {report.tests.failed} failed, {report.tests.errors} errors, "
         f"{report.tests.skipped} skipped |",
         f"| coverage | line {_pct(cov.line_pct if cov else None)}, branch {_pct(cov.branch_pct if cov else None)} |",
-        f"| duration | {sum(report.durations.values()):.1f}s ({', '.join(f'{k} {v:.1f}s' for k, v in report.durations.items())}) |",
+        f"| duration | {sum(report.durations.values()):.1f}s ({steps}) |",
         f"| artefacts | {report.artefact_url or '-'} |",
     ]
     if report.error_reason:
@@ -48,4 +49,56 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
             lines += [f"- `{item}`" for item in items[:limit]]
             if len(items) > limit:
                 lines.append(f"- … and {len(items) - limit} more (see the artefacts)")
+    return "\n".join(lines) + "\n"
+
+
+def regression_markdown(regression: Regression) -> str:
+    lines = [
+        f"# Regression {regression.id}",
+        "",
+        f"Build **{regression.stage}** of `{regression.repo}` at `{regression.commit_sha[:12]}` "
+        f"(`{regression.branch_name or '-'}`) ended **{regression.status.value}**"
+        + (f" ({regression.fail_reason.value})" if regression.fail_reason else "")
+        + ".",
+    ]
+    if regression.error_reason:
+        lines += ["", f"**Why:** {regression.error_reason}"]
+    lines += [f"- failed: `{t}`" for t in regression.failed_tests[:30]]
+    lines += [f"- lint: `{e}`" for e in regression.lint_errors[:30]]
+    if regression.build_report_url:
+        lines += ["", f"Evidence: {regression.build_report_url}"]
+    return "\n".join(lines) + "\n"
+
+
+def pipeline_markdown(result: PipelineResult) -> str:
+    b2 = result.b2
+    gen = result.generated
+    cov = "n/a" if result.coverage_delta_pct is None else f"{result.coverage_delta_pct:+.1f} points"
+    rows = [
+        ("B1", f"{result.b1.status.value} · line {_pct(result.b1.coverage.line_pct if result.b1.coverage else None)}"),
+        (
+            "TestSpec",
+            f"{result.spec.id} · {len(result.spec.cases)} cases on {len(result.spec.targets)} targets"
+            if result.spec
+            else "-",
+        ),
+        (
+            "Generated",
+            f"{gen.precheck.value} · kept {len(gen.kept)}, dropped {len(gen.dropped)} on `{gen.branch_name}`"
+            if gen
+            else "-",
+        ),
+        ("B2", f"{b2.status.value} · line {_pct(b2.coverage.line_pct if b2.coverage else None)}" if b2 else "-"),
+        ("coverage B1 → B2", cov),
+        ("merged", result.merged_sha[:12] or "-"),
+    ]
+    lines = [
+        f"# {result.outcome.value}: `{result.repo}` @ `{result.commit_sha[:12]}`",
+        "",
+        "| stage | result |",
+        "|---|---|",
+        *[f"| {a} | {b} |" for a, b in rows],
+    ]
+    if gen and gen.dropped:
+        lines += ["", "## Dropped tests", "", *[f"- `{d.node_id}`: {d.reason.value} {d.detail}" for d in gen.dropped]]
     return "\n".join(lines) + "\n"

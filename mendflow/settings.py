@@ -31,6 +31,12 @@ class SandboxSettings(BaseModel):
     open_files_limit: int = Field(4096, description="RLIMIT_NOFILE for local jobs.")
     unprivileged_uid: int = Field(65534, description="uid a local job drops to when mendflow runs as root.")
     workspace_size_mb: int = Field(4096, description="emptyDir size limit for /workspace on Kubernetes.")
+    local_base_dir: Path | None = Field(
+        None,
+        description="Local launcher's workspaces, job toolchain and the jobs' dependency cache. Default: "
+        "/var/tmp/mendflow when running as root (jobs drop privileges and cannot reach ~root), else "
+        "<cache_dir>/local-launcher.",
+    )
 
 
 class S3Settings(BaseModel):

@@ -13,10 +13,12 @@ Exit status: 0 with the PNG written, 1 otherwise (a one-line reason on stderr).
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 from uuid import UUID
 
@@ -62,13 +64,25 @@ def newest_completed_run_with_artifacts(client: SyncPrefectClient) -> UUID:
 
 
 def ui_base() -> str:
-    ui = PREFECT_UI_URL.value()
-    if ui:
-        return str(ui).rstrip("/")
+    """The UI's base URL; the v2 UI when the server has it (its run page honours ?tab=, v1's does not)."""
     api = PREFECT_API_URL.value()
     if not api:
         raise ScreenshotError("PREFECT_API_URL is not set; point it at the server whose run to capture")
-    return str(api).rstrip("/").removesuffix("/api")
+    root = str(PREFECT_UI_URL.value() or str(api).rstrip("/").removesuffix("/api")).rstrip("/")
+    try:
+        with urllib.request.urlopen(f"{root}/ui-settings", timeout=10) as response:
+            ui_settings = json.load(response)
+    except (OSError, ValueError) as exc:
+        raise ScreenshotError(f"cannot read {root}/ui-settings: {exc}") from exc
+    if ui_settings.get("api_url", "").rstrip("/") != str(api).rstrip("/"):
+        # The page would load and then fail every API call: an error toast, not a run.
+        raise ScreenshotError(
+            f"the UI calls {ui_settings.get('api_url')}, not {api}; start the server with "
+            f"PREFECT_SERVER_UI_API_URL={api}"
+        )
+    if "v2" in ui_settings.get("available_uis", []):
+        return root + str(ui_settings.get("v2_base_url", "/v2")).rstrip("/")
+    return root
 
 
 def find_chromium() -> str:

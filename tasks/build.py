@@ -200,3 +200,15 @@ def retrying_build_attempt(settings: Settings) -> Task[[SourceRef, str], BuildRe
 
 def metrics_payload(report: BuildReport) -> dict[str, object]:
     return json.loads(report.metrics.model_dump_json()) if report.metrics else {}
+
+
+def finished_report(source: SourceRef, stage: str) -> BuildReport | None:
+    """An earlier run's published report for this commit and stage, if it reached a result (not ERRORED)."""
+    settings = get_settings()
+    store = open_store(settings.resolved_store_url(), settings)
+    keys = [k for k in store.list(f"{source.repo}/{source.commit_sha}/{stage}") if k.endswith(f"/{REPORT}")]
+    if not keys:
+        return None
+    latest = max(keys, key=lambda k: int(k.split("/")[-2]) if k.split("/")[-2].isdigit() else 0)
+    report = BuildReport.model_validate_json(store.get_bytes(latest))
+    return None if report.status is BuildStatus.ERRORED else report

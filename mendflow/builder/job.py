@@ -90,7 +90,7 @@ def run_job(
             "--out",
             "{workspace}/out",
         ],
-        env={"MENDFLOW_JOB_TIMEOUT_SEC": str(timeout)},
+        env={"MENDFLOW_JOB_TIMEOUT_SEC": str(timeout), "MENDFLOW_JOB_TEST_MARKER": settings.test_marker},
         cpu_limit=settings.sandbox.cpu_limit,
         memory_limit_mb=settings.sandbox.memory_limit_mb,
         timeout_sec=timeout + 30,  # the job keeps its own deadline; this is the backstop

@@ -13,7 +13,7 @@ from mendflow.errors import MendflowError
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="mendflow: a self-healing CI loop on Prefect.")
 err_console = Console(stderr=True)
 
-_COMMAND_MODULES = ("build", "index", "webhook", "plan", "gen", "reap")
+_COMMAND_MODULES = ("build", "run", "index", "webhook", "plan", "gen", "reap")
 
 
 def _register_commands() -> None:

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from mendflow import snapshot
 from mendflow.cli import app
+from mendflow.cli.common import prepare
 from mendflow.contracts import BuildReport, BuildStatus
-from mendflow.errors import InputError
 from mendflow.render import coverage_rows
-from mendflow.settings import get_settings
-from mendflow.store import open_store
 
 EXIT_CODES = {BuildStatus.PASSED: 0, BuildStatus.FAILED: 1, BuildStatus.ERRORED: 3}
 
@@ -46,15 +41,6 @@ def print_report(console: Console, report: BuildReport) -> None:
     console.print(f"artefacts: {report.artefact_url}", highlight=False)
 
 
-def _repo_location(repo: str) -> str:
-    if "://" in repo or repo.startswith("git@"):
-        return repo
-    path = Path(repo).expanduser()
-    if not path.exists():
-        raise InputError(f"{repo}: no such path", hint="give the path of a git repository or a clone URL")
-    return str(path.resolve())
-
-
 @app.command("build")
 def build(
     repo: Annotated[str, typer.Argument(help="Path of a git repository or a clone URL.")] = ".",
@@ -64,19 +50,7 @@ def build(
     as_json: Annotated[bool, typer.Option("--json", help="Print the BuildReport as JSON on stdout.")] = False,
 ) -> None:
     """Build a commit in a sandbox: install, lint, test with coverage; exit 0 PASSED, 1 FAILED, 3 ERRORED."""
-    location = _repo_location(repo)
-    if launcher:
-        os.environ["MENDFLOW_LAUNCHER"] = launcher
-        get_settings.cache_clear()
-    settings = get_settings()
-    # Refuse bad input before anything starts: a missing repo, commit or store fails in a second, not after
-    # Prefect has come up.
-    snapshot.resolve_commit(snapshot.resolve_repo(location, settings), commit or branch)
-    open_store(settings.resolved_store_url(), settings).check()
-    # Without PREFECT_API_URL, Prefect starts a temporary local server; on a busy 2-core machine it needs more
-    # than its default 20 s to come up.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # no internet: telemetry only logs errors
+    location = prepare(repo, commit, branch, launcher)
     from flows.ci import ci_build  # imported late: importing prefect costs a second
 
     console = Console(stderr=as_json)

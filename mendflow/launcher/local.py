@@ -11,7 +11,7 @@ Layout (everything a job can reach is outside /root, which is mode 700):
 
 ``BASE`` is ``/var/tmp/mendflow`` (root-owned, 0711) when mendflow runs as root and drops jobs to
 ``settings.sandbox.unprivileged_uid``; otherwise jobs run as the current user with ``BASE`` =
-``settings.cache_dir/local-launcher`` (and the uv cache in ``settings.cache_dir/uv``).
+``settings.cache_dir/local-launcher`` (the uv cache in its ``cache/uv``); ``sandbox.local_base_dir`` overrides both.
 
 Memory: RLIMIT_AS per process, plus, where the cgroup v1 memory controller is writable, a per-job cgroup
 (child of our own) with ``memory.limit_in_bytes``: its ``oom_kill`` counter tells an OOM kill apart from other
@@ -270,13 +270,12 @@ class LocalLauncher(Launcher):
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.identity = Identity.for_settings(settings)
+        default_base = ROOT_BASE if self.identity.drops else settings.cache_dir / "local-launcher"
+        self.base = settings.sandbox.local_base_dir or default_base
+        self.cache = self.base / "cache" / "uv"
         if self.identity.drops:
-            self.base = ROOT_BASE
-            self.cache = ROOT_BASE / "cache" / "uv"
             self.python = SYSTEM_PYTHON if SYSTEM_PYTHON.exists() else Path(sys.executable)
         else:
-            self.base = settings.cache_dir / "local-launcher"
-            self.cache = settings.cache_dir / "uv"
             self.python = Path(sys.executable)
 
     # -- setup ----------------------------------------------------------------------------------------------

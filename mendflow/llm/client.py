@@ -11,7 +11,6 @@ import json
 import logging
 from typing import Any, TypeVar
 
-import openai
 from pydantic import BaseModel, ValidationError
 
 from mendflow.errors import ConfigError, LLMError
@@ -33,6 +32,8 @@ class LLMClient:
             )
         self.settings = settings
         self.ledger = ledger or TokenLedger(settings.token_budget_per_run)
+        import openai  # late: importing openai costs seconds, and offline runs never need it
+
         key = settings.api_key.get_secret_value() if settings.api_key else "unused"  # local servers need none
         self._client = openai.OpenAI(
             base_url=settings.base_url,
@@ -78,6 +79,8 @@ class LLMClient:
 
     def _chat(self, stage: str, messages: list[Message], *, temperature: float, json_mode: bool) -> str:
         self.ledger.check(stage, estimate_tokens("".join(m["content"] for m in messages)))
+        import openai
+
         kwargs: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
         try:
             resp = self._client.chat.completions.create(

@@ -41,9 +41,7 @@ class DeliveryStore:
     def claim(self, key: str) -> bool:
         """True if ``key`` was new and is now recorded; False if it was seen before."""
         with self._connect() as db:
-            cursor = db.execute(
-                "INSERT OR IGNORE INTO deliveries (key, received_at) VALUES (?, ?)", (key, time.time())
-            )
+            cursor = db.execute("INSERT OR IGNORE INTO deliveries (key, received_at) VALUES (?, ?)", (key, time.time()))
             return cursor.rowcount == 1
 
     def release(self, key: str) -> None:
@@ -54,9 +52,7 @@ class DeliveryStore:
     def prune(self) -> int:
         """Drop ids older than the retention; providers do not redeliver after days."""
         with self._connect() as db:
-            cursor = db.execute(
-                "DELETE FROM deliveries WHERE received_at < ?", (time.time() - self.retention_sec,)
-            )
+            cursor = db.execute("DELETE FROM deliveries WHERE received_at < ?", (time.time() - self.retention_sec,))
             return cursor.rowcount
 
     def healthy(self) -> bool:

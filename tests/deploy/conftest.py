@@ -139,6 +139,8 @@ def worker(
         **os.environ,
         **prefect_server.env,
         "MENDFLOW_STATE_DIR": str(home / "state"),
+        # The test is about what starts runs; a pipeline merging into the test repo would race its commits.
+        "MENDFLOW_MERGE_MODE": "none",
         "PREFECT_WORKER_QUERY_SECONDS": "2",
     }
     log = home / "worker.log"

@@ -127,3 +127,17 @@ def xfail_tests(source: str) -> set[str]:
     """Tests Pynguin marked ``xfail(strict=True)``: they end in an unexpected exception, asserting nothing."""
     tree = ast.parse(source)
     return {key for key, node in _defs(tree) if any("xfail" in ast.unparse(d) for d in node.decorator_list)}
+
+
+def mark_module(source: str, marker: str) -> str:
+    """Give every test in the module ``marker`` with a module-level ``pytestmark`` (once)."""
+    tree = ast.parse(source)
+    if any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
+           for n in tree.body):
+        return source
+    lines = source.splitlines(keepends=True)
+    imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    at = max((n.end_lineno or n.lineno for n in imports), default=0)
+    has_pytest = any(isinstance(n, ast.Import) and any(a.name == "pytest" for a in n.names) for n in imports)
+    block = ("" if has_pytest else "import pytest\n") + f"\npytestmark = pytest.mark.{marker}\n"
+    return "".join(lines[:at]) + block + "".join(lines[at:])

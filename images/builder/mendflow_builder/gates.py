@@ -82,6 +82,8 @@ class Gates:
             remaining,
             runs,
         )
+        # The build stage runs `pytest -m <marker>` when the repo declares it; kept tests must carry it too.
+        self.marker = env.get("MENDFLOW_JOB_TEST_MARKER", "fast")
         venv_bin = str(Path(venv_python).parent)
         self.env = {
             **env,
@@ -290,7 +292,10 @@ class Gates:
             if path not in keep_keys:
                 continue
             drop = {k for k in edit.test_names(source) if k not in keep_keys[path]}
-            (self.src / path).write_text(edit.remove_functions(source, drop), encoding="utf-8")
+            source = edit.remove_functions(source, drop)
+            if self.marker in repo_config.declared_markers(self.src):
+                source = edit.mark_module(source, self.marker)  # else the build's `pytest -m <marker>` skips them
+            (self.src / path).write_text(source, encoding="utf-8")
             final.append(path)
         if not final:
             return

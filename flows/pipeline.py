@@ -1,0 +1,138 @@
+"""Flow ``self_healing_pipeline``: seed 000 §5's coordination table as a Prefect flow.
+
+    B1 PASSED → Test Planner → TestSpec → Test Builder → precheck PASSED → B2 PASSED → merge and archive
+    B1 or B2 FAILED/ERRORED → Verifier → Regression
+
+Each transition is an event ``mendflow.<stage>.<outcome>`` on the repo and commit. Finished stages are kept
+in the artefact store, so re-running the flow for a commit reuses them instead of redoing them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.events import emit_event
+
+from flows.ci import record, run_stage
+from mendflow.contracts import (
+    BuildReport,
+    BuildStatus,
+    GeneratedTests,
+    PipelineOutcome,
+    PipelineResult,
+    Regression,
+    TestSpec,
+)
+from mendflow.render import pipeline_markdown
+from mendflow.settings import get_settings
+from tasks.build import SourceRef, snapshot_source
+from tasks.builder import build_tests_task
+from tasks.merge import merge_tested_branch
+from tasks.planner import plan_tests_task
+from tasks.stage_cache import reuse_or_run
+from tasks.verifier import verify
+
+COVERAGE_DROP_ALERT_PCT = 5.0  # seed 000 §7: coverage_drop > 5 % between B1 and B2
+
+
+def transition(source: SourceRef, step: str, outcome: str, **payload: Any) -> None:
+    emit_event(
+        event=f"mendflow.{step}.{outcome.lower()}",
+        resource={"prefect.resource.id": f"mendflow.repo.{source.repo}", "mendflow.commit": source.commit_sha},
+        payload=payload,
+    )
+
+
+def build(source: SourceRef, stage: str) -> BuildReport:
+    report = run_stage(source, stage, reuse=True)
+    record(report)
+    transition(source, stage.lower(), report.status.value, attempt=report.attempt, url=report.artefact_url)
+    return report
+
+
+def regression(source: SourceRef, report: BuildReport) -> Regression:
+    found = verify(report)
+    transition(source, "verifier", "regression", id=found.id, stage=report.stage)
+    return found
+
+
+def plan_tests(source: SourceRef, b1: BuildReport, repo: str, change: dict[str, Any] | None) -> TestSpec:
+    spec = reuse_or_run(
+        f"{source.repo}/{source.commit_sha}/testplanner/testspec.json",
+        TestSpec,
+        lambda: plan_tests_task(b1, repo, change, None),
+    )
+    transition(source, "testplanner", "planned", spec_id=spec.id, cases=len(spec.cases))
+    create_table_artifact(
+        table=[{"case": c.name, "kind": c.kind.value, "target": c.target_path, "goal": c.goal} for c in spec.cases],
+        key="testspec-cases",
+        description=f"TestSpec {spec.id}",
+    )
+    return spec
+
+
+def generate_tests(source: SourceRef, spec: TestSpec, repo: str) -> GeneratedTests:
+    generated = reuse_or_run(
+        f"{source.repo}/{source.commit_sha}/testbuilder/{spec.id}.json",
+        GeneratedTests,
+        lambda: build_tests_task(spec, repo, None),
+        valid=lambda g: g.precheck is not BuildStatus.ERRORED,
+    )
+    transition(
+        source, "testbuilder", generated.precheck.value, kept=len(generated.kept), dropped=len(generated.dropped)
+    )
+    return generated
+
+
+def coverage_delta(b1: BuildReport, b2: BuildReport, source: SourceRef) -> float | None:
+    if b1.coverage is None or b2.coverage is None:
+        return None
+    delta = round(b2.coverage.line_pct - b1.coverage.line_pct, 2)
+    if delta < -COVERAGE_DROP_ALERT_PCT:
+        transition(source, "coverage", "drop", b1=b1.coverage.line_pct, b2=b2.coverage.line_pct, delta=delta)
+    return delta
+
+
+def finish(result: PipelineResult) -> PipelineResult:
+    create_markdown_artifact(markdown=pipeline_markdown(result), key="pipeline-result", description="Pipeline result")
+    get_run_logger().info("pipeline %s: %s", result.commit_sha[:12], result.outcome.value)
+    return result
+
+
+@flow(name="self-healing-pipeline", log_prints=True)
+def self_healing_pipeline(
+    repo: str, commit: str | None = None, branch: str | None = None, plan: dict[str, Any] | None = None
+) -> PipelineResult:
+    """Build, plan and write the missing tests, build again, then merge — or file a Regression.
+
+    Args:
+        repo: path of a local git repository or a clone URL.
+        commit: sha, tag or branch pushed; default the branch head or HEAD.
+        branch: the branch the commit belongs to (the merge target).
+        plan: the change's plan (seed 002 ``Plan{steps, rationale, affected_paths}``) for the planner's
+            CHANGE SUMMARY; optional.
+    """
+    source = snapshot_source(repo, commit, branch)
+    result = PipelineResult(
+        repo=source.repo, commit_sha=source.commit_sha, branch_name=source.branch,
+        outcome=PipelineOutcome.REGRESSION, b1=build(source, "B1"),
+    )  # fmt: skip
+    if result.b1.status is not BuildStatus.PASSED:
+        return finish(result.model_copy(update={"regression": regression(source, result.b1)}))
+    result.spec = plan_tests(source, result.b1, repo, plan)
+    if not result.spec.targets:
+        return finish(result.model_copy(update={"outcome": PipelineOutcome.NOTHING_TO_ADD}))
+    result.generated = generate_tests(source, result.spec, repo)
+    if result.generated.precheck is not BuildStatus.PASSED:
+        return finish(result.model_copy(update={"outcome": PipelineOutcome.NO_TESTS_KEPT}))
+    tested = snapshot_source(repo, result.generated.commit_sha, result.generated.branch_name)
+    result.b2 = build(tested, "B2")
+    result.coverage_delta_pct = coverage_delta(result.b1, result.b2, source)
+    if result.b2.status is not BuildStatus.PASSED:
+        return finish(result.model_copy(update={"regression": regression(tested, result.b2)}))
+    result.merged_sha = merge_tested_branch(repo, result.generated, source.branch) if source.branch else ""
+    result.outcome = PipelineOutcome.MERGED if result.merged_sha else PipelineOutcome.READY
+    transition(source, "merge", result.outcome.value, sha=result.merged_sha, mode=get_settings().merge_mode)
+    return finish(result)

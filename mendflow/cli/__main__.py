@@ -1,0 +1,3 @@
+from mendflow.cli import main
+
+main()

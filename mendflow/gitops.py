@@ -1,0 +1,69 @@
+"""Merging and pushing a tested branch, with pygit2 (no ``git`` subprocess)."""
+
+from __future__ import annotations
+
+import pygit2
+from pygit2.enums import CheckoutStrategy, MergeAnalysis
+
+from mendflow.errors import MendflowError
+
+_FALLBACK = pygit2.Signature("mendflow", "mendflow@mendflow.invalid")
+
+
+class MergeError(MendflowError):
+    """The tested branch cannot be merged without a human (conflict, unknown branch, unsafe work tree)."""
+
+
+def _signature(repo: pygit2.Repository) -> pygit2.Signature:
+    try:
+        return repo.default_signature
+    except (KeyError, pygit2.GitError):
+        return _FALLBACK
+
+
+def _branch(repo: pygit2.Repository, name: str) -> pygit2.Branch:
+    branch = repo.branches.local.get(name)
+    if branch is None:
+        raise MergeError(f"branch {name!r} does not exist in {repo.path}", hint="check the merge target setting")
+    return branch
+
+
+def merge_branch(repo: pygit2.Repository, source: str, target: str, message: str) -> str:
+    """Merge ``source`` into ``target`` (fast-forward when possible); idempotent; returns target's new sha.
+
+    When ``target`` is checked out, the work tree is updated with a SAFE checkout first, so local edits are
+    never overwritten: a conflict with them raises instead.
+    """
+    src, dst = _branch(repo, source), _branch(repo, target)
+    analysis, _ = repo.merge_analysis(src.target, dst.name)
+    if analysis & MergeAnalysis.UP_TO_DATE:
+        return str(dst.target)
+    if analysis & MergeAnalysis.FASTFORWARD:
+        new = src.target
+    else:
+        index = repo.merge_commits(dst.target, src.target)
+        if index.conflicts is not None:
+            raise MergeError(f"merging {source} into {target} conflicts", hint="merge it by hand; the branch is kept")
+        tree = index.write_tree(repo)
+        sig = _signature(repo)
+        new = repo.create_commit(None, sig, sig, message, tree, [dst.target, src.target])
+    if not repo.is_bare and not repo.head_is_detached and repo.head.name == dst.name:
+        try:
+            repo.checkout_tree(repo[new], strategy=CheckoutStrategy.SAFE)
+        except pygit2.GitError as exc:
+            raise MergeError(
+                f"the work tree of {target} has local changes in the way: {exc}",
+                hint="commit or stash them, then re-run",
+            ) from exc
+    dst.set_target(new)
+    return str(new)
+
+
+def push_branch(repo: pygit2.Repository, branch: str, remote: str = "origin") -> None:
+    """Push ``branch`` to ``remote`` (credentials come from the trusted side's git configuration)."""
+    try:
+        repo.remotes[remote].push([f"+refs/heads/{branch}:refs/heads/{branch}"])
+    except (KeyError, pygit2.GitError) as exc:
+        raise MergeError(
+            f"cannot push {branch} to {remote}: {exc}", hint="check the remote and its credentials"
+        ) from exc

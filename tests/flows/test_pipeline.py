@@ -1,0 +1,79 @@
+"""The self-healing loop end to end, offline (Pynguin): real Prefect server, git, sandbox, coverage."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from flows import pipeline
+from flows.pipeline import self_healing_pipeline
+from mendflow.contracts import BuildStatus, PipelineOutcome
+from mendflow.settings import get_settings
+from mendflow.store import open_store
+from tests.fixtures.repos import commit_files
+from tests.flows.sample_repos import FAILING
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
+
+
+@pytest.fixture
+def calc_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "calc"
+    shutil.copytree(EXAMPLE, repo)
+    pygit2.init_repository(str(repo), initial_head="main")
+    commit_files(repo, {}, "calc: initial import")
+    return repo
+
+
+def store_keys(prefix: str) -> list[str]:
+    settings = get_settings()
+    return open_store(settings.resolved_store_url(), settings).list(prefix)
+
+
+def test_offline_loop_merges_new_tests_that_raise_coverage(calc_repo: Path) -> None:
+    result = self_healing_pipeline(repo=str(calc_repo), branch="main")
+    assert result.outcome is PipelineOutcome.MERGED
+    assert result.generated is not None and result.generated.kept
+    assert result.b2 is not None and result.b2.status is BuildStatus.PASSED
+    assert result.coverage_delta_pct is not None and result.coverage_delta_pct > 0
+    repo = pygit2.Repository(str(calc_repo))
+    assert str(repo.branches.local["main"].target) == result.merged_sha
+    merged_tree = repo[result.merged_sha].peel(pygit2.Commit).tree
+    assert "tests" in merged_tree and any(e.name.endswith("_mendflow.py") for e in merged_tree["tests"])
+
+
+def test_failing_b1_files_a_regression_and_plans_nothing(make_repo) -> None:
+    result = self_healing_pipeline(repo=str(make_repo(FAILING, name="red")), branch="main")
+    assert result.outcome is PipelineOutcome.REGRESSION
+    assert result.spec is None and result.b2 is None
+    assert result.regression is not None and result.regression.failed_tests == ["tests/test_shapes.py::test_area"]
+    assert f"red/{result.commit_sha}/B1/regression.json" in store_keys(f"red/{result.commit_sha}")
+
+
+def test_rerun_after_a_crash_reuses_finished_stages(calc_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_build = pipeline.build
+
+    def crash_at_b2(source, stage):  # type: ignore[no-untyped-def]
+        if stage == "B2":
+            raise RuntimeError("worker lost")
+        return real_build(source, stage)
+
+    monkeypatch.setattr(pipeline, "build", crash_at_b2)
+    with pytest.raises(RuntimeError, match="worker lost"):
+        self_healing_pipeline(repo=str(calc_repo), branch="main")
+    repo = pygit2.Repository(str(calc_repo))
+    branches_before = {b: str(repo.branches.local[b].target) for b in repo.branches.local}
+    monkeypatch.setattr(pipeline, "build", real_build)
+
+    result = self_healing_pipeline(repo=str(calc_repo), branch="main")
+
+    assert result.outcome is PipelineOutcome.MERGED
+    agt = result.generated.branch_name if result.generated else ""
+    assert branches_before[agt] == result.generated.commit_sha  # the builder's commit was reused, not redone
+    assert [k for k in store_keys(f"calc/{result.commit_sha}/B1") if k.endswith("report.json")] == [
+        f"calc/{result.commit_sha}/B1/1/report.json"
+    ]
