@@ -100,6 +100,13 @@ def timed(fn, repeat: int = 1):  # type: ignore[no-untyped-def]
     return best, result
 
 
+def cpu_timed(fn):  # type: ignore[no-untyped-def]
+    """(wall, cpu, result): CPU time is the fairer ratio on a shared, loaded 2-core machine."""
+    w, c = time.perf_counter(), time.process_time()
+    result = fn()
+    return time.perf_counter() - w, time.process_time() - c, result
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sdist", type=Path, required=True)
@@ -113,14 +120,16 @@ def main() -> None:
     config = IndexerConfig(index_dir=index_dir)
     rows: list[tuple[str, str, str]] = []
 
-    parse_s, parsed = parse_only(root, config)
-    rows.append(("tree-sitter parse-only (read + parse)", f"{parse_s:.2f} s", f"{parsed} blobs"))
+    parse_s, parse_cpu, (_, parsed) = cpu_timed(lambda: parse_only(root, config))
+    rows.append(("tree-sitter parse-only (read + parse)", f"{parse_s:.2f} s", f"cpu {parse_cpu:.2f} s, {parsed} blobs"))
 
     idx = open_index(config=config)
-    cold_s, report = timed(lambda: idx.index(root, "HEAD"))
+    cold_s, cold_cpu, report = cpu_timed(lambda: idx.index(root, "HEAD"))
     rss_cold = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows.append(("cold index", f"{cold_s:.2f} s", f"{report.chunks_written} chunks, {report.blobs_parsed} blobs"))
-    rows.append(("cold ÷ parse-only (target <= 2)", f"{cold_s / parse_s:.2f}", ""))
+    rows.append(
+        ("cold index", f"{cold_s:.2f} s", f"cpu {cold_cpu:.2f} s, {report.chunks_written} chunks, {report.blobs_parsed} blobs")
+    )
+    rows.append(("cold ÷ parse-only (target <= 2)", f"{cold_s / parse_s:.2f}", f"cpu {cold_cpu / parse_cpu:.2f}"))
 
     noop_s, _ = timed(lambda: idx.index(root, "HEAD"), repeat=3)
     rows.append(("no-op re-index (target <= 0.5 s)", f"{noop_s * 1000:.0f} ms", ""))

@@ -46,7 +46,7 @@ def make_store(config: IndexerConfig) -> IndexStore:
         return WeaviateStore(config)
     from rag_indexer.store.embedded import EmbeddedStore
 
-    return EmbeddedStore(config.index_dir)
+    return EmbeddedStore(config.index_dir, max_df_ratio=config.bm25_max_df_ratio)
 
 
 def open_index(

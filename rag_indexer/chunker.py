@@ -9,6 +9,7 @@ numbered parts, each carrying its real line range; no text is dropped or truncat
 from __future__ import annotations
 
 import inspect
+import threading
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -72,9 +73,20 @@ def chunk_file(blob_sha: str, text: str, language: str, config: IndexerConfig) -
     return chunks
 
 
+_PARSERS: dict[tuple[int, str], ts.Parser] = {}
+
+
+def _parser(language: str) -> ts.Parser:
+    """One parser per thread and language: creating one per file costs more than small files take to parse."""
+    key = (threading.get_ident(), language)
+    if key not in _PARSERS:
+        _PARSERS[key] = grammar(language).parser()
+    return _PARSERS[key]
+
+
 def _definitions(source: bytes, language: str) -> list[_Def]:
     g = grammar(language)
-    tree = g.parser().parse(source)
+    tree = _parser(language).parse(source)
     seen: dict[tuple[int, int], _Def] = {}
     for _, captures in ts.QueryCursor(g.query).matches(tree.root_node):
         d = _def_from_captures(captures)
@@ -182,19 +194,31 @@ def _clean_comment(raw: str) -> str:
     return "\n".join(out).strip()
 
 
-def _numbered_body(d: _Def, lines: list[str]) -> list[tuple[int, str]]:
-    """(1-based line number, text) of the symbol with nested definitions collapsed to header + '...'."""
-    out: list[tuple[int, str]] = []
-    row = d.start_row
+def _body_blocks(d: _Def, lines: list[str]) -> list[tuple[int, list[str]]]:
+    """(first 1-based line number, lines) runs of the symbol, nested definitions collapsed to header + '...'.
+
+    Runs are list slices, so the common case costs a few C-level copies rather than per-line work.
+    """
+    blocks: list[tuple[int, list[str]]] = []
+    row, last = d.start_row, min(d.end_row, len(lines) - 1)
     for child in d.children:
-        out.extend((r + 1, lines[r]) for r in range(row, min(child.start_row, d.end_row + 1)) if r < len(lines))
+        if child.start_row > row:
+            blocks.append((row + 1, lines[row : min(child.start_row, last + 1)]))
         header_end = min(_header_end_row(child), child.end_row)
-        out.extend((r + 1, lines[r]) for r in range(child.start_row, header_end + 1) if r < len(lines))
+        blocks.append((child.start_row + 1, lines[child.start_row : header_end + 1]))
         if child.end_row > header_end and child.start_row < len(lines):
-            indent = lines[child.start_row][: len(lines[child.start_row]) - len(lines[child.start_row].lstrip())]
-            out.append((header_end + 2, f"{indent}    ..."))
+            first = lines[child.start_row]
+            blocks.append((header_end + 2, [f"{first[: len(first) - len(first.lstrip())]}    ..."]))
         row = max(row, child.end_row + 1)
-    out.extend((r + 1, lines[r]) for r in range(row, d.end_row + 1) if r < len(lines))
+    if row <= last:
+        blocks.append((row + 1, lines[row : last + 1]))
+    return blocks
+
+
+def _numbered(blocks: list[tuple[int, list[str]]]) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    for first, block in blocks:
+        out.extend(zip(range(first, first + len(block)), block, strict=True))
     return out
 
 
@@ -219,8 +243,9 @@ def _split(numbered: list[tuple[int, str]], max_lines: int, max_chars: int) -> l
 def _symbol_chunks(
     d: _Def, blob_sha: str, language: str, source: bytes, lines: list[str], config: IndexerConfig
 ) -> list[Chunk]:
-    numbered = _numbered_body(d, lines)
-    whole = "\n".join(t for _, t in numbered)
+    blocks = _body_blocks(d, lines)
+    flat = [line for _, block in blocks for line in block]
+    whole = "\n".join(flat)
     common = {
         "blob_sha": blob_sha,
         "kind": d.kind,
@@ -232,10 +257,15 @@ def _symbol_chunks(
         "language": language,
         "content_hash": content_hash(whole),
     }
-    parts = _split(numbered, config.max_symbol_lines, config.max_chunk_chars)
-    if len(parts) == 1:
+    if len(flat) <= config.max_symbol_lines and len(whole) <= config.max_chunk_chars:
+        parts = None  # the common case: one chunk, no per-line bookkeeping
+    else:
+        parts = _split(_numbered(blocks), config.max_symbol_lines, config.max_chunk_chars)
+    # model_construct: every field is built right here from typed values; validating ~40k chunks per cold
+    # index would only cost time.
+    if parts is None or len(parts) == 1:
         return [
-            Chunk(
+            Chunk.model_construct(
                 id=chunk_id(blob_sha, d.key),
                 start_line=d.start_row + 1,
                 end_line=d.end_row + 1,
@@ -244,7 +274,7 @@ def _symbol_chunks(
             )
         ]
     return [
-        Chunk(
+        Chunk.model_construct(
             id=chunk_id(blob_sha, f"{d.key}#{i}"),
             # The first and last parts stand for the symbol's edges even when collapsed lines sit there.
             start_line=d.start_row + 1 if i == 1 else part[0][0],

@@ -73,8 +73,18 @@ class IndexerConfig(BaseModel):
     write_batch_blobs: int = Field(default=200, description="Blobs per store transaction / Weaviate batch.")
     store_retries: int = Field(default=6, description="Attempts per batch when the store is unreachable.")
     store_retry_delay_sec: float = Field(default=1.0, description="First back-off between attempts; doubles.")
+    bm25_max_df_ratio: float = Field(
+        default=0.02, description="Embedded store: query terms in more than this share of chunks are dropped."
+    )
     default_alpha: float = Field(default=0.5, description="Hybrid weight: 0 = BM25 only, 1 = vectors only.")
-    parse_workers: int = Field(default=0, description="Processes parsing changed blobs; 0 = one per CPU (max 4).")
+    parse_workers: int = Field(
+        default=1,
+        description="Processes parsing a cold index; 0 = one per CPU (max 4). More than 1 uses spawned workers, "
+        "so the calling program's main module must be import-safe (the usual `if __name__ == '__main__'`).",
+    )
+    parse_pool_min_blobs: int = Field(
+        default=300, description="Below this many blobs to parse, parse in-process (a pool costs ~1 s to start)."
+    )
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: object) -> IndexerConfig:

@@ -7,10 +7,14 @@ finished blobs; the next run skips those and completes the rest.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+
+import pygit2
 
 from rag_indexer.chunker import chunk_file
 from rag_indexer.config import IndexerConfig
@@ -60,8 +64,7 @@ class Indexer:
                 todo.setdefault(entry.blob_sha, entry)
         report.blobs_reused = len({e.blob_sha for e in listing.entries} - set(todo))
         languages = dict(known)
-        for batch in _batches(list(todo.values()), self.config.write_batch_blobs):
-            items = [self._blob_chunks(reader, entry) for entry in batch]
+        for items in self._chunked(reader, list(todo.values())):
             self._embed(items)
             self.store.write_blobs(items)
             for item in items:
@@ -88,14 +91,28 @@ class Indexer:
     def _state(repo: str, ref: str, commit: str, tree: str, files: int) -> RefState:
         return RefState(repo=repo, ref=ref, commit=commit, tree=tree, indexed_at=datetime.now(UTC), files=files)
 
-    def _blob_chunks(self, reader: TreeReader, entry: TreeEntry) -> BlobChunks:
-        data = reader.read(entry.blob_sha)
-        if is_binary(data):
-            # Recorded (with no chunks) so the next run does not read it again.
-            return BlobChunks(blob_sha=entry.blob_sha, language=BINARY, encoding="", chunks=[])
-        decoded = decode_blob(data)
-        chunks = chunk_file(entry.blob_sha, decoded.text, entry.language, self.config)
-        return BlobChunks(blob_sha=entry.blob_sha, language=entry.language, encoding=decoded.encoding, chunks=chunks)
+    def _workers(self, blobs: int) -> int:
+        if blobs < self.config.parse_pool_min_blobs:
+            return 1  # incremental runs: a pool's start-up would cost more than it saves
+        wanted = self.config.parse_workers or min(4, os.cpu_count() or 1)
+        return max(1, wanted)
+
+    def _chunked(self, reader: TreeReader, entries: list[TreeEntry]) -> Iterator[list[BlobChunks]]:
+        """Batches of parsed blobs, in order; parsed in worker processes when there are many.
+
+        Parsing is CPU-bound and tree-sitter holds the GIL, so a cold index spreads it over processes
+        while this one embeds and writes.
+        """
+        workers = self._workers(len(entries))
+        if workers == 1:
+            for batch in _batches(entries, self.config.write_batch_blobs):
+                yield [_blob_chunks(reader, entry, self.config) for entry in batch]
+            return
+        size = max(1, min(self.config.write_batch_blobs, len(entries) // (workers * 8) or 1))
+        ctx = multiprocessing.get_context("spawn")  # fork is unsafe with open SQLite/gRPC handles
+        with ctx.Pool(workers) as pool:
+            jobs = [(reader.repo.path, batch, self.config.model_dump_json()) for batch in _batches(entries, size)]
+            yield from pool.imap(_parse_job, jobs)
 
     def _embed(self, items: list[BlobChunks]) -> None:
         if not self.embeddings.enabled or self.store.server_vectorizes:
@@ -138,3 +155,26 @@ def _diff_symbols(counts: ChangeCounts, before: dict[str, str], after: dict[str,
     counts.added += len(after.keys() - before.keys())
     counts.removed += len(before.keys() - after.keys())
     counts.changed += sum(1 for k in before.keys() & after.keys() if before[k] != after[k])
+
+
+def _blob_chunks(reader: TreeReader, entry: TreeEntry, config: IndexerConfig) -> BlobChunks:
+    data = reader.read(entry.blob_sha)
+    if is_binary(data):
+        # Recorded (with no chunks) so the next run does not read it again.
+        return BlobChunks(blob_sha=entry.blob_sha, language=BINARY, encoding="", chunks=[])
+    decoded = decode_blob(data)
+    chunks = chunk_file(entry.blob_sha, decoded.text, entry.language, config)
+    return BlobChunks(blob_sha=entry.blob_sha, language=entry.language, encoding=decoded.encoding, chunks=chunks)
+
+
+_WORKER_READERS: dict[str, TreeReader] = {}
+
+
+def _parse_job(job: tuple[str, list[TreeEntry], str]) -> list[BlobChunks]:
+    """Worker side: open the repository once per process, then read, decode and chunk a batch."""
+    git_dir, entries, config_json = job
+    config = IndexerConfig.model_validate_json(config_json)
+    if git_dir not in _WORKER_READERS:
+        _WORKER_READERS[git_dir] = TreeReader(pygit2.Repository(git_dir), config)
+    reader = _WORKER_READERS[git_dir]
+    return [_blob_chunks(reader, entry, config) for entry in entries]

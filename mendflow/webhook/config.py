@@ -1,4 +1,4 @@
-"""Settings of the webhook receiver (``MENDFLOW_WEBHOOK_*``); to be folded into ``Settings`` later."""
+"""Settings of the webhook receiver (``MENDFLOW_WEBHOOK_*``): a service deployed on its own, with its own group."""
 
 from __future__ import annotations
 

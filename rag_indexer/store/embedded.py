@@ -40,7 +40,7 @@ CREATE INDEX IF NOT EXISTS chunks_name ON chunks (name);
 CREATE INDEX IF NOT EXISTS chunks_symbol ON chunks (symbol);
 CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
-    names, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    names, body, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS refs (
     repo TEXT NOT NULL, ref TEXT NOT NULL, commit_sha TEXT NOT NULL, tree_sha TEXT NOT NULL,
@@ -52,6 +52,9 @@ CREATE TABLE IF NOT EXISTS ref_files (
 );
 CREATE INDEX IF NOT EXISTS ref_files_blob ON ref_files (blob_sha);
 """
+
+# Below this many chunks every query is fast anyway; pruning terms would only cost recall.
+MIN_CHUNKS_TO_PRUNE = 20_000
 
 # names (symbol parts, signature, docstring) weigh more than the body.
 RANK_CONFIG = "bm25(3.0, 1.0)"
@@ -108,7 +111,9 @@ def _scope_sql(filters: Filters) -> tuple[str, list[Any]]:
 
 
 class EmbeddedStore(IndexStore):
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, max_df_ratio: float = 1.0) -> None:
+        self.max_df_ratio = max_df_ratio
+        self._df: tuple[str, int, dict[str, int]] = ("", 0, {})  # (generation, chunk count, term → df)
         self._lock = threading.RLock()
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -133,7 +138,7 @@ class EmbeddedStore(IndexStore):
             if statement.strip():
                 cur.execute(statement)
         cur.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('generation', '0'), ('schema', '1')",
+            "INSERT OR IGNORE INTO meta VALUES ('generation', '0'), ('schema', '2')",
         )
         if cur.execute("SELECT value FROM meta WHERE key = 'rank'").fetchone() is None:
             cur.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', ?)", (RANK_CONFIG,))
@@ -184,36 +189,49 @@ class EmbeddedStore(IndexStore):
     def write_blobs(self, items: Sequence[BlobChunks]) -> None:
         now = datetime.now(UTC).isoformat()
         with self._tx() as cur:
+            shas = [item.blob_sha for item in items]
+            marks = ",".join("?" * len(shas))
+            # Re-writing a blob (a retried batch) replaces it; a fresh blob needs no delete.
+            present = cur.execute(f"SELECT DISTINCT blob_sha FROM chunks WHERE blob_sha IN ({marks})", shas)
+            for (sha,) in present.fetchall():
+                self._delete_blob(cur, sha)
+            cur.executemany("DELETE FROM blobs WHERE blob_sha = ?", [(sha,) for sha in shas])
+            # Explicit rowids let chunks, FTS rows and vectors go in with one executemany each.
+            next_rowid = int(cur.execute("SELECT coalesce(max(rowid), 0) + 1 FROM chunks").fetchone()[0])
+            chunk_rows, fts_rows, vector_rows = [], [], []
             for item in items:
-                self._delete_blob(cur, item.blob_sha)
                 for i, c in enumerate(item.chunks):
-                    cur.execute(
-                        "INSERT INTO chunks (id, blob_sha, kind, symbol, symbol_key, name, signature, docstring, "
-                        "start_line, end_line, language, part, parts, content_hash, text) "
-                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    rowid = next_rowid
+                    next_rowid += 1
+                    chunk_rows.append(
                         (
-                            c.id, c.blob_sha, c.kind, c.symbol, c.symbol_key, c.name, c.signature, c.docstring,
-                            c.start_line, c.end_line, c.language, c.part, c.parts, c.content_hash, c.text,
-                        ),
+                            rowid, c.id, c.blob_sha, c.kind, c.symbol, c.symbol_key, c.name, c.signature,
+                            c.docstring, c.start_line, c.end_line, c.language, c.part, c.parts, c.content_hash,
+                            c.text,
+                        )
                     )  # fmt: skip
-                    rowid = cur.lastrowid
-                    cur.execute(
-                        "INSERT INTO chunks_fts (rowid, names, body) VALUES (?, ?, ?)",
-                        (rowid, names_field(c.symbol, c.signature, c.docstring), c.text),
-                    )
+                    fts_rows.append((rowid, names_field(c.symbol, c.signature, c.docstring), c.text))
                     if item.vectors is not None:
-                        vec = np.asarray(item.vectors[i], dtype=np.float32)
-                        cur.execute("INSERT INTO vectors VALUES (?, ?)", (rowid, vec.tobytes()))
-                cur.execute(
-                    "INSERT INTO blobs VALUES (?, ?, ?, ?, ?)",
-                    (item.blob_sha, item.language, item.encoding, len(item.chunks), now),
-                )
+                        vector_rows.append((rowid, np.asarray(item.vectors[i], dtype=np.float32).tobytes()))
+            cur.executemany(f"INSERT INTO chunks VALUES ({','.join('?' * 16)})", chunk_rows)
+            cur.executemany("INSERT INTO chunks_fts (rowid, names, body) VALUES (?, ?, ?)", fts_rows)
+            cur.executemany("INSERT INTO vectors VALUES (?, ?)", vector_rows)
+            cur.executemany(
+                "INSERT INTO blobs VALUES (?, ?, ?, ?, ?)",
+                [(item.blob_sha, item.language, item.encoding, len(item.chunks), now) for item in items],
+            )
             self._bump_generation(cur)
 
     def _delete_blob(self, cur: sqlite3.Cursor, blob_sha: str) -> None:
-        rowids = [r[0] for r in cur.execute("SELECT rowid FROM chunks WHERE blob_sha = ?", (blob_sha,))]
-        for rowid in rowids:
-            cur.execute("DELETE FROM chunks_fts WHERE rowid = ?", (rowid,))
+        rows = cur.execute(
+            "SELECT rowid, symbol, signature, docstring, text FROM chunks WHERE blob_sha = ?", (blob_sha,)
+        ).fetchall()
+        for rowid, symbol, signature, docstring, text in rows:
+            # Contentless FTS (the text is not stored twice): a delete must repeat the indexed values.
+            cur.execute(
+                "INSERT INTO chunks_fts (chunks_fts, rowid, names, body) VALUES ('delete', ?, ?, ?)",
+                (rowid, names_field(symbol, signature, docstring), text),
+            )
             cur.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
         cur.execute("DELETE FROM chunks WHERE blob_sha = ?", (blob_sha,))
         cur.execute("DELETE FROM blobs WHERE blob_sha = ?", (blob_sha,))
@@ -289,7 +307,7 @@ class EmbeddedStore(IndexStore):
         return dedupe_hits((_hit(rows[rowid], score) for rowid, score in fused), k)
 
     def _bm25(self, text: str, limit: int, filters: Filters) -> list[tuple[Any, float]]:
-        terms = query_terms(text)
+        terms = self._selective_terms(query_terms(text))
         if not terms:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
@@ -315,6 +333,29 @@ class EmbeddedStore(IndexStore):
                 break
             fetch *= 4
         return sorted(((r, rank[r[0]]) for r in rows), key=lambda rs: -rs[1])
+
+    def _selective_terms(self, terms: list[str]) -> list[str]:
+        """Drop terms found in more than ``max_df_ratio`` of all chunks (at least the two rarest stay).
+
+        FTS5 computes bm25 for every row any term matches; a near-ubiquitous word ('expr' in SymPy) makes it
+        score most of the table for a small IDF contribution. Document frequencies are cached per generation.
+        """
+        if self.max_df_ratio >= 1.0 or len(terms) <= 2:
+            return terms
+        generation = self._generation()
+        if self._df[0] != generation:
+            self._df = (generation, int(self._query("SELECT count(*) FROM chunks")[0][0]), {})
+        total, cache = self._df[1], self._df[2]
+        for term in terms:
+            if term not in cache:
+                cache[term] = int(
+                    self._query("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [f'"{term}"'])[0][0]
+                )
+        present = sorted((t for t in terms if cache[t] > 0), key=lambda t: cache[t])
+        if total < MIN_CHUNKS_TO_PRUNE:
+            return present
+        selective = [t for t in present if cache[t] <= self.max_df_ratio * total]
+        return selective if len(selective) >= 2 else present[:2]
 
     def _generation(self) -> str:
         return str(self._query("SELECT value FROM meta WHERE key = 'generation'")[0][0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from flows.ci import ci_build
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
@@ -38,13 +39,14 @@ def test_passing_build_publishes_its_artefacts(make_repo) -> None:
     assert stored_report(report) == report
 
 
-async def test_build_leaves_a_report_artifact_in_prefect(make_repo) -> None:
+def test_build_leaves_report_and_coverage_artifacts_in_prefect(make_repo) -> None:
     report = ci_build(repo=str(make_repo(PASSING, name="artifacts")))
-    async with get_client() as client:
-        artifact = await client.read_latest_artifacts()
-    keys = {a.key for a in artifact}
-    assert {"build-artifacts-build", "build-artifacts-build-coverage"} <= keys, keys
-    assert report.status is BuildStatus.PASSED
+    wanted = ["build-artifacts-build", "build-artifacts-build-coverage"]
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=wanted)))
+    assert sorted({a.key for a in found}) == wanted
+    markdown = next(a for a in found if a.key == wanted[0])
+    assert report.commit_sha[:12] in str(markdown.data)
 
 
 def test_failing_test_is_a_result_not_retried(make_repo) -> None:

@@ -71,7 +71,7 @@ def test_rerun_after_a_crash_reuses_finished_stages(calc_repo: Path, monkeypatch
 
     result = self_healing_pipeline(repo=str(calc_repo), branch="main")
 
-    assert result.outcome is PipelineOutcome.MERGED
+    assert result.outcome is PipelineOutcome.MERGED, result.regression
     agt = result.generated.branch_name if result.generated else ""
     assert branches_before[agt] == result.generated.commit_sha  # the builder's commit was reused, not redone
     assert [k for k in store_keys(f"calc/{result.commit_sha}/B1") if k.endswith("report.json")] == [

@@ -184,3 +184,10 @@ def test_unknown_ref_and_non_repo_are_clear_errors(code_index: CodeIndex, sample
     (tmp_path / "plain").mkdir()
     with pytest.raises(RepoNotFoundError):
         code_index.index(tmp_path / "plain")
+
+
+def test_parsing_in_worker_processes_gives_the_same_index(make_index: IndexFactory, sample_repo: Path) -> None:
+    index = make_index(parse_workers=2, parse_pool_min_blobs=1)
+    report = index.index(sample_repo)
+    assert (report.blobs_parsed, report.chunks_written, report.symbols.added) == (4, 12, 8)
+    assert [h.symbol for h in index.definitions_of("divide")] == ["Calculator.divide"]

@@ -132,8 +132,9 @@ def xfail_tests(source: str) -> set[str]:
 def mark_module(source: str, marker: str) -> str:
     """Give every test in the module ``marker`` with a module-level ``pytestmark`` (once)."""
     tree = ast.parse(source)
-    if any(isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets)
-           for n in tree.body):
+    if any(
+        isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "pytestmark" for t in n.targets) for n in tree.body
+    ):
         return source
     lines = source.splitlines(keepends=True)
     imports = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]

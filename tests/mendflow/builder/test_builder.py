@@ -208,3 +208,37 @@ def test_offline_generation_with_pynguin_keeps_tests_that_gain_coverage(tmp_path
     committed = pygit2.Repository(str(s.repo)).revparse_single(result.commit_sha).peel(pygit2.Commit)
     text = committed.tree["tests/test_half_mendflow.py"].data.decode()
     assert "def test_half_" in text  # named after what it calls, not test_0
+
+
+POLLUTING_SOURCE = """\
+FACTOR = 2
+
+
+def twice(x):
+    return FACTOR * x
+
+
+def half(x):
+    if x % FACTOR:
+        raise ValueError("odd")
+    return x // FACTOR
+"""
+POLLUTING_EXISTING = "import half\n\n\ndef test_twice_by_three():\n    half.FACTOR = 3\n    assert half.twice(2) == 6\n"
+
+
+def test_a_test_that_fails_only_after_the_existing_suite_is_dropped(tmp_path: Path, scripted_llm: LLMServer) -> None:
+    repo = new_repo(tmp_path / "repo", {"half.py": POLLUTING_SOURCE, "tests/test_half.py": POLLUTING_EXISTING})
+    report = measured_report(repo)
+    shutil.rmtree(repo / ".coverage-data")
+    settings = Settings(_env_file=None, state_dir=tmp_path / "state", cache_dir=tmp_path / "cache")  # type: ignore[call-arg]
+    s = Setup(repo, plan_tests(report, repo, None, settings), settings, FileStore(tmp_path / "store"))
+
+    answer = "from half import half\n\n\ndef test_half_of_four():\n    assert half(4) == 2\n"
+    for _ in range(2):  # the repair rounds get the same answer
+        scripted_llm.reply({"files": [{"path": "tests/test_half_mendflow.py", "content": answer}]})
+    result = _build(s, scripted_llm, answer)
+
+    assert result.precheck is BuildStatus.FAILED and not result.kept
+    drops = [(d.reason, d.detail) for d in result.dropped if d.node_id.endswith("test_half_of_four")]
+    assert len(drops) == 3  # the first answer and both repair rounds
+    assert all(r is DropReason.FAILS and d.endswith("fails when run with the whole suite") for r, d in drops)
