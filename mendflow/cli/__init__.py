@@ -25,11 +25,10 @@ def main() -> None:
     """Entry point: a MendflowError becomes one line on stderr and its exit code; nothing else is swallowed."""
     _register_commands()
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns the code of a typer.Exit instead of exiting with it.
+        code = app(standalone_mode=False)
     except MendflowError as exc:
         err_console.print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
-    except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
@@ -41,3 +40,4 @@ def main() -> None:
             exc.show()
             sys.exit(exc.exit_code)
         raise
+    sys.exit(code if isinstance(code, int) else 0)
