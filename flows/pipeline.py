@@ -9,10 +9,16 @@ in the artefact store, so re-running the flow for a commit reuses them instead o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
+from uuid import UUID
 
 from prefect import flow, get_run_logger
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 from prefect.events import emit_event
 
 from flows.ci import record, run_stage
@@ -27,8 +33,10 @@ from mendflow.contracts import (
 )
 from mendflow.render import pipeline_markdown
 from mendflow.settings import get_settings
+from rag_indexer.api import CodeIndex, open_index
 from tasks.build import SourceRef, snapshot_source
 from tasks.builder import build_tests_task
+from tasks.index import index_commit
 from tasks.merge import merge_tested_branch
 from tasks.planner import plan_tests_task
 from tasks.stage_cache import reuse_or_run
@@ -58,11 +66,13 @@ def regression(source: SourceRef, report: BuildReport) -> Regression:
     return found
 
 
-def plan_tests(source: SourceRef, b1: BuildReport, repo: str, change: dict[str, Any] | None) -> TestSpec:
+def plan_tests(
+    source: SourceRef, b1: BuildReport, repo: str, change: dict[str, Any] | None, index: CodeIndex
+) -> TestSpec:
     spec = reuse_or_run(
         f"{source.repo}/{source.commit_sha}/testplanner/testspec.json",
         TestSpec,
-        lambda: plan_tests_task(b1, repo, change, None),
+        lambda: plan_tests_task(b1, repo, change, index),
     )
     transition(source, "testplanner", "planned", spec_id=spec.id, cases=len(spec.cases))
     create_table_artifact(
@@ -73,11 +83,11 @@ def plan_tests(source: SourceRef, b1: BuildReport, repo: str, change: dict[str, 
     return spec
 
 
-def generate_tests(source: SourceRef, spec: TestSpec, repo: str) -> GeneratedTests:
+def generate_tests(source: SourceRef, spec: TestSpec, repo: str, index: CodeIndex) -> GeneratedTests:
     generated = reuse_or_run(
         f"{source.repo}/{source.commit_sha}/testbuilder/{spec.id}.json",
         GeneratedTests,
-        lambda: build_tests_task(spec, repo, None),
+        lambda: build_tests_task(spec, repo, index),
         valid=lambda g: g.precheck is not BuildStatus.ERRORED,
     )
     transition(
@@ -95,7 +105,8 @@ def coverage_delta(b1: BuildReport, b2: BuildReport, source: SourceRef) -> float
     return delta
 
 
-def finish(result: PipelineResult) -> PipelineResult:
+def finish(result: PipelineResult, progress: UUID) -> PipelineResult:
+    update_progress_artifact(progress, 100.0)
     create_markdown_artifact(markdown=pipeline_markdown(result), key="pipeline-result", description="Pipeline result")
     get_run_logger().info("pipeline %s: %s", result.commit_sha[:12], result.outcome.value)
     return result
@@ -114,25 +125,32 @@ def self_healing_pipeline(
         plan: the change's plan (seed 002 ``Plan{steps, rationale, affected_paths}``) for the planner's
             CHANGE SUMMARY; optional.
     """
+    # Prefect's sync_compatible signature says "or a coroutine"; called from a sync flow it is the id.
+    progress = cast(UUID, create_progress_artifact(progress=0.0, description="B1 → plan → generate → B2 → merge"))
     source = snapshot_source(repo, commit, branch)
     result = PipelineResult(
         repo=source.repo, commit_sha=source.commit_sha, branch_name=source.branch,
         outcome=PipelineOutcome.REGRESSION, b1=build(source, "B1"),
     )  # fmt: skip
+    update_progress_artifact(progress, 25.0)
     if result.b1.status is not BuildStatus.PASSED:
-        return finish(result.model_copy(update={"regression": regression(source, result.b1)}))
-    result.spec = plan_tests(source, result.b1, repo, plan)
-    if not result.spec.targets:
-        return finish(result.model_copy(update={"outcome": PipelineOutcome.NOTHING_TO_ADD}))
-    result.generated = generate_tests(source, result.spec, repo)
+        return finish(result.model_copy(update={"regression": regression(source, result.b1)}), progress)
+    with open_index(get_settings(), repo=index_commit(repo, source.commit_sha), ref=source.commit_sha) as index:
+        result.spec = plan_tests(source, result.b1, repo, plan, index)
+        update_progress_artifact(progress, 35.0)
+        if not result.spec.targets:
+            return finish(result.model_copy(update={"outcome": PipelineOutcome.NOTHING_TO_ADD}), progress)
+        result.generated = generate_tests(source, result.spec, repo, index)
+    update_progress_artifact(progress, 75.0)
     if result.generated.precheck is not BuildStatus.PASSED:
-        return finish(result.model_copy(update={"outcome": PipelineOutcome.NO_TESTS_KEPT}))
+        return finish(result.model_copy(update={"outcome": PipelineOutcome.NO_TESTS_KEPT}), progress)
     tested = snapshot_source(repo, result.generated.commit_sha, result.generated.branch_name)
     result.b2 = build(tested, "B2")
+    update_progress_artifact(progress, 95.0)
     result.coverage_delta_pct = coverage_delta(result.b1, result.b2, source)
     if result.b2.status is not BuildStatus.PASSED:
-        return finish(result.model_copy(update={"regression": regression(tested, result.b2)}))
+        return finish(result.model_copy(update={"regression": regression(tested, result.b2)}), progress)
     result.merged_sha = merge_tested_branch(repo, result.generated, source.branch) if source.branch else ""
     result.outcome = PipelineOutcome.MERGED if result.merged_sha else PipelineOutcome.READY
     transition(source, "merge", result.outcome.value, sha=result.merged_sha, mode=get_settings().merge_mode)
-    return finish(result)
+    return finish(result, progress)

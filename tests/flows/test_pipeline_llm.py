@@ -1,0 +1,89 @@
+"""The self-healing loop with an LLM: the real openai client against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import pygit2
+import pytest
+
+from flows.pipeline import self_healing_pipeline
+from mendflow.contracts import BuildStatus, FailReason, PipelineOutcome
+from tests.fixtures.llm_server import LLMServer
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
+
+PYPROJECT = """\
+[project]
+name = "half"
+version = "0.1.0"
+requires-python = ">=3.11"
+
+[tool.mypy]
+files = ["half.py", "tests"]
+"""
+SOURCE = """\
+def half(x: int) -> int:
+    if x % 2:
+        raise ValueError("odd")
+    return x // 2
+"""
+EXISTING = "from half import half\n\n\ndef test_half_of_four() -> None:\n    assert half(4) == 2\n"
+RAISES = (
+    "import pytest\n\nfrom half import half\n\n\ndef test_half_of_an_odd_number_raises() -> None:\n"
+    "    with pytest.raises(ValueError):\n        half(3)\n"
+)
+# Passes under pytest, but mypy (which the repo configures and B2 runs) rejects the str argument.
+MISTYPED = RAISES + "    label: str = half(4)\n    assert label == 2\n"
+
+
+def script(llm: LLMServer, test_file: str) -> None:
+    llm.reply(
+        {
+            "cases": [
+                {
+                    "name": "odd_raises",
+                    "goal": "half(3) raises ValueError",
+                    "kind": "failure",
+                    "target_path": "half.py::half",
+                }
+            ],
+            "rationale_md": "the raise is untested",
+        }
+    )
+    llm.reply({"files": [{"path": "tests/test_half_mendflow.py", "content": test_file}]})
+
+
+@pytest.fixture
+def llm_env(mendflow_env: pytest.MonkeyPatch, scripted_llm: LLMServer) -> LLMServer:
+    mendflow_env.setenv("MENDFLOW_LLM__BASE_URL", scripted_llm.url)
+    mendflow_env.setenv("MENDFLOW_LLM__API_KEY", "sk-test")
+    mendflow_env.setenv("MENDFLOW_LLM__MAX_RETRIES", "0")
+    from mendflow.settings import get_settings
+
+    get_settings.cache_clear()
+    return scripted_llm
+
+
+def test_llm_loop_merges_the_test_it_wrote(make_repo, llm_env: LLMServer) -> None:
+    repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
+    script(llm_env, RAISES)
+    result = self_healing_pipeline(repo=str(repo), branch="main")
+    assert result.outcome is PipelineOutcome.MERGED, result.regression
+    assert result.spec is not None and result.spec.planner == "llm"
+    assert result.generated is not None and result.generated.generator == "llm"
+    assert [k.node_id for k in result.generated.kept] == [
+        "tests/test_half_mendflow.py::test_half_of_an_odd_number_raises"
+    ]
+    assert result.b2 is not None and result.b2.coverage is not None and result.b2.coverage.line_pct == 100.0
+
+
+def test_failing_b2_files_a_regression_and_keeps_the_branch_unmerged(make_repo, llm_env: LLMServer) -> None:
+    repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
+    main_before = str(pygit2.Repository(str(repo)).branches.local["main"].target)
+    script(llm_env, MISTYPED)
+    result = self_healing_pipeline(repo=str(repo), branch="main")
+    assert result.outcome is PipelineOutcome.REGRESSION
+    assert result.b2 is not None and result.b2.status is BuildStatus.FAILED
+    assert result.regression is not None and result.regression.fail_reason is FailReason.LINT
+    git = pygit2.Repository(str(repo))
+    assert str(git.branches.local["main"].target) == main_before  # nothing merged
+    assert result.generated is not None and result.generated.branch_name in git.branches.local  # kept
