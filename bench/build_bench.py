@@ -48,8 +48,22 @@ def make_subject(name: str, work: Path) -> tuple[Path, str]:
         package = "calc"
     else:
         dl = work / "sdist"
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        SUBJECTS[name], "-d", str(dl)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                SUBJECTS[name],
+                "-d",
+                str(dl),
+            ],
+            check=True,
+        )
         with tarfile.open(next(dl.glob("*.tar.gz"))) as tar:
             tar.extractall(dl, filter="data")
         shutil.move(next(p for p in dl.iterdir() if p.is_dir()), target)
@@ -68,13 +82,30 @@ def plain_run(repo: Path, package: str, cache: Path) -> tuple[float, float]:
 
     def install() -> None:
         subprocess.run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], env=env, check=True)
-        subprocess.run(["uv", "pip", "install", "-q", "--python", py, "-e", str(repo), "pytest", "pytest-cov"],
-                       env=env, check=True)
+        subprocess.run(
+            ["uv", "pip", "install", "-q", "--python", py, "-e", str(repo), "pytest", "pytest-cov"], env=env, check=True
+        )
 
     install_s = timed(install)
-    test_s = timed(lambda: subprocess.run(
-        [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--cov={package}", "--cov-branch",
-         "--cov-report=json:/dev/null"], cwd=repo, env=env, stdout=subprocess.DEVNULL, check=False))
+    test_s = timed(
+        lambda: subprocess.run(
+            [
+                py,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--cov={package}",
+                "--cov-branch",
+                "--cov-report=json:/dev/null",
+            ],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
+    )
     shutil.rmtree(venv)
     return install_s, test_s
 
@@ -97,12 +128,17 @@ def start_prefect(work: Path) -> subprocess.Popen[bytes]:
     api = f"http://127.0.0.1:{port}/api"
     env = {**os.environ, "PREFECT_HOME": str(work / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
     log = work / "prefect.log"
-    proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port",
-                             str(port)], env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     _wait_healthy(api, proc, log)
-    os.environ.update({"PREFECT_API_URL": api, "PREFECT_HOME": str(work / "prefect"),
-                       "PREFECT_LOGGING_LEVEL": "WARNING"})
+    os.environ.update(
+        {"PREFECT_API_URL": api, "PREFECT_HOME": str(work / "prefect"), "PREFECT_LOGGING_LEVEL": "WARNING"}
+    )
     return proc
 
 
@@ -110,9 +146,15 @@ def ephemeral_overhead(repo: Path, base: Path) -> float:
     """Wall time of the CLI with no Prefect server configured (Prefect starts a temporary one)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_URL")}
     env["MENDFLOW_SANDBOX__LOCAL_BASE_DIR"] = str(base)
-    return timed(lambda: subprocess.run([sys.executable, "-m", "mendflow.cli.__main__", "build", str(repo),
-                                         "--json"], env=env, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, check=False))
+    return timed(
+        lambda: subprocess.run(
+            [sys.executable, "-m", "mendflow.cli.__main__", "build", str(repo), "--json"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+    )
 
 
 def main() -> None:
@@ -139,14 +181,20 @@ def main() -> None:
         overhead = ephemeral_overhead(repo, work / "launcher-more-itertools")
     finally:
         server.terminate()
-    print(f"\n{'subject':16} {'pytest --cov':>13} {'install+pytest':>15} {'mendflow':>9} {'÷pytest':>8} "
-          f"{'÷install+pytest':>16} {'deps cold':>10} {'deps warm':>10} {'plain inst cold/warm':>21} status")
+    print(
+        f"\n{'subject':16} {'pytest --cov':>13} {'install+pytest':>15} {'mendflow':>9} {'÷pytest':>8} "
+        f"{'÷install+pytest':>16} {'deps cold':>10} {'deps warm':>10} {'plain inst cold/warm':>21} status"
+    )
     for name, pc, pw, mc, mw, wt, wtot, wmf in rows:
-        print(f"{name:16} {wt:12.2f}s {wtot:14.2f}s {wmf:8.2f}s {wmf / wt:8.2f} {wmf / wtot:16.2f} "
-              f"{mc[1]:9.2f}s {statistics.median(d for _, d, _ in mw):9.2f}s "
-              f"{pc[0]:9.2f}s/{statistics.median(i for i, _ in pw):.2f}s {mw[-1][2]}")
-        print(f"{'':16} cold: mendflow {mc[0]:.2f}s vs install+pytest {pc[0] + pc[1]:.2f}s "
-              f"(ratio {mc[0] / (pc[0] + pc[1]):.2f})")
+        print(
+            f"{name:16} {wt:12.2f}s {wtot:14.2f}s {wmf:8.2f}s {wmf / wt:8.2f} {wmf / wtot:16.2f} "
+            f"{mc[1]:9.2f}s {statistics.median(d for _, d, _ in mw):9.2f}s "
+            f"{pc[0]:9.2f}s/{statistics.median(i for i, _ in pw):.2f}s {mw[-1][2]}"
+        )
+        print(
+            f"{'':16} cold: mendflow {mc[0]:.2f}s vs install+pytest {pc[0] + pc[1]:.2f}s "
+            f"(ratio {mc[0] / (pc[0] + pc[1]):.2f})"
+        )
     print(f"CLI with Prefect's temporary server (no PREFECT_API_URL), more-itertools warm: {overhead:.1f}s")
     shutil.rmtree(work, ignore_errors=True)
 

@@ -127,7 +127,11 @@ def main() -> None:
     cold_s, cold_cpu, report = cpu_timed(lambda: idx.index(root, "HEAD"))
     rss_cold = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows.append(
-        ("cold index", f"{cold_s:.2f} s", f"cpu {cold_cpu:.2f} s, {report.chunks_written} chunks, {report.blobs_parsed} blobs")
+        (
+            "cold index",
+            f"{cold_s:.2f} s",
+            f"cpu {cold_cpu:.2f} s, {report.chunks_written} chunks, {report.blobs_parsed} blobs",
+        )
     )
     rows.append(("cold ÷ parse-only (target <= 2)", f"{cold_s / parse_s:.2f}", f"cpu {cold_cpu / parse_cpu:.2f}"))
 
@@ -165,18 +169,28 @@ def main() -> None:
         lat.append((time.perf_counter() - t) * 1000)
     lat.sort()
     p50, p95 = statistics.median(lat), lat[int(len(lat) * 0.95) - 1]
-    rows.append(("search p50 / p95 (k=10, ref filter; target p95 <= 50 ms)", f"{p50:.1f} / {p95:.1f} ms", f"{len(lat)} queries"))
+    rows.append(
+        ("search p50 / p95 (k=10, ref filter; target p95 <= 50 ms)", f"{p50:.1f} / {p95:.1f} ms", f"{len(lat)} queries")
+    )
 
     for pattern, regex in (("ZeroDivisionError", False), ("_eval_is_zero", False), (r"def _eval_\w+\(self\)", True)):
         g_s, hits = timed(
-            lambda p=pattern, r=regex: idx.grep_like(p, regex=r, limit=100_000, filters={"repo": repo_key, "ref": "HEAD"}),
+            lambda p=pattern, r=regex: idx.grep_like(
+                p, regex=r, limit=100_000, filters={"repo": repo_key, "ref": "HEAD"}
+            ),
             repeat=3,
         )
         cmd = ["rg", "-n", "-c" if False else "-n", "--no-heading", *([] if regex else ["-F"]), pattern, "."]
         r_s, out = timed(lambda c=cmd: subprocess.run(c, cwd=root, capture_output=True, text=True), repeat=3)
         lines = len(out.stdout.splitlines())
         line_hits = sum(1 for h in hits if h.kind == "line")
-        rows.append((f"grep_like {pattern!r} vs rg", f"{g_s * 1000:.0f} ms vs {r_s * 1000:.0f} ms", f"{line_hits} vs {lines} lines"))
+        rows.append(
+            (
+                f"grep_like {pattern!r} vs rg",
+                f"{g_s * 1000:.0f} ms vs {r_s * 1000:.0f} ms",
+                f"{line_hits} vs {lines} lines",
+            )
+        )
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows.append(("peak RSS after cold index / overall", f"{rss_cold:.0f} / {peak:.0f} MiB", ""))

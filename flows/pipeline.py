@@ -152,5 +152,7 @@ def self_healing_pipeline(
         return finish(result.model_copy(update={"regression": regression(tested, result.b2)}), progress)
     result.merged_sha = merge_tested_branch(repo, result.generated, source.branch) if source.branch else ""
     result.outcome = PipelineOutcome.MERGED if result.merged_sha else PipelineOutcome.READY
+    if get_settings().merge_mode == "merge" and result.merged_sha:
+        index_commit(repo, source.branch)  # the merged branch's index, fresh for the next push
     transition(source, "merge", result.outcome.value, sha=result.merged_sha, mode=get_settings().merge_mode)
     return finish(result, progress)

@@ -97,7 +97,9 @@ class Settings(BaseSettings):
         None, description="file:///path or s3://bucket/prefix; default is a file store in state_dir."
     )
     launcher: Literal["local", "kubernetes"] = "local"
-    build_timeout_sec: int = Field(900, validation_alias=AliasChoices("MENDFLOW_BUILD_TIMEOUT_SEC", "BUILD_TIMEOUT_SEC"))
+    build_timeout_sec: int = Field(
+        900, validation_alias=AliasChoices("MENDFLOW_BUILD_TIMEOUT_SEC", "BUILD_TIMEOUT_SEC")
+    )
     min_line_cov: float = Field(80.0, validation_alias=AliasChoices("MENDFLOW_MIN_LINE_COV", "MIN_LINE_COV"))
     test_marker: str = Field("fast", description="pytest marker for the fast suite, used when the repo declares it.")
     retry_delays_sec: list[int] = Field(

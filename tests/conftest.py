@@ -1,9 +1,7 @@
 import importlib.util
 
 _PLUGINS = ("repos", "prefect", "s3", "kube", "weaviate", "llm_server")
-pytest_plugins = [
-    f"tests.fixtures.{name}" for name in _PLUGINS if importlib.util.find_spec(f"tests.fixtures.{name}")
-]
+pytest_plugins = [f"tests.fixtures.{name}" for name in _PLUGINS if importlib.util.find_spec(f"tests.fixtures.{name}")]
 
 
 import pytest  # noqa: E402

@@ -12,7 +12,9 @@ from mendflow.settings import get_settings
 
 @app.command("reap")
 def reap(
-    older_than: Annotated[int | None, typer.Option(help="Age in seconds; default twice the build timeout plus grace.")] = None,
+    older_than: Annotated[
+        int | None, typer.Option(help="Age in seconds; default twice the build timeout plus grace.")
+    ] = None,
 ) -> None:
     """Delete mendflow Jobs and Pods older than the limit in the jobs namespace."""
     from mendflow.launcher.kubernetes import reap as reap_orphans  # the kubernetes client is slow to import

@@ -314,9 +314,7 @@ class LocalLauncher(Launcher):
 
     def _place_image(self, spec: JobSpec, ws: Workspace) -> dict[str, str]:
         if spec.image != "ci-runner-python":
-            raise ValueError(
-                f"the local launcher has no runner for image {spec.image!r}; use 'ci-runner-python'"
-            )
+            raise ValueError(f"the local launcher has no runner for image {spec.image!r}; use 'ci-runner-python'")
         target = ws.sub("runner") / "mendflow_runner"
         shutil.copytree(RUNNER_SOURCE, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         for path in [ws.sub("runner"), *ws.sub("runner").rglob("*")]:
@@ -475,13 +473,9 @@ class LocalLauncher(Launcher):
         return delivered
 
 
-def _classify(
-    rc: int | None, timed_out: bool, spec: JobSpec, cgroup: MemoryCgroup | None, log: Path
-) -> JobResult:
+def _classify(rc: int | None, timed_out: bool, spec: JobSpec, cgroup: MemoryCgroup | None, log: Path) -> JobResult:
     if timed_out:
-        return JobResult(
-            state=JobState.TIMED_OUT, exit_code=rc, reason=f"exceeded its timeout of {spec.timeout_sec} s"
-        )
+        return JobResult(state=JobState.TIMED_OUT, exit_code=rc, reason=f"exceeded its timeout of {spec.timeout_sec} s")
     if cgroup is not None and cgroup.oom_killed():
         reason = f"killed by the kernel's OOM killer at its {spec.memory_limit_mb} MB memory limit"
         return JobResult(state=JobState.OOM_KILLED, exit_code=rc, reason=reason)

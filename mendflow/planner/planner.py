@@ -119,7 +119,7 @@ def plan_tests(
         min_line_coverage=settings.min_line_cov,
         rationale_md=_rationale(targets, change_set, report, settings.min_line_cov, all_cases, extra),
         estimated_tokens=offline.estimated_tokens(all_cases),
-        planner=mode,  # type: ignore[arg-type]
+        planner=mode,
         llm_tokens=tokens,
     )
     log.info(

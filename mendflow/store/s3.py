@@ -155,9 +155,7 @@ class S3Store(ArtefactStore):
 
     def _unreachable(self, advice: str, exc: Exception) -> StoreUnreachableError:
         endpoint = self.settings.endpoint_url or "AWS"
-        return StoreUnreachableError(
-            f"S3 store {self.url} at {endpoint} is unusable: {_short(exc)}", hint=advice
-        )
+        return StoreUnreachableError(f"S3 store {self.url} at {endpoint} is unusable: {_short(exc)}", hint=advice)
 
 
 def _make_client(settings: S3Settings) -> S3Client:

@@ -104,9 +104,7 @@ def test_archive_skips_submodules(make_repo: RepoFactory) -> None:
     repo = resolve_repo(path)
     builder = repo.TreeBuilder(repo.head.peel(pygit2.Tree))
     builder.insert("vendored", repo.head.target, 0o160000)  # a gitlink entry, as a submodule makes
-    sha = repo.create_commit(
-        "HEAD", SIGNATURE, SIGNATURE, "add submodule", builder.write(), [repo.head.target]
-    )
+    sha = repo.create_commit("HEAD", SIGNATURE, SIGNATURE, "add submodule", builder.write(), [repo.head.target])
     names = _members(archive(repo, str(sha)))
     assert "vendored" not in names and "pkg/calc.py" in names
 
@@ -209,9 +207,7 @@ def test_cached_clone_fetches_new_commits_and_branches(make_repo: RepoFactory, t
     assert resolve_commit(repo, "feature") == (new_sha, "feature")
 
 
-def test_cloned_repository_head_follows_the_remote_default_branch(
-    make_repo: RepoFactory, tmp_path: Path
-) -> None:
+def test_cloned_repository_head_follows_the_remote_default_branch(make_repo: RepoFactory, tmp_path: Path) -> None:
     source = make_repo(FILES, name="upstream")
     repo = resolve_repo(source.as_uri(), _settings(tmp_path))
     assert resolve_commit(repo)[1] == "main"

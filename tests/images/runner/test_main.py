@@ -29,9 +29,7 @@ def test_passing_repo_reports_passed_with_counts_and_metrics(
     assert (report.tests.total, report.tests.passed) == (2, 2)
     assert report.metrics is not None and report.metrics.ci_tests_passed_total == 2
     assert {"unpack", "dependencies", "lint", "tests", "coverage"} <= report.durations.keys()
-    assert {"report.json", "coverage.json", "junit.xml", "runner.log"} <= {
-        p.name for p in (tmp_path / "out").iterdir()
-    }
+    assert {"report.json", "coverage.json", "junit.xml", "runner.log"} <= {p.name for p in (tmp_path / "out").iterdir()}
 
 
 def test_coverage_has_functions_with_spans_and_test_contexts(
@@ -49,9 +47,7 @@ def test_coverage_has_functions_with_spans_and_test_contexts(
     assert 0 < report.coverage.line_pct < 100
 
 
-def test_failing_test_is_failed_tests_with_node_id(
-    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
-) -> None:
+def test_failing_test_is_failed_tests_with_node_id(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     broken = PASSING_TEST.replace("add(1, 2) == 3", "add(1, 2) == 4")
     report = build(make_repo, tmp_path, uv_cache, **{"tests/test_demo.py": broken})
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
@@ -70,24 +66,16 @@ def test_unformatted_file_is_a_lint_error(make_repo: RepoFactory, tmp_path: Path
     assert report.lint_errors == ["demo/ugly.py:1:3 FORMAT file would be reformatted by `ruff format`"]
 
 
-def test_mypy_runs_when_the_repo_configures_it(
-    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
-) -> None:
+def test_mypy_runs_when_the_repo_configures_it(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     typed = PYPROJECT + '\n[tool.mypy]\nfiles = ["demo"]\n'
     bad = "def half(x: int) -> int:\n    return x / 2\n"
     report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": typed, "demo/half.py": bad})
     assert report.fail_reason == FailReason.LINT
-    assert next(e for e in report.lint_errors if "mypy" in e).startswith(
-        "demo/half.py:2:12 mypy[return-value] "
-    )
+    assert next(e for e in report.lint_errors if "mypy" in e).startswith("demo/half.py:2:12 mypy[return-value] ")
 
 
-def test_missing_dependency_is_errored_dependencies(
-    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
-) -> None:
-    report = build(
-        make_repo, tmp_path, uv_cache, **{"requirements.txt": "mendflow-no-such-package-xyz==1.0\n"}
-    )
+def test_missing_dependency_is_errored_dependencies(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **{"requirements.txt": "mendflow-no-such-package-xyz==1.0\n"})
     assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
     assert report.error_reason is not None and "uv pip install" in report.error_reason
     assert "mendflow-no-such-package-xyz" in report.error_reason
@@ -99,9 +87,7 @@ def test_no_tests_is_failed_no_tests(make_repo: RepoFactory, tmp_path: Path, uv_
     assert report.error_reason is not None and "collected no tests" in report.error_reason
 
 
-def test_marker_selects_the_fast_suite_when_declared(
-    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
-) -> None:
+def test_marker_selects_the_fast_suite_when_declared(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     slow = "def test_unmarked() -> None:\n    assert False\n"
     report = build(make_repo, tmp_path, uv_cache, **{"tests/test_slow.py": slow})
     assert report.status == BuildStatus.PASSED and report.test_command[-2:] == ["-m", "fast"]
@@ -111,9 +97,7 @@ def test_memory_error_in_a_test_is_errored_oom_naming_it(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
     hog = "def test_hog() -> None:\n    raise MemoryError()\n"
-    report = build(
-        make_repo, tmp_path, uv_cache, **{"tests/test_hog.py": hog, "pyproject.toml": _no_markers()}
-    )
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_hog.py": hog, "pyproject.toml": _no_markers()})
     assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.OOM)
     assert report.error_reason is not None and "tests/test_hog.py::test_hog" in report.error_reason
 
@@ -126,9 +110,7 @@ def test_bad_snapshot_is_errored_bad_input(tmp_path: Path, uv_cache: Path) -> No
     assert (rc, report.status, report.fail_reason) == (0, BuildStatus.ERRORED, FailReason.BAD_INPUT)
 
 
-def test_warm_cache_installs_faster(
-    make_repo: RepoFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_warm_cache_installs_faster(make_repo: RepoFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     calc = Path(__file__).resolve().parents[3] / "examples" / "calc"
     files: dict[str, str | bytes | None] = {
         str(p.relative_to(calc)): p.read_bytes()

@@ -57,7 +57,5 @@ def test_uploads_put_each_file_report_last_without_extra_headers(
 
 def test_refused_upload_is_reported_as_failed(tmp_path: Path) -> None:
     (tmp_path / "report.json").write_text("{}")
-    failed = upload_all(
-        tmp_path, [("report.json", "http://127.0.0.1:9/nowhere")], Log(tmp_path / "runner.log")
-    )
+    failed = upload_all(tmp_path, [("report.json", "http://127.0.0.1:9/nowhere")], Log(tmp_path / "runner.log"))
     assert failed == ["report.json"]

@@ -61,7 +61,9 @@ def test_an_unreachable_store_is_refused_before_anything_runs(make_repo, tmp_pat
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("prefect_server")
-@pytest.mark.parametrize(("files", "code", "status"), [(PASSING, 0, BuildStatus.PASSED), (FAILING, 1, BuildStatus.FAILED)])
+@pytest.mark.parametrize(
+    ("files", "code", "status"), [(PASSING, 0, BuildStatus.PASSED), (FAILING, 1, BuildStatus.FAILED)]
+)
 def test_exit_code_follows_the_status(make_repo, tmp_path: Path, files, code, status) -> None:
     result = mendflow("build", str(make_repo(files)), "--json", env={"MENDFLOW_STATE_DIR": str(tmp_path / "s")})
     assert result.returncode == code, result.stderr[-2000:]

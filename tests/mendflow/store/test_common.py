@@ -35,9 +35,7 @@ def test_overwrite_replaces_the_old_content(store: ArtefactStore) -> None:
     assert store.get_bytes(KEY) == b"new"
 
 
-def test_failed_overwrite_keeps_the_old_object_intact(
-    store_case: StoreCase, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_failed_overwrite_keeps_the_old_object_intact(store_case: StoreCase, monkeypatch: pytest.MonkeyPatch) -> None:
     store_case.store.put_bytes(KEY, b"old")
     store_case.break_commit(monkeypatch)
     with pytest.raises(SimulatedCrash):

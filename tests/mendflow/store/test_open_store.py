@@ -32,9 +32,7 @@ def test_s3_url_passes_the_s3_settings_on() -> None:
     assert store.settings.endpoint_url == "http://minio.invalid:9000"
 
 
-@pytest.mark.parametrize(
-    "url", ["http://example.com/x", "/plain/path", "file://host/abs", "file:relative", "s3:///x"]
-)
+@pytest.mark.parametrize("url", ["http://example.com/x", "/plain/path", "file://host/abs", "file:relative", "s3:///x"])
 def test_unusable_urls_raise_config_error_with_a_hint(url: str) -> None:
     with pytest.raises(ConfigError) as info:
         open_store(url, Settings())

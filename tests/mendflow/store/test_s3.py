@@ -44,25 +44,19 @@ def _job_put(url: str, data: bytes) -> int:
     server parses as a form (dropping the body) and which would give real S3 objects the wrong type.
     It is not part of the signature, so any value works.
     """
-    request = urllib.request.Request(
-        url, data=data, method="PUT", headers={"Content-Type": "application/octet-stream"}
-    )
+    request = urllib.request.Request(url, data=data, method="PUT", headers={"Content-Type": "application/octet-stream"})
     with urllib.request.urlopen(request, timeout=10) as resp:
         return int(resp.status)
 
 
-def test_presigned_put_then_presigned_get_work_with_plain_urllib(
-    s3_server: S3Server, s3_bucket: S3Bucket
-) -> None:
+def test_presigned_put_then_presigned_get_work_with_plain_urllib(s3_server: S3Server, s3_bucket: S3Bucket) -> None:
     store = S3Store(s3_bucket.name, "ci", s3_server.settings())
     assert _job_put(store.upload_url(KEY), b"job output") == 200
     with urllib.request.urlopen(store.download_url(KEY), timeout=10) as resp:
         assert resp.read() == b"job output"
 
 
-def test_object_uploaded_by_a_job_is_readable_through_the_store(
-    s3_server: S3Server, s3_bucket: S3Bucket
-) -> None:
+def test_object_uploaded_by_a_job_is_readable_through_the_store(s3_server: S3Server, s3_bucket: S3Bucket) -> None:
     store = S3Store(s3_bucket.name, "ci", s3_server.settings())
     _job_put(store.upload_url(KEY), b"job output")
     assert store.get_bytes(KEY) == b"job output"
