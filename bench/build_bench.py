@@ -162,6 +162,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="mendflow-bench-", dir="/var/tmp"))
+    work.chmod(0o711)  # sandboxed jobs run as an unprivileged uid and must reach their workspaces below it
     os.environ["MENDFLOW_STATE_DIR"] = str(work / "state")
     server = start_prefect(work)
     rows = []

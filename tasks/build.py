@@ -187,8 +187,9 @@ def build_attempt(source: SourceRef, stage: str) -> BuildReport:
     spec = job_spec(source, stage, attempt, staging, store, settings)
     result = get_launcher(settings).run(spec)
     report = publish(store, staging, prefix, collect_report(store, staging, result, source, stage, attempt))
+    # Bad input fails the same way every time, so only other ERRORED reports are worth a retry.
     if report.status is BuildStatus.ERRORED and report.fail_reason is not FailReason.BAD_INPUT:
-        raise BuildErrored(report)  # bad input fails the same way every time: no retry
+        raise BuildErrored(report)
     return report
 
 

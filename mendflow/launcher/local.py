@@ -286,6 +286,8 @@ class LocalLauncher(Launcher):
             # /var/tmp is world-writable: a base someone else planted could redirect our files.
             raise OSError(f"{self.base} is a link or not owned by us; remove it and retry")
         _dir(self.base, 0o711, *((0, 0) if self.identity.drops else (None, None)))
+        if self.identity.drops:
+            _check_traversable(self.base)
         for sub in ("jobs", "toolchain", "cache"):
             _dir(self.base / sub, 0o711)
         _dir(self.base / "toolchain", 0o755)
@@ -497,6 +499,16 @@ def _tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     except OSError:
         return ""
     return "\n".join(data.decode("utf-8", errors="replace").splitlines()[-lines:])
+
+
+def _check_traversable(path: Path) -> None:
+    """The unprivileged job must be able to walk down to its workspace and toolchain."""
+    for parent in path.resolve().parents:
+        if not parent.stat().st_mode & stat.S_IXOTH:
+            raise OSError(
+                f"{parent} is not searchable by others, so a job dropped to an unprivileged uid cannot reach "
+                f"{path}; set MENDFLOW_SANDBOX__LOCAL_BASE_DIR to a directory outside it (default /var/tmp/mendflow)"
+            )
 
 
 def _slug(name: str) -> str:

@@ -222,3 +222,14 @@ def test_credential_like_names_are_recognised(name: str) -> None:
 @pytest.mark.parametrize("name", ["PATH_EXTRA", "MENDFLOW_JOB_REPO", "LANG", "PYTHONHASHSEED"])
 def test_ordinary_names_pass(name: str) -> None:
     assert not is_credential(name)
+
+
+@ROOT_ONLY
+def test_a_base_dir_the_sandbox_uid_cannot_reach_is_refused_with_advice(tmp_path: Path) -> None:
+    hidden = tmp_path / "private"
+    hidden.mkdir(mode=0o700)
+    settings = Settings(state_dir=tmp_path / "state", cache_dir=tmp_path / "cache")
+    settings.sandbox.local_base_dir = hidden / "launcher"
+    result = LocalLauncher(settings).run(script_job("print(1)", tmp_path))
+    assert result.state is JobState.ERROR
+    assert result.reason and "not searchable" in result.reason and "MENDFLOW_SANDBOX__LOCAL_BASE_DIR" in result.reason
