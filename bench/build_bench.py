@@ -48,9 +48,10 @@ def make_subject(name: str, work: Path) -> tuple[Path, str]:
         package = "calc"
     else:
         dl = work / "sdist"
+        base_python = str(Path(sys.base_prefix) / "bin" / "python3")  # the venv has no pip; its base does
         subprocess.run(
             [
-                sys.executable,
+                base_python,
                 "-m",
                 "pip",
                 "download",

@@ -45,6 +45,10 @@ from mendflow_runner import coverage_report, repo_config, testing  # noqa: E402
 from tests.fixtures.repos import commit_files  # noqa: E402
 
 SUBJECTS: dict[str, str | None] = {"calc": None, "isodate": "isodate==0.7.2", "schema": "schema==0.7.8"}
+# The runner lints with the ruff mendflow ships (0.17, whose default rule set is broad) and fails B1 on any
+# finding, so a library with no ruff config of its own never gets past B1 (see bench/README.md). The imports
+# therefore adopt ruff with only the "real error" rules and no format check, as a team adopting mendflow would.
+LIBRARY_RUFF = '[lint]\nselect = ["E9", "F63", "F7", "F82"]\n\n[format]\nexclude = ["*"]\n'
 PYTHON = "/usr/bin/python3"  # the interpreter the local launcher's jobs (and so Pynguin) run on
 RERUNS = 5
 STAGES = ("B1", "plan", "generate", "B2", "merge", "flow", "pynguin alone", "gates on raw")
@@ -74,6 +78,8 @@ class Row:
     pyn_xfail: int = 0
     pyn_kept: int = 0
     pyn_dropped: Counter[str] = field(default_factory=Counter)
+    tidy_kept: int = 0  # the same files after the builder's own tidy step (edit.tidy_pynguin)
+    tidy_dropped: Counter[str] = field(default_factory=Counter)
     rerun_failures: list[int] = field(default_factory=list)
     rerun_failing_kept: set[str] = field(default_factory=set)
     stages: dict[str, float] = field(default_factory=dict)
@@ -102,6 +108,7 @@ def make_subject(name: str, work: Path) -> Path:
         with tarfile.open(next(dl.glob("*.tar.gz"))) as tar:
             tar.extractall(dl, filter="data")
         shutil.move(next(p for p in dl.iterdir() if p.is_dir()), target)
+        (target / "ruff.toml").write_text(LIBRARY_RUFF)
     pygit2.init_repository(str(target), initial_head="main")
     commit_files(target, {}, f"bench import of {name}")
     return target
@@ -180,14 +187,15 @@ def stage_times(flow_run_id: Any) -> dict[str, float]:
         runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
     names = {"build-attempt": "B1", "plan-tests": "plan", "build-tests": "generate", "merge": "merge"}
     times: dict[str, float] = {}
-    for tr in sorted((r for r in runs if r.start_time and r.end_time), key=lambda r: r.start_time):
-        base = tr.name.rsplit("-", 1)[0]
+    spans = sorted((r.start_time, r.end_time, r.name) for r in runs if r.start_time and r.end_time)
+    for start, end, name in spans:
+        base = name.rsplit("-", 1)[0]
         stage = names.get(base)
         if stage is None:
             continue
         if stage in times and stage == "B1":
             stage = "B2"
-        times[stage] = times.get(stage, 0.0) + (tr.end_time - tr.start_time).total_seconds()
+        times[stage] = times.get(stage, 0.0) + (end - start).total_seconds()
     return times
 
 
@@ -264,8 +272,8 @@ def pynguin_alone(spec: Any, tree: Path, repo: Path, pyn_py: str, repo_py: str, 
     return files
 
 
-def gate_raw(spec: Any, repo: Path, files: dict[str, str]) -> dict[str, Any]:
-    """Pynguin's raw files through the builder's gates job, as LLM candidates go ('files' mode)."""
+def gate(spec: Any, repo: Path, files: dict[str, str], label: str) -> dict[str, Any]:
+    """Pynguin's files through the builder's gates job, as LLM candidates go ('files' mode)."""
     from mendflow import snapshot
     from mendflow.builder import layout
     from mendflow.builder.builder import FLAKE_RUNS
@@ -286,12 +294,18 @@ def gate_raw(spec: Any, repo: Path, files: dict[str, str]) -> dict[str, Any]:
         "mode": "files",
         "files": files,
     }
-    prefix = f"{name}/{spec.parent_commit_sha}/bench-pynguin-raw/{spec.id}"
+    prefix = f"{name}/{spec.parent_commit_sha}/bench-pynguin-{label}/{spec.id}"
     source_key = f"{name}/{spec.parent_commit_sha}/source.tar.gz"
-    outcome = run_job(get_launcher(settings), store, settings, source_key, prefix, payload, "bench-pynguin-raw")
+    outcome = run_job(get_launcher(settings), store, settings, source_key, prefix, payload, f"bench-pynguin-{label}")
     if outcome.error:
         return {"error": outcome.error}
     return outcome.result
+
+
+def _gated(result: dict[str, Any], row: Row, label: str) -> tuple[int, Counter[str]]:
+    if "error" in result:
+        row.notes.append(f"gates job on Pynguin's {label} output: {result['error']}")
+    return len(result.get("kept") or []), Counter(d["reason"] for d in result.get("dropped") or [])
 
 
 # -- one subject ----------------------------------------------------------------------------------------------
@@ -328,12 +342,11 @@ def run_subject(name: str, work: Path, pyn_py: str) -> Row:
     row.pyn = measure(pyn_tree, pyn_py_repo, work / "scratch" / f"{name}-pynguin")
     if raw:
         start = time.perf_counter()
-        gated = gate_raw(spec, repo, raw)
+        gated = gate(spec, repo, raw, "raw")
         row.stages["gates on raw"] = time.perf_counter() - start
-        if "error" in gated:
-            row.notes.append(f"gates job on Pynguin's raw output: {gated['error']}")
-        row.pyn_kept = len(gated.get("kept") or [])
-        row.pyn_dropped = Counter(d["reason"] for d in gated.get("dropped") or [])
+        row.pyn_kept, row.pyn_dropped = _gated(gated, row, "raw")
+        tidy = {p: edit.tidy_pynguin(t) for p, t in raw.items()}
+        row.tidy_kept, row.tidy_dropped = _gated(gate(spec, repo, tidy, "tidy"), row, "tidied")
     return row
 
 
@@ -348,25 +361,28 @@ def reasons(c: Counter[str]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "-"
 
 
-def table(rows: list[Row]) -> str:
-    head = ["subject", "outcome", "B1 line/br %", "B2 line/br %", "merged (re-measured)", "Pynguin alone",
-            "mendflow ≥ Pynguin", "gen / kept", "dropped by reason", "Pynguin tests (xfail)",
-            "gates on Pynguin: kept", "gates on Pynguin: dropped", "5 reruns: failures", "B1 s", "plan s",
-            "generate s", "B2 s", "merge s", "flow s", "Pynguin alone s", "gates on raw s"]  # fmt: skip
+def _md(head: list[str], body: list[list[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join([*lines, *("| " + " | ".join(cells) + " |" for cells in body)])
+
+
+def tables(rows: list[Row]) -> str:
+    cov_head = ["subject", "outcome", "B1 line/br %", "B2 line/br %", "merged, re-measured", "Pynguin alone",
+                "mendflow ≥ Pynguin (line)", "5 reruns: failing tests"]  # fmt: skip
+    gen_head = ["subject", "generated / kept", "dropped by reason", "Pynguin alone: tests (xfail)",
+                "gates on raw: kept", "raw: dropped", "gates on tidied: kept", "tidied: dropped"]  # fmt: skip
+    cov, gen, times = [], [], []
     for r in rows:
-        gen = r.kept + sum(r.dropped.values())
         ok = "-"
         if r.merged.line is not None and r.pyn.line is not None:
             ok = "yes" if r.merged.line >= r.pyn.line else "NO"
         fails = "/".join(str(n) for n in r.rerun_failures) or "-"
-        s = r.stages
-        cells = [r.name, r.outcome, pct(r.b1), pct(r.b2), pct(r.merged), pct(r.pyn), ok, f"{gen} / {r.kept}",
-                 reasons(r.dropped), f"{r.pyn_tests} ({r.pyn_xfail})", str(r.pyn_kept), reasons(r.pyn_dropped),
-                 fails]  # fmt: skip
-        cells += [f"{s[k]:.0f}" if k in s else "-" for k in STAGES]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        cov.append([r.name, r.outcome, pct(r.b1), pct(r.b2), pct(r.merged), pct(r.pyn), ok, fails])
+        gen.append([r.name, f"{r.kept + sum(r.dropped.values())} / {r.kept}", reasons(r.dropped),
+                    f"{r.pyn_tests} ({r.pyn_xfail})", str(r.pyn_kept), reasons(r.pyn_dropped), str(r.tidy_kept),
+                    reasons(r.tidy_dropped)])  # fmt: skip
+        times.append([r.name] + [f"{r.stages[k]:.0f}" if k in r.stages else "-" for k in STAGES])
+    return "\n\n".join((_md(cov_head, cov), _md(gen_head, gen), _md(["seconds", *STAGES], times)))
 
 
 def main() -> None:
@@ -390,7 +406,7 @@ def main() -> None:
     print(f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.node()} ({os.cpu_count()} cores), "
           f"Python {platform.python_version()} (jobs: {PYTHON}); line/branch %; dropped reasons from "
           f"GeneratedTests; reruns = failing tests in each of {RERUNS} extra runs of the merged suite")  # fmt: skip
-    print(table(rows))
+    print(tables(rows))
     for r in rows:
         if r.modules or r.notes or r.rerun_failing_kept:
             print(f"- {r.name}: modules {', '.join(r.modules) or '-'}; suite tests base {r.base.tests} "

@@ -61,6 +61,9 @@ class IndexerConfig(BaseModel):
     llm_api_key: str | None = None
     llm_max_retries: int = 4
     llm_timeout_sec: float = 120.0
+    embed_kinds: list[str] | None = Field(
+        default=None, description="Chunk kinds that get vectors (e.g. ['file'] to bound cost); None = all."
+    )
     embed_batch_size: int = Field(default=64, description="Texts per embeddings request.")
     embed_max_chars: int = Field(
         6000, description="Characters of a chunk's text given to the embedder (the stored text is whole)."
@@ -74,7 +77,7 @@ class IndexerConfig(BaseModel):
     store_retries: int = Field(default=6, description="Attempts per batch when the store is unreachable.")
     store_retry_delay_sec: float = Field(default=1.0, description="First back-off between attempts; doubles.")
     bm25_max_df_ratio: float = Field(
-        default=0.02, description="Embedded store: query terms in more than this share of chunks are dropped."
+        default=0.1, description="Embedded store: query terms in more than this share of chunks are dropped."
     )
     default_alpha: float = Field(default=0.5, description="Hybrid weight: 0 = BM25 only, 1 = vectors only.")
     parse_workers: int = Field(

@@ -117,12 +117,11 @@ class Indexer:
     def _embed(self, items: list[BlobChunks]) -> None:
         if not self.embeddings.enabled or self.store.server_vectorizes:
             return
-        chunks = [c for item in items for c in item.chunks]
-        vectors = self.embeddings.embed_chunks(chunks) or []
-        at = 0
+        kinds = self.config.embed_kinds
+        chunks = [c for item in items for c in item.chunks if kinds is None or c.kind in kinds]
+        vectors = iter(self.embeddings.embed_chunks(chunks) or [])
         for item in items:
-            item.vectors = vectors[at : at + len(item.chunks)]
-            at += len(item.chunks)
+            item.vectors = [next(vectors) if kinds is None or c.kind in kinds else None for c in item.chunks]
 
     def _count_changes(self, report: IndexReport, old: dict[str, RefFile], new: dict[str, RefFile]) -> None:
         changed_blobs: set[str] = set()

@@ -51,7 +51,9 @@ class BlobChunks(BaseModel):
     language: str
     encoding: str
     chunks: list[Chunk]
-    vectors: list[list[float]] | None = None
+    vectors: list[list[float] | None] | None = Field(
+        default=None, description="Aligned with chunks; None for a chunk whose kind is not embedded."
+    )
 
 
 class RefFile(BaseModel):

@@ -84,4 +84,5 @@ def module_of(target_path: str, tree: pygit2.Tree) -> tuple[str, str]:
         except KeyError:
             break
         root_len -= 1
-    return ".".join(parts[root_len:]), "/".join(parts[:root_len]) or "."
+    module = parts[root_len:-1] if parts[-1] == "__init__" else parts[root_len:]  # a package is its __init__
+    return ".".join(module), "/".join(parts[:root_len]) or "."

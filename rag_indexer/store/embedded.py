@@ -10,6 +10,8 @@ Everything lives in one directory (``index.sqlite`` plus its WAL files; the embe
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -40,7 +42,7 @@ CREATE INDEX IF NOT EXISTS chunks_name ON chunks (name);
 CREATE INDEX IF NOT EXISTS chunks_symbol ON chunks (symbol);
 CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
-    names, body, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
+    names, body, facets, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS refs (
     repo TEXT NOT NULL, ref TEXT NOT NULL, commit_sha TEXT NOT NULL, tree_sha TEXT NOT NULL,
@@ -57,7 +59,8 @@ CREATE INDEX IF NOT EXISTS ref_files_blob ON ref_files (blob_sha);
 MIN_CHUNKS_TO_PRUNE = 20_000
 
 # names (symbol parts, signature, docstring) weigh more than the body.
-RANK_CONFIG = "bm25(3.0, 1.0)"
+# facets ("kind_file language_python") only filter, so they carry no weight.
+RANK_CONFIG = "bm25(3.0, 1.0, 0.0)"
 
 HIT_COLUMNS = (
     "c.rowid, c.id, f.repo, f.ref, f.path, c.symbol, c.kind, c.start_line, c.end_line, c.blob_sha, "
@@ -82,6 +85,12 @@ def _hit(row: Sequence[Any], score: float = 0.0) -> Hit:
         text=row[13],
         score=score,
     )
+
+
+def _facets(kind: str | None, language: str | None) -> str:
+    """Filter tokens for FTS: 'kindfile languagepython' (one token each under unicode61)."""
+    pairs = (("kind", kind), ("language", language))
+    return " ".join(f"{name}{re.sub(r'[^A-Za-z0-9]', '', value)}" for name, value in pairs if value)
 
 
 def _scope_sql(filters: Filters) -> tuple[str, list[Any]]:
@@ -138,7 +147,7 @@ class EmbeddedStore(IndexStore):
             if statement.strip():
                 cur.execute(statement)
         cur.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('generation', '0'), ('schema', '2')",
+            "INSERT OR IGNORE INTO meta VALUES ('generation', '0'), ('schema', '3')",
         )
         if cur.execute("SELECT value FROM meta WHERE key = 'rank'").fetchone() is None:
             cur.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', ?)", (RANK_CONFIG,))
@@ -210,11 +219,13 @@ class EmbeddedStore(IndexStore):
                             c.text,
                         )
                     )  # fmt: skip
-                    fts_rows.append((rowid, names_field(c.symbol, c.signature, c.docstring), c.text))
-                    if item.vectors is not None:
+                    fts_rows.append(
+                        (rowid, names_field(c.symbol, c.signature, c.docstring), c.text, _facets(c.kind, c.language))
+                    )
+                    if item.vectors is not None and item.vectors[i] is not None:
                         vector_rows.append((rowid, np.asarray(item.vectors[i], dtype=np.float32).tobytes()))
             cur.executemany(f"INSERT INTO chunks VALUES ({','.join('?' * 16)})", chunk_rows)
-            cur.executemany("INSERT INTO chunks_fts (rowid, names, body) VALUES (?, ?, ?)", fts_rows)
+            cur.executemany("INSERT INTO chunks_fts (rowid, names, body, facets) VALUES (?, ?, ?, ?)", fts_rows)
             cur.executemany("INSERT INTO vectors VALUES (?, ?)", vector_rows)
             cur.executemany(
                 "INSERT INTO blobs VALUES (?, ?, ?, ?, ?)",
@@ -224,13 +235,14 @@ class EmbeddedStore(IndexStore):
 
     def _delete_blob(self, cur: sqlite3.Cursor, blob_sha: str) -> None:
         rows = cur.execute(
-            "SELECT rowid, symbol, signature, docstring, text FROM chunks WHERE blob_sha = ?", (blob_sha,)
+            "SELECT rowid, symbol, signature, docstring, text, kind, language FROM chunks WHERE blob_sha = ?",
+            (blob_sha,),
         ).fetchall()
-        for rowid, symbol, signature, docstring, text in rows:
+        for rowid, symbol, signature, docstring, text, kind, language in rows:
             # Contentless FTS (the text is not stored twice): a delete must repeat the indexed values.
             cur.execute(
-                "INSERT INTO chunks_fts (chunks_fts, rowid, names, body) VALUES ('delete', ?, ?, ?)",
-                (rowid, names_field(symbol, signature, docstring), text),
+                "INSERT INTO chunks_fts (chunks_fts, rowid, names, body, facets) VALUES ('delete', ?, ?, ?, ?)",
+                (rowid, names_field(symbol, signature, docstring), text, _facets(kind, language)),
             )
             cur.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
         cur.execute("DELETE FROM chunks WHERE blob_sha = ?", (blob_sha,))
@@ -310,7 +322,10 @@ class EmbeddedStore(IndexStore):
         terms = self._selective_terms(query_terms(text))
         if not terms:
             return []
-        match = " OR ".join(f'"{t}"' for t in terms)
+        match = "{names body} : (" + " OR ".join(f'"{t}"' for t in terms) + ")"
+        # kind/language filters run inside FTS, so a rare kind (files) does not starve the top-k.
+        for facet in _facets(filters.kind, filters.language).split():
+            match += f' AND facets : "{facet}"'
         where, params = _scope_sql(filters)
         # Rank in FTS alone (its fast path), then join the mapping; widen until enough rows survive the filters.
         fetch = limit
@@ -319,12 +334,11 @@ class EmbeddedStore(IndexStore):
                 "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", [match, fetch]
             )
             rank = {r[0]: -float(r[1]) for r in ranked}
-            marks = ",".join("?" * len(rank))
             rows = (
                 self._query(
                     f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
-                    f"WHERE c.rowid IN ({marks}) AND {where}",
-                    [*rank, *params],
+                    f"WHERE c.rowid IN (SELECT value FROM json_each(?)) AND {where}",
+                    [json.dumps(list(rank)), *params],
                 )
                 if rank
                 else []

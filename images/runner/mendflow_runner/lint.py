@@ -31,9 +31,15 @@ def _rel(path: str, root: Path) -> str:
         return p.as_posix()
 
 
+# ruff's long-standing defaults: syntax errors, undefined names, unused imports and the like. Newer ruff
+# releases enable far more by default, which would fail every repository that never chose ruff rules.
+UNCONFIGURED_RULES = "E4,E7,E9,F"
+
+
 def ruff_check(root: Path, env: dict[str, str], timeout: float, log: Log) -> list[str]:
+    rules = [] if repo_config.has_ruff_config(root) else ["--select", UNCONFIGURED_RULES]
     r = run(
-        ["ruff", "check", "--output-format", "json", "--no-cache", "."],
+        ["ruff", "check", "--output-format", "json", "--no-cache", *rules, "."],
         cwd=root,
         env=env,
         timeout=timeout,
@@ -54,7 +60,10 @@ def ruff_check(root: Path, env: dict[str, str], timeout: float, log: Log) -> lis
 
 
 def ruff_format(root: Path, env: dict[str, str], timeout: float, log: Log) -> list[str]:
-    """One lint error per file ``ruff format`` would change (at its first difference when ruff says)."""
+    """One lint error per file ``ruff format`` would change; only for repos that chose ruff (formatting is
+    a team's decision, not a defect)."""
+    if not repo_config.has_ruff_config(root):
+        return []
     base = ["ruff", "format", "--check", "--no-cache"]
     r = run([*base, "--output-format", "concise", "."], cwd=root, env=env, timeout=timeout, log=log)
     if r.returncode == 2 and "--output-format" in r.stderr:  # ruff before 0.9 has no formats here

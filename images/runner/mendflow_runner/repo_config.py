@@ -84,3 +84,10 @@ def is_installable(root: Path) -> bool:
 def wanted_extras(root: Path) -> list[str]:
     extras = pyproject(root).get("project", {}).get("optional-dependencies", {})
     return [e for e in ("test", "tests", "dev") if e in extras]
+
+
+def has_ruff_config(root: Path) -> bool:
+    """Whether the team chose its ruff rules and format (else the runner holds it to bug-level rules only)."""
+    if (root / "ruff.toml").is_file() or (root / ".ruff.toml").is_file():
+        return True
+    return "ruff" in pyproject(root).get("tool", {})

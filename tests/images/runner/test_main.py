@@ -61,9 +61,20 @@ def test_lint_error_alone_is_failed_lint(make_repo: RepoFactory, tmp_path: Path,
     assert report.lint_errors == ["demo/extra.py:1:8 F401 `os` imported but unused"]
 
 
-def test_unformatted_file_is_a_lint_error(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
-    report = build(make_repo, tmp_path, uv_cache, **{"demo/ugly.py": "x  =  1\n"})
+def test_unformatted_file_is_a_lint_error_when_the_repo_uses_ruff(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    files = {"pyproject.toml": PYPROJECT + "\n[tool.ruff]\nline-length = 100\n", "demo/ugly.py": "x  =  1\n"}
+    report = build(make_repo, tmp_path, uv_cache, **files)
     assert report.lint_errors == ["demo/ugly.py:1:3 FORMAT file would be reformatted by `ruff format`"]
+
+
+def test_a_repo_without_ruff_config_is_held_to_bug_level_rules_only(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    style_only = "import sys\n\nx  =  sys.version_info[0:1] == (3,)\n"  # unformatted, YTT-flagged: no bug
+    report = build(make_repo, tmp_path, uv_cache, **{"demo/style.py": style_only})
+    assert (report.status, report.lint_errors) == (BuildStatus.PASSED, [])
 
 
 def test_mypy_runs_when_the_repo_configures_it(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
