@@ -11,6 +11,7 @@ Everything lives in one directory (``index.sqlite`` plus its WAL files; the embe
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 import threading
@@ -132,6 +133,7 @@ class EmbeddedStore(IndexStore):
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=OFF")
             self.db.execute("PRAGMA cache_size=-65536")
+            self.db.execute("PRAGMA mmap_size=1073741824")  # FTS segment reads without copies
             self._init_schema()
         except (OSError, sqlite3.Error) as exc:
             raise CodeIndexError(
@@ -139,6 +141,7 @@ class EmbeddedStore(IndexStore):
                 hint="check MENDFLOW_STATE_DIR is writable; delete the index directory to rebuild it",
             ) from exc
         self._matrix: tuple[str, np.ndarray, np.ndarray] | None = None  # (generation, rowids, vectors)
+        self._scope_cache: tuple[tuple[str, str], np.ndarray] | None = None  # last filters' rowids
 
     def _init_schema(self) -> None:
         cur = self.db.cursor()
@@ -327,8 +330,9 @@ class EmbeddedStore(IndexStore):
         for facet in _facets(filters.kind, filters.language).split():
             match += f' AND facets : "{facet}"'
         where, params = _scope_sql(filters)
-        # Rank in FTS alone (its fast path), then join the mapping; widen until enough rows survive the filters.
-        fetch = limit
+        # Rank in FTS alone (its fast path), then join the mapping. FTS scores every match whatever the LIMIT,
+        # so over-fetch by the share of chunks outside the scope at once; widen only if that was not enough.
+        fetch = limit * max(2, math.ceil(2 * self._chunk_count() / max(1, len(self._scope_rowids(filters)))))
         while True:
             ranked = self._query(
                 "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", [match, fetch]
@@ -348,6 +352,12 @@ class EmbeddedStore(IndexStore):
             fetch *= 4
         return sorted(((r, rank[r[0]]) for r in rows), key=lambda rs: -rs[1])
 
+    def _chunk_count(self) -> int:
+        generation = self._generation()
+        if self._df[0] != generation:
+            self._df = (generation, int(self._query("SELECT count(*) FROM chunks")[0][0]), {})
+        return self._df[1]
+
     def _selective_terms(self, terms: list[str]) -> list[str]:
         """Drop terms found in more than ``max_df_ratio`` of all chunks (at least the two rarest stay).
 
@@ -356,10 +366,8 @@ class EmbeddedStore(IndexStore):
         """
         if self.max_df_ratio >= 1.0 or len(terms) <= 2:
             return terms
-        generation = self._generation()
-        if self._df[0] != generation:
-            self._df = (generation, int(self._query("SELECT count(*) FROM chunks")[0][0]), {})
-        total, cache = self._df[1], self._df[2]
+        total = self._chunk_count()
+        cache = self._df[2]
         for term in terms:
             if term not in cache:
                 cache[term] = int(
@@ -389,6 +397,14 @@ class EmbeddedStore(IndexStore):
         return self._matrix[1], self._matrix[2]
 
     def _scope_rowids(self, filters: Filters) -> np.ndarray:
+        key = (self._generation(), filters.model_dump_json())
+        if self._scope_cache is not None and self._scope_cache[0] == key:
+            return self._scope_cache[1]
+        rowids = self._load_scope_rowids(filters)
+        self._scope_cache = (key, rowids)
+        return rowids
+
+    def _load_scope_rowids(self, filters: Filters) -> np.ndarray:
         where, params = _scope_sql(filters)
         rows = self._query(
             f"SELECT DISTINCT c.rowid FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha WHERE {where}",

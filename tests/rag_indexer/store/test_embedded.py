@@ -25,9 +25,7 @@ def test_readers_query_while_a_write_transaction_is_open(tmp_path: Path, sample_
         assert [h.symbol for h in hits] == ["Calculator.divide"]
 
 
-def test_sigkill_mid_index_leaves_a_usable_index_that_the_next_run_completes(
-    tmp_path: Path, make_repo: Any
-) -> None:
+def test_sigkill_mid_index_leaves_a_usable_index_that_the_next_run_completes(tmp_path: Path, make_repo: Any) -> None:
     files = {f"pkg/mod_{i}.py": f"def func_{i}(x):\n    return x + {i}\n" for i in range(60)}
     repo = make_repo(files, name="many")
     index_dir = tmp_path / "index"
