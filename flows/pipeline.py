@@ -22,6 +22,7 @@ from prefect.artifacts import (
 from prefect.events import emit_event
 
 from flows.ci import record, run_stage
+from mendflow import snapshot
 from mendflow.contracts import (
     BuildReport,
     BuildStatus,
@@ -31,7 +32,7 @@ from mendflow.contracts import (
     Regression,
     TestSpec,
 )
-from mendflow.render import pipeline_markdown
+from mendflow.render import coverage_comparison_rows, generated_tests_markdown, pipeline_markdown
 from mendflow.settings import get_settings
 from rag_indexer.api import CodeIndex, open_index
 from tasks.build import SourceRef, snapshot_source
@@ -90,6 +91,13 @@ def generate_tests(source: SourceRef, spec: TestSpec, repo: str, index: CodeInde
         lambda: build_tests_task(spec, repo, index),
         valid=lambda g: g.precheck is not BuildStatus.ERRORED,
     )
+    if generated.commit_sha:
+        files = snapshot.read_files(repo, generated.commit_sha, generated.files)
+        create_markdown_artifact(
+            markdown=generated_tests_markdown(generated, files),
+            key="generated-tests",
+            description=f"Tests generated for {spec.id}",
+        )
     transition(
         source, "testbuilder", generated.precheck.value, kept=len(generated.kept), dropped=len(generated.dropped)
     )
@@ -99,6 +107,9 @@ def generate_tests(source: SourceRef, spec: TestSpec, repo: str, index: CodeInde
 def coverage_delta(b1: BuildReport, b2: BuildReport, source: SourceRef) -> float | None:
     if b1.coverage is None or b2.coverage is None:
         return None
+    create_table_artifact(
+        table=coverage_comparison_rows(b1, b2), key="coverage-b1-b2", description="Line coverage by file, B1 → B2"
+    )
     delta = round(b2.coverage.line_pct - b1.coverage.line_pct, 2)
     if delta < -COVERAGE_DROP_ALERT_PCT:
         transition(source, "coverage", "drop", b1=b1.coverage.line_pct, b2=b2.coverage.line_pct, delta=delta)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mendflow.contracts import BuildReport, PipelineResult, Regression
+from mendflow.contracts import BuildReport, GeneratedTests, PipelineResult, Regression
 
 
 def _pct(value: float | None) -> str:
@@ -101,4 +101,36 @@ def pipeline_markdown(result: PipelineResult) -> str:
     ]
     if gen and gen.dropped:
         lines += ["", "## Dropped tests", "", *[f"- `{d.node_id}`: {d.reason.value} {d.detail}" for d in gen.dropped]]
+    return "\n".join(lines) + "\n"
+
+
+def coverage_comparison_rows(b1: BuildReport, b2: BuildReport) -> list[dict[str, str]]:
+    """Per-file line coverage before and after the generated tests, biggest gain first."""
+    before = {f.path: f for f in (b1.coverage.files if b1.coverage else [])}
+    after = {f.path: f for f in (b2.coverage.files if b2.coverage else [])}
+    rows = []
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path), after.get(path)
+        gain = (new.line_pct if new else 0.0) - (old.line_pct if old else 0.0)
+        rows.append(
+            (
+                gain,
+                {
+                    "file": path,
+                    "B1 line": _pct(old.line_pct if old else None),
+                    "B2 line": _pct(new.line_pct if new else None),
+                    "gain": f"{gain:+.1f}",
+                },
+            )
+        )
+    return [row for _, row in sorted(rows, key=lambda r: -r[0])]
+
+
+def generated_tests_markdown(generated: GeneratedTests, files: dict[str, str]) -> str:
+    """The kept test files as a diff against the parent commit (they are new files), then the drops."""
+    lines = [f"# Generated tests on `{generated.branch_name}`", ""]
+    for path, text in sorted(files.items()):
+        lines += [f"```diff\n--- /dev/null\n+++ b/{path}", *[f"+{line}" for line in text.splitlines()], "```", ""]
+    if generated.dropped:
+        lines += ["## Dropped", "", *[f"- `{d.node_id}`: {d.reason.value} {d.detail}" for d in generated.dropped]]
     return "\n".join(lines) + "\n"

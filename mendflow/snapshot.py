@@ -91,6 +91,13 @@ def archive(repo: pygit2.Repository, sha: str) -> bytes:
 # -- opening and cloning -----------------------------------------------------------------------------
 
 
+def read_files(location: str, sha: str, paths: list[str]) -> dict[str, str]:
+    """The text of ``paths`` at commit ``sha`` (for showing what a stage wrote), read from git objects."""
+    tree = resolve_repo(location).revparse_single(sha).peel(pygit2.Commit).tree
+    blobs = {p: tree[p] for p in paths if p in tree}
+    return {p: b.data.decode("utf-8", errors="replace") for p, b in blobs.items() if isinstance(b, pygit2.Blob)}
+
+
 def _open_local(path: Path) -> pygit2.Repository:
     if not path.exists():
         raise RepoNotFoundError(f"{path} does not exist", hint="pass the path of a git repository or its URL")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pygit2
 import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import BuildStatus, FailReason, PipelineOutcome
@@ -74,6 +76,20 @@ def test_llm_loop_merges_the_test_it_wrote(make_repo, llm_env: LLMServer) -> Non
         "tests/test_half_mendflow.py::test_half_of_an_odd_number_raises"
     ]
     assert result.b2 is not None and result.b2.coverage is not None and result.b2.coverage.line_pct == 100.0
+
+
+def test_the_run_tells_its_story_in_artifacts(make_repo, llm_env: LLMServer) -> None:
+    repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
+    script(llm_env, RAISES)
+    self_healing_pipeline(repo=str(repo), branch="main")
+    keys = ["coverage-b1-b2", "generated-tests", "pipeline-result", "testspec-cases"]
+    with get_client(sync_client=True) as client:
+        found = {
+            a.key: a for a in client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys)))
+        }
+    assert sorted(found) == keys
+    assert "+def test_half_of_an_odd_number_raises() -> None:" in str(found["generated-tests"].data)
+    assert "merged" in str(found["pipeline-result"].data)
 
 
 def test_failing_b2_files_a_regression_and_keeps_the_branch_unmerged(make_repo, llm_env: LLMServer) -> None:
