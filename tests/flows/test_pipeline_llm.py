@@ -5,7 +5,7 @@ from __future__ import annotations
 import pygit2
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
 from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import BuildStatus, FailReason, PipelineOutcome
@@ -81,12 +81,13 @@ def test_llm_loop_merges_the_test_it_wrote(make_repo, llm_env: LLMServer) -> Non
 def test_the_run_tells_its_story_in_artifacts(make_repo, llm_env: LLMServer) -> None:
     repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
     script(llm_env, RAISES)
-    self_healing_pipeline(repo=str(repo), branch="main")
+    state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)
     keys = ["coverage-b1-b2", "generated-tests", "pipeline-result", "testspec-cases"]
+    this_run = ArtifactFilter(
+        key=ArtifactFilterKey(any_=keys), flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id])
+    )
     with get_client(sync_client=True) as client:
-        found = {
-            a.key: a for a in client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys)))
-        }
+        found = {a.key: a for a in client.read_artifacts(artifact_filter=this_run)}
     assert sorted(found) == keys
     assert "+def test_half_of_an_odd_number_raises() -> None:" in str(found["generated-tests"].data)
     assert "merged" in str(found["pipeline-result"].data)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from mendflow_runner import repo_config, testing
+from mendflow_runner import lint, repo_config, testing
 from mendflow_runner.proc import Log, StepResult, run
 
 from . import edit
@@ -152,11 +152,10 @@ class Gates:
     def lint(self, paths: list[str]) -> list[str]:
         if not paths:
             return []
-        # Unused imports are left alone: Pynguin reaches modules through them (sys.modules) and they break nothing.
-        self._run(["ruff", "check", "--fix", "--unfixable", "F401", "--no-cache", "--quiet", *paths])
+        self._run(["ruff", "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *paths])
         self._run(["ruff", "format", "--no-cache", "--quiet", *paths])
         left = self._run(
-            ["ruff", "check", "--no-cache", "--extend-ignore", "F401", "--output-format=concise", "--quiet", *paths]
+            ["ruff", "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *paths]
         )
         alive = []
         for path in paths:
@@ -304,8 +303,20 @@ class Gates:
             final.append(path)
         if not final:
             return
-        self._run(["ruff", "check", "--fix", "--unfixable", "F401", "--no-cache", "--quiet", *final])
+        # The same rules the next build applies: an import left unused by minimisation would fail it.
+        self._run(["ruff", "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *final])
         self._run(["ruff", "format", "--no-cache", "--quiet", *final])
+        left = self._run(
+            ["ruff", "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *final]
+        )
+        for path in final:
+            errors = [line for line in left.stdout.splitlines() if line.startswith(path)]
+            if errors:
+                nodes = {k["node_id"] for k in self.out.kept if k["node_id"].startswith(f"{path}::")}
+                self._drop_from_files(final, nodes, "; ".join(errors[:3]), reason="lint")
+        final = [p for p in final if (self.src / p).exists()]
+        if not final:
+            return
         step = self._pytest(["-q", *final])
         if not step.ok:  # removing a test broke another (a shared helper, say): keep nothing from them
             self.out.notes.append(f"minimised files fail when run together: {step.last_stderr_line()}")
@@ -338,9 +349,13 @@ class Gates:
                 return
         self._drop_from_files(final, {k["node_id"] for k in self.out.kept}, "the whole suite still fails")
 
-    def _drop_from_files(self, final: list[str], nodes: set[str], detail: str) -> None:
+    def _ruff_rules(self) -> list[str]:
+        """The rule selection the build's runner uses for this repository."""
+        return [] if repo_config.has_ruff_config(self.src) else ["--select", lint.UNCONFIGURED_RULES]
+
+    def _drop_from_files(self, final: list[str], nodes: set[str], detail: str, reason: str = "fails") -> None:
         for node in nodes:
-            self._drop(node, "fails", detail)
+            self._drop(node, reason, detail)
         self.out.kept = [k for k in self.out.kept if k["node_id"] not in nodes]
         for path in final:
             names = {edit.function_key(n) for n in nodes if n.split("::", 1)[0] == path}
