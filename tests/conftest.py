@@ -1,12 +1,9 @@
-import importlib.util
+import pytest
 
-_PLUGINS = ("repos", "prefect", "s3", "kube", "weaviate", "llm_server")
-pytest_plugins = [f"tests.fixtures.{name}" for name in _PLUGINS if importlib.util.find_spec(f"tests.fixtures.{name}")]
+from mendflow.settings import get_settings
 
-
-import pytest  # noqa: E402
-
-from mendflow.settings import get_settings  # noqa: E402
+# Real services, each started once per session by its fixture module.
+pytest_plugins = [f"tests.fixtures.{name}" for name in ("repos", "prefect", "s3", "kube", "weaviate", "llm_server")]
 
 
 @pytest.fixture
