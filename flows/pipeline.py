@@ -20,6 +20,7 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 from prefect.events import emit_event
+from prefect.states import Completed, Failed, State
 
 from flows.ci import record, run_stage
 from mendflow import snapshot
@@ -32,6 +33,7 @@ from mendflow.contracts import (
     Regression,
     TestSpec,
 )
+from mendflow.errors import ContractError
 from mendflow.render import coverage_comparison_rows, generated_tests_markdown, pipeline_markdown
 from mendflow.settings import get_settings
 from rag_indexer.api import CodeIndex, open_index
@@ -44,6 +46,15 @@ from tasks.stage_cache import reuse_or_run
 from tasks.verifier import verify
 
 COVERAGE_DROP_ALERT_PCT = 5.0  # seed 000 §7: coverage_drop > 5 % between B1 and B2
+# The name of the run's final state says the outcome in the UI and to `mendflow run --deployment`, which reads
+# it back: only the state travels from a worker to a CI job, the returned PipelineResult stays with the worker.
+STATE_NAMES = {
+    PipelineOutcome.MERGED: "Merged",
+    PipelineOutcome.READY: "Ready",
+    PipelineOutcome.NOTHING_TO_ADD: "Nothing to add",
+    PipelineOutcome.NO_TESTS_KEPT: "No tests kept",
+    PipelineOutcome.REGRESSION: "Regression",
+}
 
 
 def transition(source: SourceRef, step: str, outcome: str, **payload: Any) -> None:
@@ -116,18 +127,43 @@ def coverage_delta(b1: BuildReport, b2: BuildReport, source: SourceRef) -> float
     return delta
 
 
-def finish(result: PipelineResult, progress: UUID) -> PipelineResult:
+def finish(result: PipelineResult, progress: UUID) -> State[PipelineResult]:
+    """The run's final state: Failed for a regression (a CI job gating on the run must fail), else Completed."""
     update_progress_artifact(progress, 100.0)
     create_markdown_artifact(markdown=pipeline_markdown(result), key="pipeline-result", description="Pipeline result")
     get_run_logger().info("pipeline %s: %s", result.commit_sha[:12], result.outcome.value)
-    return result
+    name = STATE_NAMES[result.outcome]
+    if result.regression is not None:
+        reason = result.regression.error_reason or result.regression.fail_reason or "build failed"
+        return Failed(name=name, message=f"regression {result.regression.id}: {reason}", data=result)
+    return Completed(name=name, message=pipeline_summary(result), data=result)
+
+
+def pipeline_summary(result: PipelineResult) -> str:
+    kept = f"{len(result.generated.kept)} tests kept" if result.generated else "no tests generated"
+    delta = "" if result.coverage_delta_pct is None else f", coverage {result.coverage_delta_pct:+.1f} points"
+    merged = f", merged as {result.merged_sha[:12]}" if result.merged_sha else ""
+    return f"{result.outcome.value}: {kept}{delta}{merged}"
+
+
+def pipeline_result(state: State[Any]) -> PipelineResult:
+    """The PipelineResult of a finished run (``return_state=True``), a regression's included; a crash re-raises."""
+    data = state.result(raise_on_failure=False)
+    if isinstance(data, PipelineResult):
+        return data
+    if isinstance(data, BaseException):
+        raise data
+    raise ContractError(f"pipeline run ended {state.name} without a PipelineResult: {data!r}")
 
 
 @flow(name="self-healing-pipeline", log_prints=True)
 def self_healing_pipeline(
     repo: str, commit: str | None = None, branch: str | None = None, plan: dict[str, Any] | None = None
-) -> PipelineResult:
+) -> State[PipelineResult]:
     """Build, plan and write the missing tests, build again, then merge — or file a Regression.
+
+    The run ends Completed (named after the outcome: Merged, Ready, Nothing to add, No tests kept) or, for a
+    regression, Failed named Regression; the state carries the PipelineResult (see ``pipeline_result``).
 
     Args:
         repo: path of a local git repository or a clone URL.

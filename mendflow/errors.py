@@ -65,3 +65,9 @@ class LLMError(MendflowError):
 
 class BudgetExceededError(LLMError):
     """The per-run LLM token budget is spent."""
+
+
+class RunNotFinishedError(MendflowError):
+    """A flow run crashed, was cancelled, failed without an outcome, or is still running past the wait."""
+
+    exit_code = 5

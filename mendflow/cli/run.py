@@ -1,16 +1,19 @@
-"""``mendflow run``: the whole self-healing loop on the embedded defaults."""
+"""``mendflow run``: the whole self-healing loop, here on the embedded defaults or on a deployment's worker."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markdown import Markdown
 
 from mendflow.cli import app
 from mendflow.cli.build import print_report
 from mendflow.cli.common import prepare
 from mendflow.contracts import PipelineOutcome, PipelineResult
+from mendflow.errors import InputError, RunNotFinishedError
 
 EXIT_CODES = {
     PipelineOutcome.MERGED: 0,
@@ -37,6 +40,49 @@ def print_result(console: Console, result: PipelineResult) -> None:
     console.print(f"[bold]{result.outcome.value}[/]" + (f" as {result.merged_sha[:12]}" if result.merged_sha else ""))
 
 
+def run_here(repo: str, commit: str | None, branch: str | None, launcher: str | None, as_json: bool) -> int:
+    location = prepare(repo, commit, branch, launcher)
+    from flows.pipeline import pipeline_result, self_healing_pipeline  # late: importing prefect costs a second
+
+    console = Console(stderr=as_json)
+    with console.status(f"healing {location} …"):
+        result = pipeline_result(self_healing_pipeline(repo=location, commit=commit, branch=branch, return_state=True))
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        print_result(console, result)
+    return EXIT_CODES[result.outcome]
+
+
+def run_deployed(
+    deployment: str, repo: str, commit: str | None, branch: str | None, wait: bool, timeout: float | None
+) -> int:
+    from flows.pipeline import STATE_NAMES
+    from mendflow import remote
+
+    # A path that exists here is made absolute (a worker on this machine); anything else is the worker's business.
+    location = str(Path(repo).resolve()) if Path(repo).exists() else repo
+    flow_run = remote.start(deployment, {"repo": location, "commit": commit, "branch": branch})
+    console = Console(stderr=True)
+    console.print(f"flow run {flow_run.name} ({flow_run.id}): {remote.run_page(flow_run.id)}", soft_wrap=True)
+    if not wait:
+        return 0
+    with console.status(f"waiting for {flow_run.name} …"):
+        state = remote.wait(flow_run, timeout)
+    if summary := remote.artifact_markdown(flow_run.id, "pipeline-result"):
+        Console().print(Markdown(summary))
+    outcome = next((o for o, name in STATE_NAMES.items() if name == state.name), None)
+    if outcome is not None:
+        console.print(f"{state.name}: {state.message or ''}", soft_wrap=True)
+        return EXIT_CODES[outcome]
+    if state.is_completed():
+        return 0
+    raise RunNotFinishedError(
+        f"flow run {flow_run.name} ended {state.name}: {state.message or 'no message'}",
+        hint=f"see {remote.run_page(flow_run.id)}",
+    )
+
+
 @app.command("run")
 def run(
     repo: Annotated[str, typer.Argument(help="Path of a git repository or a clone URL.")] = ".",
@@ -44,16 +90,21 @@ def run(
     branch: Annotated[str | None, typer.Option(help="Branch the commit belongs to (merge target).")] = None,
     launcher: Annotated[str | None, typer.Option(help="local | kubernetes (default from settings).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the PipelineResult as JSON on stdout.")] = False,
+    deployment: Annotated[
+        str | None,
+        typer.Option(help="Run on this Prefect deployment's worker instead, e.g. self-healing-pipeline/default."),
+    ] = None,
+    wait: Annotated[bool, typer.Option("--wait", help="With --deployment: wait and exit with the outcome.")] = False,
+    timeout: Annotated[float | None, typer.Option(help="With --wait: give up after this many seconds.")] = None,
 ) -> None:
-    """Build, write the missing tests, build again, merge; exit 0 merged/ready, 1 regression, 4 no test kept."""
-    location = prepare(repo, commit, branch, launcher)
-    from flows.pipeline import self_healing_pipeline  # imported late: importing prefect costs a second
+    """Build, write the missing tests, build again, merge; exit 0 merged/ready, 1 regression, 4 no test kept.
 
-    console = Console(stderr=as_json)
-    with console.status(f"healing {location} …"):
-        result = self_healing_pipeline(repo=location, commit=commit, branch=branch)
-    if as_json:
-        typer.echo(result.model_dump_json(indent=2))
-    else:
-        print_result(console, result)
-    raise typer.Exit(EXIT_CODES[result.outcome])
+    With --deployment --wait, 5 when the run crashed, was cancelled or outlived --timeout.
+    """
+    if deployment is None:
+        if wait or timeout is not None:
+            raise InputError("--wait and --timeout go with --deployment", hint="a local run always waits")
+        raise typer.Exit(run_here(repo, commit, branch, launcher, as_json))
+    if launcher or as_json:
+        raise InputError("--launcher and --json do not go with --deployment", hint="the deployment's worker decides")
+    raise typer.Exit(run_deployed(deployment, repo, commit, branch, wait, timeout))

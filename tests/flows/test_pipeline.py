@@ -9,7 +9,7 @@ import pygit2
 import pytest
 
 from flows import pipeline
-from flows.pipeline import self_healing_pipeline
+from flows.pipeline import pipeline_result, self_healing_pipeline
 from mendflow.contracts import BuildStatus, PipelineOutcome
 from mendflow.settings import get_settings
 from mendflow.store import open_store
@@ -47,7 +47,9 @@ def test_offline_loop_merges_new_tests_that_raise_coverage(calc_repo: Path) -> N
 
 
 def test_failing_b1_files_a_regression_and_plans_nothing(make_repo) -> None:
-    result = self_healing_pipeline(repo=str(make_repo(FAILING, name="red")), branch="main")
+    state = self_healing_pipeline(repo=str(make_repo(FAILING, name="red")), branch="main", return_state=True)
+    assert state.is_failed() and state.name == "Regression"  # a CI job gating on the run fails
+    result = pipeline_result(state)
     assert result.outcome is PipelineOutcome.REGRESSION
     assert result.spec is None and result.b2 is None
     assert result.regression is not None and result.regression.failed_tests == ["tests/test_shapes.py::test_area"]

@@ -7,7 +7,7 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
-from flows.pipeline import self_healing_pipeline
+from flows.pipeline import pipeline_result, self_healing_pipeline
 from mendflow.contracts import BuildStatus, FailReason, PipelineOutcome
 from tests.fixtures.llm_server import LLMServer
 
@@ -82,6 +82,7 @@ def test_the_run_tells_its_story_in_artifacts(make_repo, llm_env: LLMServer) -> 
     repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
     script(llm_env, RAISES)
     state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)
+    assert state.is_completed() and state.name == "Merged"
     keys = ["coverage-b1-b2", "generated-tests", "pipeline-result", "testspec-cases"]
     this_run = ArtifactFilter(
         key=ArtifactFilterKey(any_=keys), flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id])
@@ -97,7 +98,7 @@ def test_failing_b2_files_a_regression_and_keeps_the_branch_unmerged(make_repo, 
     repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
     main_before = str(pygit2.Repository(str(repo)).branches.local["main"].target)
     script(llm_env, MISTYPED)
-    result = self_healing_pipeline(repo=str(repo), branch="main")
+    result = pipeline_result(self_healing_pipeline(repo=str(repo), branch="main", return_state=True))
     assert result.outcome is PipelineOutcome.REGRESSION
     assert result.b2 is not None and result.b2.status is BuildStatus.FAILED
     assert result.regression is not None and result.regression.fail_reason is FailReason.LINT
