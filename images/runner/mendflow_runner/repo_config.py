@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,23 @@ def declared_markers(root: Path) -> set[str]:
         if cp is not None and cp.has_option(section, "markers"):
             names |= _marker_names(cp.get(section, "markers").splitlines())
     return names
+
+
+def pytest_addopts(root: Path) -> list[str]:
+    """The ``addopts`` of the file pytest takes its configuration from, in pytest's own order of precedence."""
+    for name in ("pytest.ini", ".pytest.ini"):
+        cp = _ini(root / name)
+        if cp is not None:
+            return shlex.split(cp.get("pytest", "addopts", fallback=""))
+    ini = pyproject(root).get("tool", {}).get("pytest", {}).get("ini_options")
+    if isinstance(ini, dict):
+        value = ini.get("addopts", "")
+        return [str(v) for v in value] if isinstance(value, list) else shlex.split(str(value))
+    for filename, section in _INI_PYTEST[1:]:
+        cp = _ini(root / filename)
+        if cp is not None and cp.has_section(section):
+            return shlex.split(cp.get(section, "addopts", fallback=""))
+    return []
 
 
 def mypy_config(root: Path) -> dict[str, str] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -15,6 +16,16 @@ from .proc import Log, StepResult, run
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 # Without a coverage config of its own, a repo's tests are not counted as code under test.
 TEST_OMIT = "tests/*,test/*,*/tests/*,*/test/*,test_*.py,*/test_*.py,*_test.py,conftest.py,*/conftest.py"
+
+# pytest-cov's options that take a value as the next word when written without "=".
+COV_OPTIONS_WITH_VALUE = {
+    "--cov",
+    "--cov-report",
+    "--cov-config",
+    "--cov-fail-under",
+    "--cov-context",
+    "--cov-precision",
+}
 
 
 @dataclass
@@ -49,7 +60,26 @@ def pytest_argv(paths: Paths, marker: str | None) -> list[str]:
         f"--junitxml={paths.junit}",
     ]
     argv += ["-o", "junit_family=xunit2"]
+    addopts = repo_config.pytest_addopts(paths.root)
+    if (kept := without_cov(addopts)) != addopts:
+        # The runner measures with coverage.py itself: pytest-cov would start a second tracer over ours, and
+        # where the plugin is not installed its options end the run as a usage error.
+        argv += ["-p", "no:cov", "-o", f"addopts={shlex.join(kept)}"]
     return argv + (["-m", marker] if marker else [])
+
+
+def without_cov(args: list[str]) -> list[str]:
+    """``args`` without pytest-cov's options (``--cov=src``, ``--cov src``, ``--cov-report term``, ``--no-cov``)."""
+    kept: list[str] = []
+    skip_value = False
+    for arg in args:
+        if skip_value and not arg.startswith("-"):
+            skip_value = False
+            continue
+        skip_value = arg in COV_OPTIONS_WITH_VALUE
+        if not arg.startswith(("--cov", "--no-cov")):
+            kept.append(arg)
+    return kept
 
 
 def coverage_argv(paths: Paths) -> list[str]:

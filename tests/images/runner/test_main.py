@@ -143,3 +143,14 @@ def test_warm_cache_installs_faster(make_repo: RepoFactory, tmp_path: Path, caps
 
 def _no_markers() -> str:
     return PYPROJECT.replace('markers = ["fast: quick tests"]\n', "")
+
+
+def test_pytest_cov_options_in_addopts_do_not_break_the_build(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # pytest-cov is not installed: left in, "--cov" would be a usage error; the other options still apply.
+    addopts = 'addopts = "--cov=demo --cov-report term-missing -p no:randomly --strict-markers"\n'
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": PYPROJECT + addopts})
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
+    assert "--strict-markers" in (tmp_path / "out" / "runner.log").read_text()

@@ -1,0 +1,30 @@
+"""What the runner reads from a repository's own configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mendflow_runner.repo_config import pytest_addopts
+from mendflow_runner.testing import without_cov
+
+
+def test_cov_options_are_taken_out_with_their_values() -> None:
+    args = ["--cov", "src", "--cov-report=xml", "--cov-report", "term", "--no-cov-on-fail", "-q", "--cov"]
+    assert without_cov(args) == ["-q"]
+
+
+def test_other_options_and_test_paths_stay() -> None:
+    assert without_cov(["-x", "--cov-branch", "tests", "-p", "xdist"]) == ["-x", "tests", "-p", "xdist"]
+
+
+def test_pytest_ini_wins_over_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --cov=pkg -x\n")
+    assert pytest_addopts(tmp_path) == ["--cov=pkg", "-x"]
+
+
+def test_pyproject_list_form_and_setup_cfg(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\naddopts = -v\n")
+    assert pytest_addopts(tmp_path) == ["-v"]
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = ["--cov=pkg", "-q"]\n')
+    assert pytest_addopts(tmp_path) == ["--cov=pkg", "-q"]
