@@ -13,9 +13,10 @@ Layout (everything a job can reach is outside /root, which is mode 700):
 ``settings.sandbox.unprivileged_uid``; otherwise jobs run as the current user with ``BASE`` =
 ``settings.cache_dir/local-launcher`` (the uv cache in its ``cache/uv``); ``sandbox.local_base_dir`` overrides both.
 
-Memory: RLIMIT_AS per process, plus, where the cgroup v1 memory controller is writable, a per-job cgroup
-(child of our own) with ``memory.limit_in_bytes``: its ``oom_kill`` counter tells an OOM kill apart from other
-deaths, and its ``cgroup.procs`` lists every process of the job, daemons included, for the final sweep.
+Limits: RLIMIT_AS, RLIMIT_CPU (CPU seconds) and RLIMIT_NOFILE per process, plus, where the cgroup v1
+controllers are writable, per-job groups (``cgroups.py``): memory (its ``oom_kill`` counter tells an OOM kill
+apart from other deaths), a CPU quota of ``spec.cpu_limit`` cores and a cap on processes (a fork bomb stays in
+its job). Their ``cgroup.procs`` list every process of the job, daemons included, for the final sweep.
 """
 
 from __future__ import annotations
@@ -43,12 +44,12 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher
+from mendflow.launcher.cgroups import JobCgroups, JobLimits
 from mendflow.settings import Settings
 
 ROOT_BASE = Path("/var/tmp/mendflow")
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 RUNNER_SOURCE = Path(__file__).resolve().parents[2] / "images" / "runner" / "mendflow_runner"
-CGROUP_MEMORY = Path("/sys/fs/cgroup/memory")
 KILL_GRACE_SEC = 5.0
 LOG_TAIL_LINES = 200
 LOG_TAIL_BYTES = 256 * 1024
@@ -121,71 +122,6 @@ class Identity:
     @property
     def drops(self) -> bool:
         return self.uid is not None
-
-
-class MemoryCgroup:
-    """A per-job cgroup v1 memory group; ``create`` returns None where the controller is not writable."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    @classmethod
-    def create(cls, job_id: str, limit_mb: int) -> MemoryCgroup | None:
-        parent = _own_memory_cgroup()
-        if parent is None:
-            return None
-        path = parent / f"mendflow-{job_id}"
-        try:
-            path.mkdir()
-            (path / "memory.limit_in_bytes").write_text(str(limit_mb * 1024 * 1024))
-            with contextlib.suppress(OSError):  # absent without swap accounting
-                (path / "memory.memsw.limit_in_bytes").write_text(str(limit_mb * 1024 * 1024))
-        except OSError:
-            with contextlib.suppress(OSError):
-                path.rmdir()
-            return None
-        return cls(path)
-
-    @property
-    def procs_file(self) -> str:
-        return str(self.path / "cgroup.procs")
-
-    def pids(self) -> list[int]:
-        try:
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return []
-
-    def oom_killed(self) -> bool:
-        try:
-            text = (self.path / "memory.oom_control").read_text()
-        except OSError:
-            return False
-        counters = dict(line.split() for line in text.splitlines() if len(line.split()) == 2)
-        return int(counters.get("oom_kill", "0")) > 0
-
-    def remove(self) -> None:
-        for _ in range(50):  # rmdir fails with EBUSY until the last (killed) task has gone
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.1)
-
-
-def _own_memory_cgroup() -> Path | None:
-    if not (CGROUP_MEMORY / "cgroup.procs").exists():
-        return None
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, rel = line.split(":", 2)
-        if "memory" in controllers.split(","):
-            path = CGROUP_MEMORY / rel.lstrip("/")
-            return path if os.access(path, os.W_OK) else None
-    return None
 
 
 def _marked_pids(job_id: str) -> list[int]:
@@ -347,7 +283,7 @@ class LocalLauncher(Launcher):
         job_id = f"{_slug(spec.name)}-{uuid.uuid4().hex[:8]}"
         start = time.monotonic()
         ws: Workspace | None = None
-        cgroup: MemoryCgroup | None = None
+        cgroups: JobCgroups | None = None
         try:
             try:
                 tools = self._prepare_base()
@@ -356,31 +292,32 @@ class LocalLauncher(Launcher):
                 env = self._environment(spec, ws, tools, job_id)
                 env.update({k: v for k, v in self._place_image(spec, ws).items() if k not in spec.env})
                 argv = [part.replace("{workspace}", str(ws.ws)) for part in spec.command]
-                cgroup = MemoryCgroup.create(job_id, spec.memory_limit_mb)
+                limits = JobLimits(spec.memory_limit_mb, spec.cpu_limit, self.settings.sandbox.max_processes)
+                cgroups = JobCgroups.create(job_id, limits)
             except (OSError, ValueError) as exc:
                 return JobResult(state=JobState.ERROR, reason=f"could not prepare the job: {exc}")
-            result = self._execute(spec, argv, env, ws, cgroup, job_id)
+            result = self._execute(spec, argv, env, ws, cgroups, job_id)
             result.outputs = self._collect_outputs(spec, ws, result)
             result.log_tail = _tail(ws.log)
             result.duration_sec = round(time.monotonic() - start, 3)
             return result
         finally:
-            if cgroup is not None:
-                _kill(cgroup.pids(), signal.SIGKILL)
-                cgroup.remove()
+            if cgroups is not None:
+                _kill(cgroups.pids(), signal.SIGKILL)
+                cgroups.remove()
             if ws is not None:
                 shutil.rmtree(ws.root, ignore_errors=True)
 
-    def _preexec(self, spec: JobSpec, cgroup: MemoryCgroup | None) -> Callable[[], None]:
+    def _preexec(self, spec: JobSpec, cgroups: JobCgroups) -> Callable[[], None]:
         # Runs in the child between fork and exec: only os-level calls (no locks a parent thread may hold).
         memory = spec.memory_limit_mb * 1024 * 1024
         cpu = self.settings.sandbox.cpu_time_limit_sec
         nofile = self.settings.sandbox.open_files_limit
-        procs = cgroup.procs_file if cgroup else None
+        procs_files = cgroups.procs_files
         uid, gid = self.identity.uid, self.identity.gid
 
         def preexec() -> None:
-            if procs is not None:  # join before dropping privileges: cgroup files are root's
+            for procs in procs_files:  # join before dropping privileges: cgroup files are root's
                 fd = os.open(procs, os.O_WRONLY)
                 os.write(fd, str(os.getpid()).encode())
                 os.close(fd)
@@ -401,7 +338,7 @@ class LocalLauncher(Launcher):
         argv: list[str],
         env: dict[str, str],
         ws: Workspace,
-        cgroup: MemoryCgroup | None,
+        cgroups: JobCgroups,
         job_id: str,
     ) -> JobResult:
         with ws.log.open("wb") as log:
@@ -415,7 +352,7 @@ class LocalLauncher(Launcher):
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
-                    preexec_fn=self._preexec(spec, cgroup),
+                    preexec_fn=self._preexec(spec, cgroups),
                     close_fds=True,
                 )
             except (OSError, subprocess.SubprocessError) as exc:
@@ -425,29 +362,29 @@ class LocalLauncher(Launcher):
                 proc.wait(spec.timeout_sec)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                self._terminate(proc, cgroup, job_id)
-            self._sweep(proc, cgroup, job_id)
-        return _classify(proc.returncode, timed_out, spec, cgroup, ws.log)
+                self._terminate(proc, cgroups, job_id)
+            self._sweep(proc, cgroups, job_id)
+        return _classify(proc.returncode, timed_out, spec, cgroups, ws.log)
 
-    def _job_pids(self, proc: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, job_id: str) -> list[int]:
-        pids = set(cgroup.pids() if cgroup else []) | set(_marked_pids(job_id))
+    def _job_pids(self, proc: subprocess.Popen[bytes], cgroups: JobCgroups, job_id: str) -> list[int]:
+        pids = set(cgroups.pids()) | set(_marked_pids(job_id))
         return sorted(pids - {os.getpid()})
 
-    def _terminate(self, proc: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, job_id: str) -> None:
+    def _terminate(self, proc: subprocess.Popen[bytes], cgroups: JobCgroups, job_id: str) -> None:
         """SIGTERM to the whole job (the runner then writes its report), SIGKILL after a short grace."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGTERM)
-        _kill(self._job_pids(proc, cgroup, job_id), signal.SIGTERM)
+        _kill(self._job_pids(proc, cgroups, job_id), signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(KILL_GRACE_SEC)
 
-    def _sweep(self, proc: subprocess.Popen[bytes], cgroup: MemoryCgroup | None, job_id: str) -> None:
+    def _sweep(self, proc: subprocess.Popen[bytes], cgroups: JobCgroups, job_id: str) -> None:
         """SIGKILL whatever is left of the job (group, cgroup, marked processes) and wait for it to go."""
         deadline = time.monotonic() + 10
         while True:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            left = self._job_pids(proc, cgroup, job_id)
+            left = self._job_pids(proc, cgroups, job_id)
             _kill(left, signal.SIGKILL)
             if proc.poll() is None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
@@ -475,10 +412,10 @@ class LocalLauncher(Launcher):
         return delivered
 
 
-def _classify(rc: int | None, timed_out: bool, spec: JobSpec, cgroup: MemoryCgroup | None, log: Path) -> JobResult:
+def _classify(rc: int | None, timed_out: bool, spec: JobSpec, cgroups: JobCgroups, log: Path) -> JobResult:
     if timed_out:
         return JobResult(state=JobState.TIMED_OUT, exit_code=rc, reason=f"exceeded its timeout of {spec.timeout_sec} s")
-    if cgroup is not None and cgroup.oom_killed():
+    if cgroups.oom_killed():
         reason = f"killed by the kernel's OOM killer at its {spec.memory_limit_mb} MB memory limit"
         return JobResult(state=JobState.OOM_KILLED, exit_code=rc, reason=reason)
     if rc == -signal.SIGKILL:

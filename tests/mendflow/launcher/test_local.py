@@ -233,3 +233,49 @@ def test_a_base_dir_the_sandbox_uid_cannot_reach_is_refused_with_advice(tmp_path
     result = LocalLauncher(settings).run(script_job("print(1)", tmp_path))
     assert result.state is JobState.ERROR
     assert result.reason and "not searchable" in result.reason and "MENDFLOW_SANDBOX__LOCAL_BASE_DIR" in result.reason
+
+
+def _writable(controller: str) -> bool:
+    from mendflow.launcher.cgroups import own_group
+
+    return own_group(controller) is not None
+
+
+@pytest.mark.skipif(not _writable("pids"), reason="the pids cgroup controller is not writable here")
+def test_a_fork_bomb_stays_inside_its_process_cap(launcher: LocalLauncher, tmp_path: Path) -> None:
+    launcher.settings.sandbox.max_processes = 32
+    code = (
+        "import json, os, time\n"
+        "started = refused = 0\n"
+        "for _ in range(100):\n"
+        "    try:\n"
+        "        pid = os.fork()\n"
+        "    except OSError:\n"
+        "        refused += 1\n"
+        "        continue\n"
+        "    if pid == 0:\n"
+        "        time.sleep(30)\n"
+        "        os._exit(0)\n"
+        "    started += 1\n"
+        "json.dump({'started': started, 'refused': refused}, open('out/result.json', 'w'))\n"
+    )
+    result = launcher.run(script_job(code, tmp_path, timeout_sec=60))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    counts = json.loads((tmp_path / "result.json").read_text())
+    assert counts["started"] < 32 and counts["refused"] > 60
+
+
+@pytest.mark.skipif(not _writable("cpu"), reason="the cpu cgroup controller is not writable here")
+def test_cpu_use_is_held_to_the_jobs_quota(launcher: LocalLauncher, tmp_path: Path) -> None:
+    # Busy for 3 s of wall time; at a quota of 0.2 cores it may burn about 0.6 s of CPU, unthrottled 3 s.
+    code = (
+        "import json, os, time\n"
+        "end = time.monotonic() + 3\n"
+        "while time.monotonic() < end:\n"
+        "    pass\n"
+        "t = os.times()\n"
+        "json.dump(t.user + t.system, open('out/result.json', 'w'))\n"
+    )
+    result = launcher.run(script_job(code, tmp_path, cpu_limit=0.2, timeout_sec=60))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert json.loads((tmp_path / "result.json").read_text()) < 1.2
