@@ -14,4 +14,15 @@ bootstrap_python() {
 bootstrap_services() {
     bash scripts/build-k8s.sh
     bash scripts/build-weaviate.sh
+    bootstrap_chromium
+}
+
+# Headless Chromium for the UI screenshot check (Debian package). Installed only where we may: as root with apt.
+bootstrap_chromium() {
+    command -v chromium >/dev/null 2>&1 && return
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    else
+        echo "bootstrap: no chromium and no root apt-get to install it; the UI screenshot test will fail" >&2
+    fi
 }
