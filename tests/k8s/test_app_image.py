@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.k8s.test_images import _args, _env, parse
+from tests.k8s.dockerfile import build_args, env_of, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "images" / "app"
@@ -56,7 +56,7 @@ def test_runs_as_the_uid_the_flow_pod_runs_as() -> None:
     pod = TEMPLATE["job_configuration"]["job_manifest"]["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     uid = container["securityContext"]["runAsUser"]
-    assert _of("USER")[-1] == f"{uid}:{uid}" and _args((APP / "Dockerfile").read_text())["APP_UID"] == str(uid)
+    assert _of("USER")[-1] == f"{uid}:{uid}" and build_args((APP / "Dockerfile").read_text())["APP_UID"] == str(uid)
 
 
 def test_code_sits_where_the_kubernetes_deployments_pull_step_looks() -> None:
@@ -76,7 +76,7 @@ def test_the_work_pool_defaults_to_the_image_build_and_push_makes() -> None:
 
 
 def test_flows_launch_their_stages_as_kubernetes_jobs() -> None:
-    env = _env((APP / "Dockerfile").read_text())
+    env = env_of((APP / "Dockerfile").read_text())
     assert env["MENDFLOW_LAUNCHER"] == "kubernetes"
     assert env["MENDFLOW_STATE_DIR"].startswith("/tmp/")  # the only writable path under a read-only root
 
@@ -117,3 +117,9 @@ def test_the_copied_files_install_and_import_the_flows(tmp_path: Path) -> None:
         [str(tmp_path / "venv" / "bin" / "python"), "-c", imports], cwd=tmp_path, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_base_image_and_uv_are_pinned_like_the_ci_images() -> None:
+    args = build_args((APP / "Dockerfile").read_text())
+    ci = build_args((ROOT / "images" / "ci-runner-python" / "Dockerfile").read_text())
+    assert (args["PYTHON_IMAGE"], args["UV_VERSION"]) == (ci["PYTHON_IMAGE"], ci["UV_VERSION"])
