@@ -12,33 +12,31 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
-from mendflow.errors import InputError
+from mendflow import snapshot
 from mendflow.settings import get_settings
 from rag_indexer.api import open_index
 from rag_indexer.models import IndexReport
 
 
-def _local_repo(repo: str) -> str:
-    path = Path(repo).expanduser()
-    if "://" in repo or repo.startswith("git@") or not path.exists():
-        raise InputError(f"{repo}: not a local repository path", hint="clone it first and pass the work tree's path")
-    return str(path.resolve())
-
-
 @task(name="index-ref", retries=2, retry_delay_seconds=5)
-def index_ref(repo: str, ref: str) -> IndexReport:
-    """Index one (repo, ref); safe to retry: finished blobs are skipped on the next attempt."""
+def index_ref(repo: str, ref: str) -> tuple[IndexReport, str]:
+    """Index one (repo, ref) and name the repository; safe to retry: finished blobs are skipped next time.
+
+    A clone URL is mirrored (or fetched, when mirrored before) into the cache first, as the pipeline does,
+    so the index holds it under the mirror's path; a local path is indexed where it is.
+    """
+    resolved = snapshot.resolve_repo(repo)
+    path = Path(resolved.workdir or resolved.path)
     with open_index(get_settings()) as code_index:
-        return code_index.index(repo, ref)
+        return code_index.index(path, ref), snapshot.repo_name(resolved)
 
 
-def _artifact_key(report: IndexReport) -> str:
-    name = Path(report.repo).name or "repo"
-    return re.sub(r"[^a-z0-9-]+", "-", f"reindex-{name}-{report.ref}".lower()).strip("-")
+def _artifact_key(name: str, ref: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", f"reindex-{name or 'repo'}-{ref}".lower()).strip("-")
 
 
-def publish(report: IndexReport) -> None:
-    key = _artifact_key(report)
+def publish(report: IndexReport, name: str) -> None:
+    key = _artifact_key(name, report.ref)
     create_markdown_artifact(markdown=report.to_markdown(), key=key, description="Code index run")
     create_table_artifact(
         table=[
@@ -52,14 +50,15 @@ def publish(report: IndexReport) -> None:
 
 @flow(name="reindex-repo", log_prints=True)
 def reindex_repo(repo: str, ref: str = "HEAD") -> IndexReport:
-    """Re-index ``ref`` of the local repository ``repo`` at file and symbol granularity.
+    """Re-index ``ref`` of the repository ``repo`` (path or clone URL) at file and symbol granularity.
 
     Args:
-        repo: path of a local git repository (work tree or bare).
+        repo: path of a local git repository (work tree or bare), or a clone URL (https://, ssh://, file://,
+            user@host:path), mirrored into the cache and fetched on each run.
         ref: branch, tag or commit; the index records the commit it resolved to.
     """
-    report = index_ref(_local_repo(repo), ref)
-    publish(report)
+    report, name = index_ref(repo, ref)
+    publish(report, name)
     get_run_logger().info(
         "indexed %s@%s = %s: files +%d ~%d -%d, symbols +%d ~%d -%d%s",
         report.repo, report.ref, report.commit[:12],

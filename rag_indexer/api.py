@@ -6,7 +6,6 @@ Nothing outside rag_indexer imports a store: the backend is chosen here from ``S
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -17,6 +16,7 @@ from mendflow.errors import CodeIndexError, InputError, MendflowError
 from mendflow.settings import Settings, get_settings
 from rag_indexer.config import IndexerConfig
 from rag_indexer.embeddings import EmbeddingService, make_embeddings
+from rag_indexer.grep import compile_query
 from rag_indexer.indexer import Indexer
 from rag_indexer.models import Filters, Hit, IndexReport, RefState, Snippet
 from rag_indexer.reader import open_repo, repo_key, resolve_commit
@@ -197,54 +197,47 @@ class CodeIndex:
         innermost enclosing symbol (or '').
         """
         scope = self._filters(filters)
-        flags = re.IGNORECASE if ignore_case else 0
-        try:
-            compiled = re.compile(pattern if regex else re.escape(pattern), flags | re.MULTILINE)
-        except re.error as exc:
-            raise InputError(
-                f"bad regular expression {pattern!r}: {exc}", hint="fix the regex or pass regex=False"
-            ) from exc
-        needle = None if regex or ignore_case else pattern
-        hits = [h for h in self.store.symbols(scope, needle) if compiled.search(h.symbol)]
-        for file in self.store.file_texts(scope, needle):
-            if len(hits) >= limit:
+        query = compile_query(pattern, regex, ignore_case)
+        hits = list(self.store.symbols(scope, query))[:limit]
+        files: list[tuple[Hit, list[tuple[int, int, int]]]] = []
+        found = len(hits)
+        for file in self.store.file_texts(scope, query):
+            if found >= limit:
                 break
-            hits.extend(self._line_hits(file, compiled, scope, limit - len(hits)))
+            lines = _matching_lines(file.text, query.regex, limit - found)
+            if lines:
+                files.append((file, lines))
+                found += len(lines)
+        spans = self.store.symbol_spans({file.blob_sha for file, _ in files})
+        for file, lines in files:
+            hits.extend(_line_hit(file, line, start, stop, spans.get(file.blob_sha, [])) for line, start, stop in lines)
         return hits[:limit]
 
-    def _line_hits(self, file: Hit, compiled: re.Pattern[str], scope: Filters, limit: int) -> Iterator[Hit]:
-        text = file.text
-        symbols: list[Hit] | None = None
-        line, pos, last_line = 1, 0, 0
-        for m in compiled.finditer(text):
-            line += text.count("\n", pos, m.start())
-            pos = m.start()
-            if line == last_line:
-                continue
-            last_line = line
-            if symbols is None:
-                owner = scope.model_copy(update={"repo": file.repo, "ref": file.ref})
-                symbols = [h for h in self.store.chunks_at(file.path, owner) if h.kind != "file"]
-            start = text.rfind("\n", 0, m.start()) + 1
-            stop = text.find("\n", m.start())
-            enclosing = _innermost(symbols, line)
-            yield file.model_copy(
-                update={
-                    "kind": "line",
-                    "symbol": enclosing.symbol if enclosing else "",
-                    "start_line": line,
-                    "end_line": line,
-                    "text": text[start : stop if stop != -1 else len(text)],
-                    "score": 1.0,
-                    "signature": "",
-                    "docstring": "",
-                }
-            )
-            limit -= 1
-            if limit <= 0:
-                return
+
+def _matching_lines(text: str, compiled: re.Pattern[str], limit: int) -> list[tuple[int, int, int]]:
+    """(line number, start, end offset) of the first ``limit`` lines holding a match, in order."""
+    out: list[tuple[int, int, int]] = []
+    line, pos, stop = 1, 0, -1
+    for m in compiled.finditer(text):
+        if m.start() <= stop:
+            continue  # another match on a line already reported
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        start = text.rfind("\n", 0, pos) + 1
+        stop = text.find("\n", pos)
+        stop = len(text) if stop == -1 else stop
+        out.append((line, start, stop))
+        if len(out) >= limit:
+            break
+    return out
 
 
-def _innermost(symbols: list[Hit], line: int) -> Hit | None:
-    inside = [s for s in symbols if s.start_line <= line <= s.end_line]
-    return min(inside, key=lambda s: s.end_line - s.start_line) if inside else None
+def _line_hit(file: Hit, line: int, start: int, stop: int, spans: list[tuple[str, int, int]]) -> Hit:
+    inside = [s for s in spans if s[1] <= line <= s[2]]
+    enclosing = min(inside, key=lambda s: s[2] - s[1])[0] if inside else ""
+    return file.model_copy(
+        update={
+            "kind": "line", "symbol": enclosing, "start_line": line, "end_line": line, "text": file.text[start:stop],
+            "score": 1.0, "signature": "", "docstring": "",
+        }
+    )  # fmt: skip

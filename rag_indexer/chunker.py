@@ -8,9 +8,11 @@ numbered parts, each carrying its real line range; no text is dropped or truncat
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 import tree_sitter as ts
 
@@ -35,21 +37,25 @@ class _Def:
     children: list[_Def] = field(default_factory=list)
     qualname: str = ""
     key: str = ""  # qualname, made unique within the file (~2, ~3 for repeats)
+    start_row: int = field(init=False)
+    end_row: int = field(init=False)
 
-    @property
-    def start_row(self) -> int:
-        return self.span.start_point[0]
-
-    @property
-    def end_row(self) -> int:
-        return self.span.end_point[0]
+    def __post_init__(self) -> None:
+        # Read once: every access to a node's points builds new Python objects.
+        self.start_row = self.span.start_point[0]
+        self.end_row = self.span.end_point[0]
 
 
-def chunk_file(blob_sha: str, text: str, language: str, config: IndexerConfig) -> list[Chunk]:
+def chunk_file(
+    blob_sha: str, text: str, language: str, config: IndexerConfig, source: bytes | None = None
+) -> list[Chunk]:
     """The file chunk plus, for languages with a grammar, the symbol chunks.
 
-    Chunks depend on the blob alone (not its path): one blob at two paths is stored once.
+    Chunks depend on the blob alone (not its path): one blob at two paths is stored once. ``source`` may
+    pass ``text`` already encoded as UTF-8 (the blob's own bytes, when it was UTF-8) to save re-encoding.
     """
+    if source is None:
+        source = text.encode("utf-8", "surrogatepass")
     lines = text.splitlines()
     file_chunk = Chunk(
         id=chunk_id(blob_sha, ""),
@@ -60,11 +66,10 @@ def chunk_file(blob_sha: str, text: str, language: str, config: IndexerConfig) -
         end_line=max(1, len(lines)),
         language=language,
         text=text,
-        content_hash=content_hash(text),
+        content_hash=hashlib.sha256(source).hexdigest(),  # = content_hash(text), without encoding again
     )
     if not has_grammar(language):
         return [file_chunk]
-    source = text.encode("utf-8", "surrogatepass")
     defs = _definitions(source, language)
     chunks = [file_chunk]
     for d in defs:
@@ -246,7 +251,7 @@ def _symbol_chunks(
     blocks = _body_blocks(d, lines)
     flat = [line for _, block in blocks for line in block]
     whole = "\n".join(flat)
-    common = {
+    common: dict[str, Any] = {
         "blob_sha": blob_sha,
         "kind": d.kind,
         "symbol": d.qualname,
@@ -261,20 +266,18 @@ def _symbol_chunks(
         parts = None  # the common case: one chunk, no per-line bookkeeping
     else:
         parts = _split(_numbered(blocks), config.max_symbol_lines, config.max_chunk_chars)
-    # model_construct: every field is built right here from typed values; validating ~40k chunks per cold
-    # index would only cost time.
     if parts is None or len(parts) == 1:
         return [
-            Chunk.model_construct(
+            Chunk(
                 id=chunk_id(blob_sha, d.key),
                 start_line=d.start_row + 1,
                 end_line=d.end_row + 1,
                 text=whole,
-                **common,  # type: ignore[arg-type]
+                **common,
             )
         ]
     return [
-        Chunk.model_construct(
+        Chunk(
             id=chunk_id(blob_sha, f"{d.key}#{i}"),
             # The first and last parts stand for the symbol's edges even when collapsed lines sit there.
             start_line=d.start_row + 1 if i == 1 else part[0][0],
@@ -282,7 +285,7 @@ def _symbol_chunks(
             part=i,
             parts=len(parts),
             text="\n".join(t for _, t in part),
-            **common,  # type: ignore[arg-type]
+            **common,
         )
         for i, part in enumerate(parts, start=1)
     ]

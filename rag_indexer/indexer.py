@@ -7,6 +7,7 @@ finished blobs; the next run skips those and completes the rest.
 
 from __future__ import annotations
 
+import codecs
 import multiprocessing
 import os
 import time
@@ -162,7 +163,9 @@ def _blob_chunks(reader: TreeReader, entry: TreeEntry, config: IndexerConfig) ->
         # Recorded (with no chunks) so the next run does not read it again.
         return BlobChunks(blob_sha=entry.blob_sha, language=BINARY, encoding="", chunks=[])
     decoded = decode_blob(data)
-    chunks = chunk_file(entry.blob_sha, decoded.text, entry.language, config)
+    # A UTF-8 blob without a BOM is its own encoding: the chunker need not encode the text again.
+    source = data if decoded.encoding == "utf-8" and not data.startswith(codecs.BOM_UTF8) else None
+    chunks = chunk_file(entry.blob_sha, decoded.text, entry.language, config, source)
     return BlobChunks(blob_sha=entry.blob_sha, language=entry.language, encoding=decoded.encoding, chunks=chunks)
 
 

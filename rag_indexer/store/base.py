@@ -12,6 +12,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 
+from rag_indexer.grep import GrepQuery
 from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
 
 # Words too common to rank anything; dropping them keeps BM25 queries fast on 100k+ chunks.
@@ -178,12 +179,20 @@ class IndexStore(ABC):
     def get_chunks(self, ids: Sequence[str], filters: Filters) -> list[Hit]: ...
 
     @abstractmethod
-    def file_texts(self, filters: Filters, needle: str | None = None) -> Iterator[Hit]:
-        """File chunks in scope; with ``needle``, only files containing it (case-sensitive)."""
+    def file_texts(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
+        """File chunks in scope, by repo, path and ref; with ``query``, at least those that may match it.
+
+        A store may pass files that do not match (the caller confirms with the regex) but never drops one
+        that does.
+        """
 
     @abstractmethod
-    def symbols(self, filters: Filters, name_contains: str | None = None) -> Iterator[Hit]:
-        """Symbol chunks in scope, without their text (for matching over names)."""
+    def symbols(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
+        """Symbol chunks in scope without their text; with ``query``, only those whose name matches it."""
+
+    @abstractmethod
+    def symbol_spans(self, blob_shas: Iterable[str]) -> dict[str, list[tuple[str, int, int]]]:
+        """blob SHA → (qualified name, start line, end line) of each of its symbols (parts merged)."""
 
     @abstractmethod
     def gc(self) -> int:

@@ -11,20 +11,26 @@ Everything lives in one directory (``index.sqlite`` plus its WAL files; the embe
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from mendflow.errors import CodeIndexError
+from rag_indexer.grep import GrepQuery, NameList
 from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
+from rag_indexer.store import grams
 from rag_indexer.store.base import IndexStore, dedupe_hits, fuse, names_field, query_terms
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,10 +60,18 @@ CREATE TABLE IF NOT EXISTS ref_files (
     PRIMARY KEY (repo, ref, path)
 );
 CREATE INDEX IF NOT EXISTS ref_files_blob ON ref_files (blob_sha);
+CREATE TABLE IF NOT EXISTS grams (blob_sha TEXT PRIMARY KEY, bits INTEGER NOT NULL, sig BLOB NOT NULL);
 """
+
+# 4: trigram signatures (grams) for grep_like. An index of schema 3 gains them on open (see _migrate).
+SCHEMA_VERSION = 4
 
 # Below this many chunks every query is fast anyway; pruning terms would only cost recall.
 MIN_CHUNKS_TO_PRUNE = 20_000
+
+# A ranking runs once per rowid range of the scope; more ranges cost statements, fewer rank other refs' rows.
+MAX_RANGES = 8
+MIN_RANGE_GAP = 256
 
 # names (symbol parts, signature, docstring) weigh more than the body.
 # facets ("kind_file language_python") only filter, so they carry no weight.
@@ -86,6 +100,10 @@ def _hit(row: Sequence[Any], score: float = 0.0) -> Hit:
         text=row[13],
         score=score,
     )
+
+
+def _gram_row(blob_sha: str, text: str) -> tuple[str, int, bytes]:
+    return (blob_sha, *grams.signature(text.encode("utf-8", "surrogatepass")))
 
 
 def _facets(kind: str | None, language: str | None) -> str:
@@ -120,6 +138,29 @@ def _scope_sql(filters: Filters) -> tuple[str, list[Any]]:
     return (" AND ".join(clauses) or "1"), params
 
 
+class _Scope:
+    """The rowids of the chunks in a query scope, and up to MAX_RANGES rowid ranges covering them.
+
+    Chunks get rowids in the order they are written, so one ref's blobs sit in a few long runs (the cold
+    index, then each incremental run) and a ranking restricted to those ranges skips most other refs' rows.
+    """
+
+    def __init__(self, rowids: np.ndarray) -> None:
+        self.rowids = rowids
+        self.members = set(rowids.tolist())
+        self.ranges: list[tuple[int, int, int]] = []  # (first rowid, last rowid, chunks in scope between)
+        if not len(rowids):
+            return
+        gaps = np.diff(rowids) - 1
+        # Split at the widest gaps only: a narrow one saves less than the extra query costs.
+        worth = max(MIN_RANGE_GAP, len(rowids) // 50)
+        widest = np.argsort(gaps)[::-1][: MAX_RANGES - 1]
+        cuts = np.sort(widest[gaps[widest] >= worth])
+        starts = [0, *(cuts + 1).tolist()]
+        ends = [*cuts.tolist(), len(rowids) - 1]
+        self.ranges = [(int(rowids[a]), int(rowids[b]), b - a + 1) for a, b in zip(starts, ends, strict=True)]
+
+
 class EmbeddedStore(IndexStore):
     def __init__(self, directory: Path, max_df_ratio: float = 1.0) -> None:
         self.max_df_ratio = max_df_ratio
@@ -141,21 +182,52 @@ class EmbeddedStore(IndexStore):
                 hint="check MENDFLOW_STATE_DIR is writable; delete the index directory to rebuild it",
             ) from exc
         self._matrix: tuple[str, np.ndarray, np.ndarray] | None = None  # (generation, rowids, vectors)
-        self._scope_cache: tuple[tuple[str, str], np.ndarray] | None = None  # last filters' rowids
+        # What a query derives from its scope (rowids, signatures, symbol names), per kind for the last scope
+        # seen; valid until the index changes. Queries of one caller repeat the same scope.
+        self._scope_cache: dict[str, tuple[tuple[str, str], Any]] = {}
 
     def _init_schema(self) -> None:
         cur = self.db.cursor()
         cur.execute("BEGIN IMMEDIATE")
-        for statement in SCHEMA.split(";"):
-            if statement.strip():
-                cur.execute(statement)
-        cur.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('generation', '0'), ('schema', '3')",
-        )
-        if cur.execute("SELECT value FROM meta WHERE key = 'rank'").fetchone() is None:
-            cur.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', ?)", (RANK_CONFIG,))
-            cur.execute("INSERT INTO meta VALUES ('rank', ?)", (RANK_CONFIG,))
+        try:
+            has_meta = cur.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is not None
+            found = cur.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() if has_meta else None
+            version = int(found[0]) if found else SCHEMA_VERSION
+            if version > SCHEMA_VERSION:
+                raise CodeIndexError(
+                    f"the code index in {self.path.parent} has schema {version}; this mendflow reads up to "
+                    f"{SCHEMA_VERSION}",
+                    hint="upgrade mendflow, or delete that directory to rebuild the index",
+                )
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    cur.execute(statement)
+            cur.execute("INSERT OR IGNORE INTO meta VALUES ('generation', '0'), ('schema', ?)", (str(version),))
+            if cur.execute("SELECT value FROM meta WHERE key = 'rank'").fetchone() is None:
+                cur.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', ?)", (RANK_CONFIG,))
+                cur.execute("INSERT INTO meta VALUES ('rank', ?)", (RANK_CONFIG,))
+            if version < SCHEMA_VERSION:
+                self._migrate(cur, version)
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
         cur.execute("COMMIT")
+
+    def _migrate(self, cur: sqlite3.Cursor, version: int) -> None:
+        """Bring an index of an older schema up to date in place (one transaction: all or nothing)."""
+        if version < 3:
+            raise CodeIndexError(
+                f"the code index in {self.path.parent} has schema {version}, too old to migrate",
+                hint="delete that directory; the next `mendflow index` rebuilds it",
+            )
+        files = cur.execute("SELECT blob_sha, text FROM chunks WHERE kind = 'file'").fetchall()
+        cur.executemany("INSERT OR REPLACE INTO grams VALUES (?, ?, ?)", [_gram_row(sha, text) for sha, text in files])
+        cur.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
+        self._bump_generation(cur)
+        log.warning(
+            "code index %s: migrated schema %d -> %d (trigram signatures for %d files)",
+            self.path.parent, version, SCHEMA_VERSION, len(files),
+        )  # fmt: skip
 
     # -- helpers ---------------------------------------------------------------------------------------
     class _Tx:
@@ -210,9 +282,11 @@ class EmbeddedStore(IndexStore):
             cur.executemany("DELETE FROM blobs WHERE blob_sha = ?", [(sha,) for sha in shas])
             # Explicit rowids let chunks, FTS rows and vectors go in with one executemany each.
             next_rowid = int(cur.execute("SELECT coalesce(max(rowid), 0) + 1 FROM chunks").fetchone()[0])
-            chunk_rows, fts_rows, vector_rows = [], [], []
+            chunk_rows, fts_rows, vector_rows, gram_rows = [], [], [], []
             for item in items:
                 for i, c in enumerate(item.chunks):
+                    if c.kind == "file":
+                        gram_rows.append(_gram_row(item.blob_sha, c.text))
                     rowid = next_rowid
                     next_rowid += 1
                     chunk_rows.append(
@@ -230,6 +304,7 @@ class EmbeddedStore(IndexStore):
             cur.executemany(f"INSERT INTO chunks VALUES ({','.join('?' * 16)})", chunk_rows)
             cur.executemany("INSERT INTO chunks_fts (rowid, names, body, facets) VALUES (?, ?, ?, ?)", fts_rows)
             cur.executemany("INSERT INTO vectors VALUES (?, ?)", vector_rows)
+            cur.executemany("INSERT OR REPLACE INTO grams VALUES (?, ?, ?)", gram_rows)
             cur.executemany(
                 "INSERT INTO blobs VALUES (?, ?, ?, ?, ?)",
                 [(item.blob_sha, item.language, item.encoding, len(item.chunks), now) for item in items],
@@ -249,6 +324,7 @@ class EmbeddedStore(IndexStore):
             )
             cur.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
         cur.execute("DELETE FROM chunks WHERE blob_sha = ?", (blob_sha,))
+        cur.execute("DELETE FROM grams WHERE blob_sha = ?", (blob_sha,))
         cur.execute("DELETE FROM blobs WHERE blob_sha = ?", (blob_sha,))
 
     def blob_symbols(self, shas: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -323,34 +399,44 @@ class EmbeddedStore(IndexStore):
 
     def _bm25(self, text: str, limit: int, filters: Filters) -> list[tuple[Any, float]]:
         terms = self._selective_terms(query_terms(text))
-        if not terms:
+        scope = self._scope(filters)
+        if not terms or not scope.members:
             return []
         match = "{names body} : (" + " OR ".join(f'"{t}"' for t in terms) + ")"
         # kind/language filters run inside FTS, so a rare kind (files) does not starve the top-k.
         for facet in _facets(filters.kind, filters.language).split():
             match += f' AND facets : "{facet}"'
+        ranked = [hit for lo, hi, n in scope.ranges for hit in self._rank_range(match, lo, hi, n, limit, scope)]
+        best = dict(sorted(ranked, key=lambda rs: -rs[1])[:limit])
+        if not best:
+            return []
         where, params = _scope_sql(filters)
-        # Rank in FTS alone (its fast path), then join the mapping. FTS scores every match whatever the LIMIT,
-        # so over-fetch by the share of chunks outside the scope at once; widen only if that was not enough.
-        fetch = limit * max(2, math.ceil(2 * self._chunk_count() / max(1, len(self._scope_rowids(filters)))))
+        rows = self._query(
+            f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
+            f"WHERE c.rowid IN (SELECT value FROM json_each(?)) AND {where}",
+            [json.dumps(list(best)), *params],
+        )
+        return sorted(((r, best[r[0]]) for r in rows), key=lambda rs: -rs[1])
+
+    def _rank_range(
+        self, match: str, lo: int, hi: int, inside: int, limit: int, scope: _Scope
+    ) -> list[tuple[int, float]]:
+        """The best ``limit`` in-scope chunks between rowids lo and hi, by BM25 (higher is better).
+
+        FTS5 scores every row its terms match before it sorts, so the rowid range is what bounds the work;
+        rows of other refs inside the range are over-fetched by their share and dropped here.
+        """
+        fetch = max(limit, math.ceil(limit * 1.5 * (hi - lo + 1) / inside))
         while True:
-            ranked = self._query(
-                "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", [match, fetch]
+            rows = self._query(
+                "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid BETWEEN ? AND ? "
+                "ORDER BY rank LIMIT ?",
+                [match, lo, hi, fetch],
             )
-            rank = {r[0]: -float(r[1]) for r in ranked}
-            rows = (
-                self._query(
-                    f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
-                    f"WHERE c.rowid IN (SELECT value FROM json_each(?)) AND {where}",
-                    [json.dumps(list(rank)), *params],
-                )
-                if rank
-                else []
-            )
-            if len({r[0] for r in rows}) >= limit or len(ranked) < fetch:
-                break
+            kept = [(rowid, -float(rank)) for rowid, rank in rows if rowid in scope.members]
+            if len(kept) >= limit or len(rows) < fetch:
+                return kept[:limit]
             fetch *= 4
-        return sorted(((r, rank[r[0]]) for r in rows), key=lambda rs: -rs[1])
 
     def _chunk_count(self) -> int:
         generation = self._generation()
@@ -397,12 +483,18 @@ class EmbeddedStore(IndexStore):
         return self._matrix[1], self._matrix[2]
 
     def _scope_rowids(self, filters: Filters) -> np.ndarray:
+        return self._scope(filters).rowids
+
+    def _scope(self, filters: Filters) -> _Scope:
+        """The chunks the filters admit, kept until the index changes (queries repeat the same scope)."""
+        return self._cached("rowids", filters, lambda: _Scope(self._load_scope_rowids(filters)))
+
+    def _cached(self, kind: str, filters: Filters, load: Callable[[], T]) -> T:
         key = (self._generation(), filters.model_dump_json())
-        if self._scope_cache is not None and self._scope_cache[0] == key:
-            return self._scope_cache[1]
-        rowids = self._load_scope_rowids(filters)
-        self._scope_cache = (key, rowids)
-        return rowids
+        found = self._scope_cache.get(kind)
+        if found is None or found[0] != key:
+            found = self._scope_cache[kind] = (key, load())
+        return cast(T, found[1])
 
     def _load_scope_rowids(self, filters: Filters) -> np.ndarray:
         where, params = _scope_sql(filters)
@@ -410,7 +502,7 @@ class EmbeddedStore(IndexStore):
             f"SELECT DISTINCT c.rowid FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha WHERE {where}",
             params,
         )
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
 
     def _nearest(self, vector: Sequence[float], limit: int, filters: Filters) -> list[tuple[Any, float]]:
         rowids, matrix = self._vectors()
@@ -471,28 +563,79 @@ class EmbeddedStore(IndexStore):
         )
         return [_hit(r) for r in rows]
 
-    def file_texts(self, filters: Filters, needle: str | None = None) -> Iterator[Hit]:
+    def file_texts(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
         where, params = _scope_sql(filters)
-        extra = " AND instr(c.text, ?) > 0" if needle else ""
+        extra, extra_params = "", []
+        if query is not None:
+            hashes = grams.literal_hashes(query.literals, query.ignore_case)
+            if len(hashes):
+                candidates = self._signatures(filters).candidates(hashes)
+                extra = " AND c.blob_sha IN (SELECT value FROM json_each(?))"
+                extra_params = [json.dumps(sorted(candidates))]
+            if query.literals and not query.ignore_case:
+                # instr runs in C over the candidates: files a hash collision let through never reach Python.
+                longest = max(query.literals, key=len)
+                extra += " AND instr(c.text, ?) > 0"
+                extra_params.append(longest)
         rows = self._query(
             f"SELECT {HIT_COLUMNS} FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
             f"WHERE c.kind = 'file' AND {where}{extra} ORDER BY f.repo, f.path, f.ref",
-            [*params, *([needle] if needle else [])],
+            [*params, *extra_params],
         )
         for r in rows:
             yield _hit(r)
 
-    def symbols(self, filters: Filters, name_contains: str | None = None) -> Iterator[Hit]:
+    def _signatures(self, filters: Filters) -> grams.SignatureSet:
+        """The trigram signatures of the files in scope, kept until the index changes."""
         where, params = _scope_sql(filters)
-        extra = " AND instr(c.symbol, ?) > 0" if name_contains else ""
-        columns = HIT_COLUMNS.replace("c.text", "''")
-        rows = self._query(
-            f"SELECT {columns} FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
-            f"WHERE c.kind != 'file' AND c.part <= 1 AND {where}{extra} ORDER BY f.repo, f.path, c.start_line",
-            [*params, *([name_contains] if name_contains else [])],
+
+        def load() -> grams.SignatureSet:
+            rows = self._query(
+                "SELECT g.blob_sha, g.bits, g.sig FROM grams g WHERE g.blob_sha IN ("
+                "SELECT f.blob_sha FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
+                f"WHERE c.kind = 'file' AND {where})",
+                params,
+            )
+            return grams.SignatureSet(rows)
+
+        return self._cached("grams", filters, load)
+
+    def symbols(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
+        where, params = _scope_sql(filters)
+        scope_sql = (
+            "FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
+            f"WHERE c.kind != 'file' AND c.part <= 1 AND {where}"
         )
+        if query is not None:
+            # Match each distinct name in scope once, then fetch only the matching symbols' rows.
+            distinct, scope_params = f"SELECT DISTINCT c.symbol {scope_sql}", list(params)
+            listing = self._cached(
+                "names", filters, lambda: NameList([n for (n,) in self._query(distinct, scope_params)])
+            )
+            names = listing.matching(query)
+            if not names:
+                return
+            # Few names: start from them (symbol index), then their files, rather than from every file in scope.
+            scope_sql = (
+                "FROM chunks c CROSS JOIN ref_files f INDEXED BY ref_files_blob ON f.blob_sha = c.blob_sha "
+                f"WHERE c.symbol IN (SELECT value FROM json_each(?)) AND c.kind != 'file' AND c.part <= 1 AND {where}"
+            )
+            params = [json.dumps(names), *params]
+        columns = HIT_COLUMNS.replace("c.text", "''")
+        rows = self._query(f"SELECT {columns} {scope_sql} ORDER BY f.repo, f.path, c.start_line", params)
         for r in rows:
             yield _hit(r)
+
+    def symbol_spans(self, blob_shas: Iterable[str]) -> dict[str, list[tuple[str, int, int]]]:
+        out: dict[str, list[tuple[str, int, int]]] = {}
+        rows = self._query(
+            "SELECT blob_sha, symbol, min(start_line), max(end_line) FROM chunks "
+            "WHERE blob_sha IN (SELECT value FROM json_each(?)) AND kind != 'file' GROUP BY blob_sha, symbol_key",
+            [json.dumps(sorted(blob_shas))],
+        )
+        for sha, symbol, start, end in rows:
+            out.setdefault(sha, []).append((symbol, start, end))
+        return out
 
     def gc(self) -> int:
         with self._tx() as cur:

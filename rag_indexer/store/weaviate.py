@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 
 from mendflow.errors import CodeIndexError
 from rag_indexer.config import IndexerConfig
+from rag_indexer.grep import GrepQuery
 from rag_indexer.models import CHUNK_NAMESPACE, BlobChunks, Chunk, Filters, Hit, RefFile, RefState
 from rag_indexer.reader import glob_match
 from rag_indexer.store.base import IndexStore, dedupe_hits, names_field
@@ -434,17 +435,19 @@ class WeaviateStore(IndexStore):
             hits.extend(h for o in objects for h in self._expand(o, scope))
         return sorted(hits, key=lambda h: (h.repo, h.ref, h.path))
 
-    def file_texts(self, filters: Filters, needle: str | None = None) -> Iterator[Hit]:
+    def file_texts(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
         scope = self._scope(filters)
         if filters.kind not in (None, "file"):
             return
+        # Literals must all occur (case-sensitively unless ignore-case); the caller confirms with the regex.
+        needles = query.literals if query is not None and not query.ignore_case else ()
         for i in range(0, len(scope), 200):
             part = dict(sorted(scope.items())[i : i + 200])
             for o in self._by_blobs(self.files, part, CONTENT_PROPS):
-                if needle is None or needle in o.properties["text"]:
+                if all(n in o.properties["text"] for n in needles):
                     yield from self._expand(o, scope)
 
-    def symbols(self, filters: Filters, name_contains: str | None = None) -> Iterator[Hit]:
+    def symbols(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
         from weaviate.classes.query import Filter
 
         scope = self._scope(filters)
@@ -453,8 +456,24 @@ class WeaviateStore(IndexStore):
         if filters.kind:
             extra = extra & Filter.by_property("kind").equal(filters.kind)
         for o in self._by_blobs(self.symbols_c, scope, props, extra):
-            if name_contains is None or name_contains in o.properties["symbol"]:
+            if query is None or query.matches(o.properties["symbol"]):
                 yield from self._expand(o, scope)
+
+    def symbol_spans(self, blob_shas: Iterable[str]) -> dict[str, list[tuple[str, int, int]]]:
+        spans: dict[tuple[str, str], tuple[str, int, int]] = {}
+        props = ["blob_sha", "symbol", "symbol_key", "start_line", "end_line"]
+        for o in self._by_blobs(self.symbols_c, blob_shas, props):
+            p = o.properties
+            key = (p["blob_sha"], p["symbol_key"])
+            start, end = int(p["start_line"]), int(p["end_line"])
+            if key in spans:  # parts of one split symbol: merge their ranges
+                _, s0, e0 = spans[key]
+                start, end = min(start, s0), max(end, e0)
+            spans[key] = (p["symbol"], start, end)
+        out: dict[str, list[tuple[str, int, int]]] = {}
+        for (sha, _), span in spans.items():
+            out.setdefault(sha, []).append(span)
+        return out
 
     def gc(self) -> int:
         from weaviate.classes.query import Filter

@@ -126,3 +126,27 @@ def test_results_follow_the_filtered_ref(code_index: CodeIndex, sample_repo: Pat
 def test_search_filters_by_kind(indexed: CodeIndex) -> None:
     hits = indexed.search("calculator divide invoice", k=10, filters={"kind": "file"})
     assert hits and {h.kind for h in hits} == {"file"} and {h.symbol for h in hits} == {""}
+
+
+def test_grep_like_ignore_case_finds_the_line(indexed: CodeIndex) -> None:
+    hits = [h for h in indexed.grep_like("raise zerodivisionerror", ignore_case=True) if h.kind == "line"]
+    assert [(h.path, h.start_line, h.symbol) for h in hits] == [("calc/core.py", 10, "Calculator.divide")]
+
+
+def test_grep_like_regex_needs_more_than_its_literals(indexed: CodeIndex) -> None:
+    # Both literal parts occur in calc/core.py, but never in this order on one line.
+    assert indexed.grep_like(r"return \w+ZeroDivisionError", regex=True) == []
+    hits = indexed.grep_like(r"def \w+\(self, a", regex=True)
+    assert [(h.kind, h.path, h.start_line) for h in hits] == [("line", "calc/core.py", 7)]
+
+
+def test_grep_like_follows_the_filtered_ref(code_index: CodeIndex, sample_repo: Path) -> None:
+    from tests.fixtures.repos import commit_files
+
+    code_index.index(sample_repo, "main")
+    commit_files(sample_repo, {"calc/extra.py": "def modulo(a, b):\n    return a % b  # MODULO_MARKER\n"})
+    code_index.index(sample_repo, "HEAD")
+    assert code_index.grep_like("MODULO_MARKER", filters={"ref": "main"}) == []
+    hits = code_index.grep_like("MODULO_MARKER", filters={"ref": "HEAD"})
+    assert [(h.path, h.start_line, h.symbol) for h in hits] == [("calc/extra.py", 2, "modulo")]
+    assert [h.symbol for h in code_index.grep_like("modul", filters={"ref": "HEAD"}) if h.kind != "line"] == ["modulo"]

@@ -44,3 +44,32 @@ def test_reindex_flow_reports_changes_and_publishes_an_artifact(prefect_api: str
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["reindex-sample-head"]))
         )
     assert any(f"Indexed commit `{second.commit}`" in str(a.data) for a in artifacts)
+
+
+@pytest.mark.slow
+def test_reindex_flow_accepts_a_clone_url_and_fetches_new_commits(
+    prefect_api: str, sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from flows.reindex import reindex_repo
+    from rag_indexer.api import open_index
+
+    monkeypatch.setenv("MENDFLOW_CACHE_DIR", str(tmp_path / "cache"))
+    get_settings.cache_clear()
+    url = sample_repo.resolve().as_uri()  # file:///…/sample: cloned like any remote
+    first = reindex_repo(url)
+    commit_files(sample_repo, {"calc/extra.py": "def modulo(a, b):\n    return a % b\n"})
+    second = reindex_repo(url)
+
+    mirrors = list((tmp_path / "cache" / "repos").glob("sample-*.git"))
+    assert [first.repo] == [str(m.resolve()) for m in mirrors]  # indexed from the cached mirror, not the source
+    assert first.files.added == 4 and second.files.added == 1 and second.previous_commit == first.commit
+    with open_index(get_settings(), repo=first.repo) as index:
+        assert [h.path for h in index.definitions_of("modulo")] == ["calc/extra.py"]
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["reindex-sample-head"]))
+        )
+    assert any(f"Indexed commit `{second.commit}`" in str(a.data) for a in artifacts)
