@@ -26,9 +26,12 @@ class SandboxSettings(BaseModel):
     """Limits every job gets, on either launcher."""
 
     memory_limit_mb: int = Field(4096, description="Address-space (local) or memory (k8s) limit per job.")
-    cpu_limit: float = Field(2.0, description="CPU cores a Kubernetes job may use (limit).")
+    cpu_limit: float = Field(2.0, description="CPU cores a job may use (k8s limit; local: cpu cgroup quota).")
     cpu_time_limit_sec: int = Field(3600, description="RLIMIT_CPU for local jobs.")
     open_files_limit: int = Field(4096, description="RLIMIT_NOFILE for local jobs.")
+    max_processes: int = Field(
+        1024, description="Processes and threads a local job may have at once (pids cgroup, where writable)."
+    )
     unprivileged_uid: int = Field(65534, description="uid a local job drops to when mendflow runs as root.")
     workspace_size_mb: int = Field(4096, description="emptyDir size limit for /workspace on Kubernetes.")
     local_base_dir: Path | None = Field(
