@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "images" / "runner"),
 
 import pygit2  # noqa: E402
 from build_bench import start_prefect  # noqa: E402
-from mendflow_builder import edit  # noqa: E402
+from mendflow_builder import edit, pyn  # noqa: E402
 from mendflow_runner import coverage_report, repo_config, testing  # noqa: E402
 
 from tests.fixtures.repos import commit_files  # noqa: E402
@@ -241,8 +241,10 @@ def site_packages(py: str) -> str:
 def pynguin_alone(spec: Any, tree: Path, repo: Path, pyn_py: str, repo_py: str, out: Path) -> dict[str, str]:
     """Pynguin's raw test file per module the spec targets, at the path the builder would give it."""
     from mendflow.builder import layout
-    from mendflow.builder.builder import PYNGUIN_MODULE_LIMIT_SEC, PYNGUIN_SEARCH_SEC
+    from mendflow.builder.builder import pynguin_options
+    from mendflow.settings import get_settings
 
+    options = pynguin_options(get_settings())  # the builder's seed and budget
     git_tree = pygit2.Repository(str(repo)).revparse_single(spec.parent_commit_sha).peel(pygit2.Commit).tree
     taken: dict[str, str] = {}
     test_files = {t.path: layout.test_file_for(t.path, layout.tests_dir(git_tree), taken) for t in spec.targets}
@@ -252,17 +254,13 @@ def pynguin_alone(spec: Any, tree: Path, repo: Path, pyn_py: str, repo_py: str, 
         project = tree / root
         dest = out / module
         dest.mkdir(parents=True, exist_ok=True)
-        argv = [str(Path(pyn_py).parent / "pynguin"), "--project-path", str(project), "--module-name", module,
-                "--output-path", str(dest), "--maximum-search-time", str(PYNGUIN_SEARCH_SEC),
-                "--maximum-iterations", "1000", "--assertion-generation", "SIMPLE",
-                "--maximum-test-execution-timeout", "2", "--maximum-module-execution-timeout", "10",
-                "--no-rich"]  # fmt: skip
-        env = {**os.environ, "PYNGUIN_DANGER_AWARE": "1",
+        argv = pyn.argv(pyn_py, project, module, dest, options)  # the builder's exact command line
+        env = {**os.environ, **pyn.environment(options),
                "PYTHONPATH": os.pathsep.join(p for p in (str(project), site_packages(repo_py)) if p)}  # fmt: skip
         proc = subprocess.Popen(argv, cwd=dest, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)  # fmt: skip
         try:
-            proc.wait(timeout=PYNGUIN_MODULE_LIMIT_SEC)
+            proc.wait(timeout=options["module_timeout"])
         except subprocess.TimeoutExpired:  # the job's hard limit; what it wrote before still counts
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -276,7 +274,7 @@ def gate(spec: Any, repo: Path, files: dict[str, str], label: str) -> dict[str, 
     """Pynguin's files through the builder's gates job, as LLM candidates go ('files' mode)."""
     from mendflow import snapshot
     from mendflow.builder import layout
-    from mendflow.builder.builder import FLAKE_RUNS
+    from mendflow.builder.builder import FLAKE_RUNS, targets_payload
     from mendflow.builder.job import run_job
     from mendflow.launcher import get_launcher
     from mendflow.settings import get_settings
@@ -289,7 +287,7 @@ def gate(spec: Any, repo: Path, files: dict[str, str], label: str) -> dict[str, 
     git_tree = git_repo.revparse_single(spec.parent_commit_sha).peel(pygit2.Commit).tree
     payload = {
         "tests_dir": layout.tests_dir(git_tree),
-        "targets": [{"path": t.path, "symbol": t.symbol, "missing_lines": t.missing_lines} for t in spec.targets],
+        "targets": targets_payload(spec),
         "runs": FLAKE_RUNS,
         "mode": "files",
         "files": files,

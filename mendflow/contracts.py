@@ -147,6 +147,9 @@ class CoverageTarget(Contract):
     end_line: int
     line_pct: float
     missing_lines: list[int] = Field(default_factory=list)
+    missing_branches: list[tuple[int, int]] = Field(
+        default_factory=list, description="Branches (from line, to line; negative: exit) the build never took."
+    )
     priority: Priority = Priority.NORMAL
     reasons: list[str] = Field(default_factory=list, description="Why this target: coverage gap, risk heuristics.")
 
@@ -197,6 +200,7 @@ class KeptTest(Contract):
     node_id: str
     target: str
     lines_gained: int
+    branches_gained: int = 0
 
 
 class DroppedTest(Contract):

@@ -42,6 +42,14 @@ class SandboxSettings(BaseModel):
     )
 
 
+class PynguinSettings(BaseModel):
+    """Offline test generation. A fixed seed makes a run reproducible: same commit, same tests."""
+
+    seed: int = Field(20260101, description="Pynguin's --seed for every module.")
+    search_time_sec: int = Field(20, description="Pynguin's --maximum-search-time per module.")
+    module_limit_sec: int = Field(120, description="Hard limit on Pynguin's total time per module.")
+
+
 class S3Settings(BaseModel):
     """Credentials stay on the trusted side; jobs only ever see presigned URLs."""
 
@@ -111,6 +119,7 @@ class Settings(BaseSettings):
     )
     merge_mode: Literal["merge", "push", "none"] = "merge"
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    pynguin: PynguinSettings = Field(default_factory=PynguinSettings)
     s3: S3Settings = Field(default_factory=S3Settings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)

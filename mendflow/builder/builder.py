@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 MAX_REPAIR_ROUNDS = 2
 FLAKE_RUNS = 5
 PYNGUIN_VERSION = "0.48.0"  # Python >=3.10,<3.16 (0.20-0.42 need exactly 3.10)
-PYNGUIN_SEARCH_SEC = 20
-PYNGUIN_MODULE_LIMIT_SEC = 120
 
 
 class _Run:
@@ -65,7 +63,7 @@ class _Run:
         return key
 
     def targets_payload(self) -> list[dict[str, Any]]:
-        return [{"path": t.path, "symbol": t.symbol, "missing_lines": t.missing_lines} for t in self.spec.targets]
+        return targets_payload(self.spec)
 
     def gate(self, round_no: int, candidates: dict[str, Any]) -> JobOutcome:
         prefix = f"{self.name}/{self.spec.parent_commit_sha}/testbuilder/{self.spec.id}/{round_no}"
@@ -94,6 +92,25 @@ class _Run:
     def reject(self, rejections: list[layout.Rejection], round_no: int) -> None:
         for r in rejections:
             self.dropped.append(DroppedTest(node_id=r.path, reason=r.reason, detail=f"round {round_no}: {r.detail}"))
+
+
+def targets_payload(spec: TestSpec) -> list[dict[str, Any]]:
+    """What the gates credit a test with: any line or branch the build missed in a targeted file."""
+    return [
+        t.model_dump(include={"path", "symbol", "start_line", "end_line", "missing_lines", "missing_branches"})
+        for t in spec.targets
+    ]
+
+
+def pynguin_options(settings: Settings) -> dict[str, Any]:
+    """Pynguin's budget and seed, the same for every module (the bench runs Pynguin alone with these)."""
+    p = settings.pynguin
+    return {
+        "version": PYNGUIN_VERSION,
+        "search_time": p.search_time_sec,
+        "module_timeout": p.module_limit_sec,
+        "seed": p.seed,
+    }
 
 
 def _kept(outcome: JobOutcome) -> list[KeptTest]:
@@ -137,12 +154,7 @@ def _pynguin(run: _Run) -> JobOutcome:
         modules.append({"module": module, "project_path": root, "test_path": test_path})
     candidates = {
         "mode": "pynguin",
-        "pynguin": {
-            "version": PYNGUIN_VERSION,
-            "search_time": PYNGUIN_SEARCH_SEC,
-            "module_timeout": PYNGUIN_MODULE_LIMIT_SEC,
-            "modules": modules,
-        },
+        "pynguin": {**pynguin_options(run.settings), "modules": modules},
     }
     outcome = run.gate(0, candidates)
     if not outcome.error:
@@ -151,17 +163,18 @@ def _pynguin(run: _Run) -> JobOutcome:
 
 
 def _message(spec: TestSpec, kept: list[KeptTest]) -> str:
-    gained: dict[str, int] = {}
+    gained: dict[str, tuple[int, int]] = {}
     for k in kept:
-        gained[k.target] = gained.get(k.target, 0) + k.lines_gained
+        lines_, branches = gained.get(k.target, (0, 0))
+        gained[k.target] = (lines_ + k.lines_gained, branches + k.branches_gained)
     lines = [
         f"tests: add generated tests for {spec.id}",
         "",
         f"Spec: {spec.id}",
         f"Parent: {spec.parent_commit_sha}",
-        "Targets and coverage gained (lines the build left uncovered, now run):",
+        "Targets and coverage gained (lines and branches the build left uncovered, now run):",
     ]
-    lines += [f"- {ref}: +{n} line(s)" for ref, n in sorted(gained.items())]
+    lines += [f"- {ref}: +{n} line(s), +{b} branch(es)" for ref, (n, b) in sorted(gained.items())]
     return "\n".join(lines) + "\n"
 
 

@@ -150,7 +150,8 @@ def offline_cases(info: FunctionInfo | None, target: CoverageTarget) -> list[Tes
         return [
             TestCase(
                 name=f"test_{_slug(target.symbol or target.path)}_uncovered_lines",
-                goal=f"exercise the lines of {target.ref} never run: {target.missing_lines[:10]}",
+                goal=f"exercise the lines of {target.ref} never run: {target.missing_lines[:10]}"
+                + (f" and its branches never taken: {target.missing_branches[:10]}" if target.missing_branches else ""),
                 target_path=target.ref,
                 steps=[
                     "arrange: inputs reaching the uncovered lines",

@@ -54,6 +54,8 @@ def _gaps(targets: list[CoverageTarget]) -> str:
     out = []
     for t in targets:
         missing = ", ".join(map(str, t.missing_lines[:40]))
+        if t.missing_branches:
+            missing += "; branches never taken: " + ", ".join(f"{a}->{b}" for a, b in t.missing_branches[:20])
         out.append(
             f"- {t.ref} (lines {t.start_line}-{t.end_line}, {t.line_pct:.1f}% covered, "
             f"priority {t.priority.value}): never run: {missing}; why: {'; '.join(t.reasons)}"

@@ -48,7 +48,10 @@ def test_task_plans_offline_when_the_llm_fails(
 
 @pytest.mark.slow
 def test_task_plans_with_the_llm(prefect_server: PrefectServer, llm_env: LLMServer, make_repo: RepoFactory) -> None:
-    repo = make_repo({"half.py": SOURCE, "tests/test_half.py": "def test_nothing():\n    pass\n"})
+    # The suite imports half, so its one gap is the function: no module-level target needs offline cases.
+    repo = make_repo(
+        {"half.py": SOURCE, "tests/test_half.py": "import half  # noqa: F401\n\n\ndef test_nothing():\n    pass\n"}
+    )
     report = measured_report(repo)
     llm_env.reply(
         {

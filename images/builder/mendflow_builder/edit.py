@@ -1,4 +1,5 @@
-"""Source edits on test files with ast: drop test functions, rename Pynguin's tests, strip constant dumps."""
+"""Source edits on test files with ast: drop test functions, rename Pynguin's tests, strip constant dumps and
+hollow asserts (on a literal, or on a value that changes from one process to the next)."""
 
 from __future__ import annotations
 
@@ -103,8 +104,86 @@ def _last_call(node: ast.FunctionDef) -> str:
     return re.sub(r"[^0-9a-zA-Z_]", "_", name).strip("_").lower() or "module"
 
 
+def _literal(node: ast.expr) -> bool:
+    """A constant, possibly negated, or a container of them: ``-3.5``, ``[1, 'a']``."""
+    if isinstance(node, ast.UnaryOp):
+        return _literal(node.operand)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal(k) and _literal(v) for k, v in zip(node.keys, node.values, strict=True))
+    return isinstance(node, ast.Constant)
+
+
+# Values that differ from one process to the next (str hashes are salted per process, ids are addresses).
+_PROCESS_DEPENDENT = frozenset({"hash", "__hash__", "id"})
+
+
+def _process_dependent(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in _PROCESS_DEPENDENT
+
+
+def _hollow_name(stmt: ast.stmt) -> str:
+    """'name' for ``name = <literal>`` or ``name = <process-dependent call>``, else ''."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return ""
+    target = stmt.targets[0]
+    if isinstance(target, ast.Name) and (_literal(stmt.value) or _process_dependent(stmt.value)):
+        return target.id
+    return ""
+
+
+def _drop_hollow_asserts(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Asserts on a name that holds a literal (``var_1 = -1057.7`` then ``assert var_1 == pytest.approx(-1057.7)``
+    checks the literal against itself) or a process-dependent value (``var_4 = var_2.__hash__()`` then
+    ``assert var_4 == -9113997932937421182`` fails in any other process)."""
+    hollow: set[str] = set()  # such names, not handed to any code since (a list passed on may change)
+    kept: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare):
+            left = stmt.test.left
+            if isinstance(left, ast.Name) and left.id in hollow:
+                continue
+        kept.append(stmt)
+        hollow -= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        hollow |= {_hollow_name(stmt)} - {""}
+    return _drop_unused_bindings(kept)
+
+
+def _drop_unused_bindings(body: list[ast.stmt]) -> list[ast.stmt]:
+    """After its assert went, ``var_1 = -1057.7`` may bind a name nothing reads (ruff's F841 would fail the
+    file): a literal goes, a call stays as a bare expression (it still runs the code under test)."""
+    read_later: set[str] = set()
+    out: list[ast.stmt] = []
+    for stmt in reversed(body):
+        name = _hollow_name(stmt)
+        if name and name not in read_later and isinstance(stmt, ast.Assign):
+            if _literal(stmt.value):
+                continue
+            stmt = ast.Expr(stmt.value)
+        read_later |= {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        out.append(stmt)
+    return out[::-1]
+
+
+def _raised(node: ast.FunctionDef) -> str:
+    """'calcerror' when the test ends in ``with pytest.raises(CalcError):``, else ''."""
+    last = node.body[-1] if node.body else None
+    if not isinstance(last, ast.With):
+        return ""
+    for item in last.items:
+        call = item.context_expr
+        if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("raises") and call.args:
+            return re.sub(r"[^0-9a-zA-Z_]", "_", ast.unparse(call.args[0]).rsplit(".", 1)[-1]).lower()
+    return ""
+
+
 def tidy_pynguin(source: str) -> str:
-    """Strip module-constant dumps and give tests names that say what they exercise."""
+    """Strip module-constant dumps and hollow asserts; name tests after what they call and what they raise."""
     aliases = set(_MODULE_ALIAS.findall(source))
     # `core_ = sys.modules["calc.core"]` keeps `import calc.core` alive only by name: ruff would delete it.
     source = re.sub(r"""^(\w+)\s*=\s*sys\.modules\[["']([\w.]+)["']\]\s*$""", r"import \2 as \1", source, flags=re.M)
@@ -112,8 +191,10 @@ def tidy_pynguin(source: str) -> str:
     counts: dict[str, int] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-            node.body = [s for s in node.body if not _is_constant_dump(s, aliases)] or [ast.Pass()]
-            base = f"test_{_last_call(node)}"
+            body = [s for s in node.body if not _is_constant_dump(s, aliases)]
+            node.body = _drop_hollow_asserts(body) or [ast.Pass()]
+            raised = _raised(node)
+            base = f"test_{_last_call(node)}" + (f"_raises_{raised}" if raised else "")
             counts[base] = counts.get(base, 0) + 1
             node.name = f"{base}_{counts[base]}"
     return (

@@ -2,8 +2,9 @@
 
 parse → ``ruff check --fix`` + ``ruff format`` (new files only) → ``pytest --collect-only`` finds it → every
 fixture it asks for exists → passes ``runs`` runs in a row (else FAILS or FLAKY) → raises the coverage of a
-target (per-test coverage contexts, data in its own folder) → minimised: a test adding nothing beyond the
-tests already kept is dropped. Files are rewritten without the dropped tests and run once more.
+target file: a line or a branch the build missed there (per-test coverage contexts with arcs, data in its own
+folder) → minimised greedily on lines + branches: a test adding nothing beyond the tests already kept is
+dropped. Files are rewritten without the dropped tests and run once more.
 """
 
 from __future__ import annotations
@@ -23,6 +24,76 @@ from . import edit
 
 LINT_BLOCKING = re.compile(r"\b(F\d+|E9\d*|PLE\d+)\b")  # real errors (undefined names, syntax), not style
 _FIXTURE_NOT_FOUND = re.compile(r"fixture '([^']+)' not found")
+
+
+# Runs in the repository's venv, where coverage.py lives: per test context, the lines and arcs it ran in the
+# given files. ``coverage json --show-contexts`` gives lines only; a test that takes only a missed branch
+# shows in its arcs.
+_PER_TEST_SCRIPT = """
+import json, os, re, sys
+from coverage import CoverageData
+q = json.loads(sys.argv[1])
+root, wanted = os.path.realpath(q["root"]), set(q["paths"])
+data = CoverageData(basename=q["data"])
+data.read()
+contexts = sorted(c for c in data.measured_contexts() if c)
+out = {}
+for measured in data.measured_files():
+    rel = os.path.relpath(os.path.realpath(measured), root).replace(os.sep, "/")
+    if rel not in wanted:
+        continue
+    per = out.setdefault(rel, {})
+    for ctx in contexts:
+        data.set_query_contexts(["^" + re.escape(ctx) + "$"])
+        lines, arcs = data.lines(measured) or [], data.arcs(measured) or []
+        if lines or arcs:
+            per[ctx] = {"lines": sorted(lines), "arcs": sorted(arcs)}
+with open(q["out"], "w", encoding="utf-8") as fh:
+    json.dump(out, fh)
+"""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing the build left uncovered: a line, or a branch (from line, to line; negative: an exit)."""
+
+    path: str
+    kind: str  # "line" | "branch"
+    at: int | tuple[int, int]
+
+    @property
+    def line(self) -> int:
+        return abs(self.at[0]) if isinstance(self.at, tuple) else self.at
+
+
+@dataclass
+class TargetRefs:
+    """Which target a gained unit counts for: the innermost function target around it, else the file."""
+
+    spans: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+
+    def ref_of(self, unit: Unit) -> str:
+        around = [(end - start, ref) for start, end, ref in self.spans.get(unit.path, []) if start <= unit.line <= end]
+        return min(around)[1] if around else unit.path
+
+
+def _target_refs(targets: list[dict[str, Any]]) -> TargetRefs:
+    refs = TargetRefs()
+    for t in targets:
+        if t.get("symbol"):
+            span = (int(t.get("start_line", 0)), int(t.get("end_line", 0)), f"{t['path']}::{t['symbol']}")
+            refs.spans.setdefault(t["path"], []).append(span)
+    return refs
+
+
+def _missed_units(targets: list[dict[str, Any]]) -> dict[str, set[Unit]]:
+    """Per targeted file, every line and branch the build missed there (any target of the file names them)."""
+    missed: dict[str, set[Unit]] = {}
+    for t in targets:
+        units = missed.setdefault(t["path"], set())
+        units |= {Unit(t["path"], "line", int(n)) for n in t.get("missing_lines", [])}
+        units |= {Unit(t["path"], "branch", (int(a), int(b))) for a, b in t.get("missing_branches", [])}
+    return missed
 
 
 @dataclass
@@ -237,51 +308,60 @@ class Gates:
                 self._drop(n, "flaky", f"outcomes over {self.runs} runs: {', '.join(results)}")
         return stable
 
-    def coverage(self, nodes: list[str], targets: list[dict[str, Any]]) -> dict[str, set[tuple[str, int]]]:
-        """Test → the (target, line) pairs it runs among the lines the build never ran."""
+    def coverage(self, nodes: list[str], targets: list[dict[str, Any]]) -> dict[str, set[Unit]]:
+        """Test → the units (line or branch) the build never ran in the targeted files, which this test runs."""
         if not nodes:
             return {}
         folder = self.work / "coverage-new"  # its own folder: no stray .coverage.* gets combined in
         folder.mkdir(parents=True, exist_ok=True)
-        data, out_json = folder / ".coverage", folder / "coverage.json"
+        data = folder / ".coverage"
         argv = [self.python, "-m", "coverage", "run", "--branch"]
         if not repo_config.has_coverage_config(self.src):
             argv += ["--source=.", f"--omit={testing.TEST_OMIT}"]
         env = {"COVERAGE_FILE": str(data)}
         self._run([*argv, "-m", "pytest", "-p", "no:cacheprovider", "-p", "mendflow_job_plugin", "-q", *nodes], env)
-        step = self._run([self.python, "-m", "coverage", "json", "--show-contexts", "-o", str(out_json)], env)
-        if not step.ok:
+        missed = _missed_units(targets)
+        per_test = folder / "per-test.json"
+        query = {"data": str(data), "root": str(self.src), "paths": sorted(missed), "out": str(per_test)}
+        step = self._run([self.python, "-c", _PER_TEST_SCRIPT, json.dumps(query)])
+        if not step.ok or not per_test.is_file():
             self.out.notes.append(f"coverage measurement failed: {step.describe()}")
             return {}
-        raw = json.loads(out_json.read_text(encoding="utf-8"))
-        files = {_rel(p, self.src): d for p, d in (raw.get("files") or {}).items()}
-        gained: dict[str, set[tuple[str, int]]] = {n: set() for n in nodes}
-        for t in targets:
-            ref = f"{t['path']}::{t['symbol']}" if t.get("symbol") else t["path"]
-            contexts = (files.get(t["path"]) or {}).get("contexts") or {}
-            for line in t.get("missing_lines", []):
-                for ctx in contexts.get(str(line), []):
-                    if ctx in gained:
-                        gained[ctx].add((ref, int(line)))
+        per_file: dict[str, dict[str, dict[str, list[Any]]]] = json.loads(per_test.read_text(encoding="utf-8"))
+        gained: dict[str, set[Unit]] = {n: set() for n in nodes}
+        for path, by_context in per_file.items():
+            for ctx, ran in by_context.items():
+                if ctx not in gained:
+                    continue
+                units = {Unit(path, "line", int(n)) for n in ran["lines"]}
+                units |= {Unit(path, "branch", (int(a), int(b))) for a, b in ran["arcs"]}
+                gained[ctx] |= units & missed[path]
         return gained
 
-    def minimise(self, gained: dict[str, set[tuple[str, int]]]) -> list[str]:
-        """Greedy set cover: most new lines first; a test adding nothing beyond the kept ones is dropped."""
-        covered: set[tuple[str, int]] = set()
+    def minimise(self, gained: dict[str, set[Unit]], refs: TargetRefs) -> list[str]:
+        """Greedy set cover on lines + branches: the test adding most first; one adding nothing is dropped."""
+        covered: set[Unit] = set()
         kept = []
         for node in sorted(gained, key=lambda n: (-len(gained[n]), n)):
             new = gained[node] - covered
             if not gained[node]:
-                self._drop(node, "no_coverage_gain", "runs none of the lines the build left uncovered")
+                self._drop(node, "no_coverage_gain", "runs no line or branch the build left uncovered")
             elif not new:
-                self._drop(node, "no_coverage_gain", "adds no line beyond the tests already kept")
+                self._drop(node, "no_coverage_gain", "adds no line or branch beyond the tests already kept")
             else:
                 covered |= new
                 by_target: dict[str, int] = {}
-                for ref, _ in new:
+                for unit in new:
+                    ref = refs.ref_of(unit)
                     by_target[ref] = by_target.get(ref, 0) + 1
-                target = max(by_target, key=lambda r: by_target[r])
-                self.out.kept.append({"node_id": node, "target": target, "lines_gained": len(new)})
+                self.out.kept.append(
+                    {
+                        "node_id": node,
+                        "target": max(sorted(by_target), key=lambda r: by_target[r]),
+                        "lines_gained": sum(u.kind == "line" for u in new),
+                        "branches_gained": sum(u.kind == "branch" for u in new),
+                    }
+                )
                 kept.append(node)
         return kept
 
@@ -370,7 +450,7 @@ class Gates:
         paths = self.lint(self.parse(self.write(files, tests_dir)))
         ids = self.fixtures(self.collect(paths))
         stable = self.stability([n for nodes in ids.values() for n in nodes])
-        kept = self.minimise(self.coverage(stable, targets))
+        kept = self.minimise(self.coverage(stable, targets), _target_refs(targets))
         self.rewrite(ids, kept)
         return self.out
 
@@ -408,13 +488,3 @@ def _failure_excerpt(output: str, node: str) -> str:
         if marker in output:
             return output.split(marker, 1)[1][:1500].strip()
     return output[-1500:].strip()
-
-
-def _rel(path: str, root: Path) -> str:
-    p = Path(path)
-    if not p.is_absolute():
-        return p.as_posix()
-    try:
-        return p.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return p.as_posix()

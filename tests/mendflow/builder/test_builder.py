@@ -241,3 +241,46 @@ def test_a_test_that_fails_only_after_the_existing_suite_is_dropped(tmp_path: Pa
     drops = [(d.reason, d.detail) for d in result.dropped if d.node_id.endswith("test_half_of_four")]
     assert len(drops) == 3  # the first answer and both repair rounds
     assert all(r is DropReason.FAILS and d.endswith("fails when run with the whole suite") for r, d in drops)
+
+
+CLAMP_SOURCE = """\
+def clamp(x, hi):
+    if x > hi:
+        x = hi
+    return x
+"""
+CLAMP_EXISTING = "from clamp import clamp\n\n\ndef test_clamp_high():\n    assert clamp(5, 3) == 3\n"
+CLAMP_GENERATED = """\
+from clamp import clamp
+
+
+def test_clamp_leaves_a_low_value_alone():
+    assert clamp(1, 3) == 1
+
+
+def test_clamp_caps_a_high_value():
+    assert clamp(9, 3) == 3
+"""
+
+
+def test_a_test_taking_only_a_branch_the_build_missed_is_kept(tmp_path: Path, scripted_llm: LLMServer) -> None:
+    repo = new_repo(tmp_path / "repo", {"clamp.py": CLAMP_SOURCE, "tests/test_clamp.py": CLAMP_EXISTING})
+    report = measured_report(repo)
+    shutil.rmtree(repo / ".coverage-data")
+    settings = Settings(_env_file=None, state_dir=tmp_path / "state", cache_dir=tmp_path / "cache")  # type: ignore[call-arg]
+    s = Setup(repo, plan_tests(report, repo, None, settings), settings, FileStore(tmp_path / "store"))
+    assert [(t.ref, t.missing_lines, t.missing_branches) for t in s.spec.targets] == [("clamp.py", [], [(2, 4)])]
+
+    scripted_llm.reply({"files": [{"path": "tests/test_clamp_mendflow.py", "content": CLAMP_GENERATED}]})
+    result = build_tests(
+        s.spec, s.repo, s.settings, llm=LLMClient(llm_settings(scripted_llm, max_retries=0)), store=s.store,
+        launcher=LocalLauncher(s.settings),
+    )  # fmt: skip
+
+    assert result.precheck is BuildStatus.PASSED, result.notes
+    assert [(k.node_id, k.target, k.lines_gained, k.branches_gained) for k in result.kept] == [
+        ("tests/test_clamp_mendflow.py::test_clamp_leaves_a_low_value_alone", "clamp.py", 0, 1)
+    ]
+    assert _reasons(result) == {"test_clamp_caps_a_high_value": DropReason.NO_COVERAGE_GAIN}
+    message = pygit2.Repository(str(s.repo)).revparse_single(result.commit_sha).peel(pygit2.Commit).message
+    assert "- clamp.py: +0 line(s), +1 branch(es)" in message

@@ -61,7 +61,57 @@ def test_targets_are_the_functions_below_min_line_cov(feature_repo: tuple[Path, 
     assert {t.symbol for t in spec.targets} == {"scale", "parse", "helper"}  # helper: 66.7% < 70%
 
     spec = plan_tests(report, path, None, OFFLINE.model_copy(update={"min_line_cov": 60.0}))
-    assert {t.symbol for t in spec.targets} == {"scale", "parse"}
+    assert {t.symbol for t in spec.targets} == {"scale", "parse", ""}
+    module = next(t for t in spec.targets if not t.symbol)  # helper's gap, now above the threshold
+    helper_start = V2_RAISE.splitlines().index("def helper(a, b):") + 1
+    assert module.missing_lines == [helper_start + 2]  # `return a`
+    assert module.missing_branches == [(helper_start + 1, helper_start + 2)]
+    assert module.ref == "shapes.py" and "outside the functions below 60%" in module.reasons[0]
+
+
+def test_a_function_target_carries_the_branches_the_build_never_took(
+    feature_repo: tuple[Path, BuildReport],
+) -> None:
+    path, report = feature_repo
+    spec = plan_tests(report, path, None, OFFLINE)
+    scale = next(t for t in spec.targets if t.symbol == "scale")
+    start = V2_RAISE.splitlines().index("def scale(x, factor=2):") + 1
+
+    assert scale.missing_branches == [(start + 1, start + 2), (start + 1, start + 3)]  # neither way was run
+    assert not [t for t in spec.targets if not t.symbol]  # every gap lies in a function target
+
+
+BRANCHY = """import os
+
+if os.environ.get("SHAPES_LEGACY"):
+    LEGACY = True
+
+
+def clamp(x, hi):
+    if x > hi:
+        x = hi
+    return x
+"""
+BRANCHY_TESTS = "from shapes import clamp\n\n\ndef test_clamp():\n    assert clamp(5, 3) == 3\n"
+
+
+def test_a_module_whose_gaps_lie_outside_any_weak_function_is_targeted_as_a_module(make_repo: RepoFactory) -> None:
+    setup = 'from setuptools import setup\n\nsetup(name="shapes")\n'
+    path = make_repo({"shapes.py": BRANCHY, "setup.py": setup, "tests/test_shapes.py": BRANCHY_TESTS})
+    report = measured_report(path)
+    assert report.coverage is not None
+    file, script = report.coverage.file("shapes.py"), report.coverage.file("setup.py")
+    assert file is not None and file.line_pct >= 80.0  # no function below the threshold: clamp is at 100 %
+    assert script is not None and script.line_pct == 0.0
+
+    spec = plan_tests(report, path, None, OFFLINE)
+
+    assert [t.ref for t in spec.targets] == ["shapes.py"]  # importing setup.py would run setup()
+    module = spec.targets[0]
+    assert module.missing_lines == [4]  # module-level code
+    assert module.missing_branches == [(3, 4), (8, 10)]  # its guard, and clamp's x <= hi
+    assert "module line/branch coverage" in module.reasons[0]
+    assert spec.cases and all(c.target_path == "shapes.py" for c in spec.cases)
 
 
 def test_changed_signature_and_new_raise_since_the_merge_base_are_high_priority(
