@@ -22,7 +22,7 @@ def result_table(result: GeneratedTests) -> Table:
     table.add_column("test")
     table.add_column("outcome")
     for k in result.kept:
-        table.add_row(k.node_id, f"kept: +{k.lines_gained} line(s) of {k.target}")
+        table.add_row(k.node_id, f"kept: +{k.lines_gained} line(s), +{k.branches_gained} branch(es) of {k.target}")
     for d in result.dropped:
         table.add_row(d.node_id, f"dropped: {d.reason.value} {d.detail[:80]}")
     return table

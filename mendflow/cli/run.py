@@ -30,7 +30,8 @@ def print_result(console: Console, result: PipelineResult) -> None:
         gen = result.generated
         console.print(f"generated tests: {len(gen.kept)} kept, {len(gen.dropped)} dropped on {gen.branch_name}")
         for kept in gen.kept:
-            console.print(f"  [green]kept[/] {kept.node_id} (+{kept.lines_gained} lines of {kept.target})")
+            gain = f"+{kept.lines_gained} lines, +{kept.branches_gained} branches of {kept.target}"
+            console.print(f"  [green]kept[/] {kept.node_id} ({gain})")
         for dropped in gen.dropped:
             console.print(f"  [yellow]dropped[/] {dropped.node_id}: {dropped.reason.value}", highlight=False)
     if result.coverage_delta_pct is not None:
