@@ -34,7 +34,9 @@ def test_plan_writes_a_testspec(make_repo: RepoFactory, tmp_path: Path, monkeypa
 
     assert code == 0
     spec = TestSpec.model_validate_json(out.read_text())
-    assert [t.ref for t in spec.targets] == ["half.py::half"]
+    # The function, then the module's own gap: nothing imports half.py, so its `def` line never ran either.
+    assert [t.ref for t in spec.targets] == ["half.py::half", "half.py"]
+    assert spec.targets[1].missing_lines == [1]
 
 
 def test_plan_with_a_broken_report_fails_in_one_line(
