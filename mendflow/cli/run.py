@@ -31,9 +31,11 @@ def print_result(console: Console, result: PipelineResult) -> None:
         console.print(f"generated tests: {len(gen.kept)} kept, {len(gen.dropped)} dropped on {gen.branch_name}")
         for kept in gen.kept:
             gain = f"+{kept.lines_gained} lines, +{kept.branches_gained} branches of {kept.target}"
-            console.print(f"  [green]kept[/] {kept.node_id} ({gain})")
+            console.print(f"  [green]kept[/] {kept.node_id} ({gain})", soft_wrap=True)
         for dropped in gen.dropped:
-            console.print(f"  [yellow]dropped[/] {dropped.node_id}: {dropped.reason.value}", highlight=False)
+            console.print(
+                f"  [yellow]dropped[/] {dropped.node_id}: {dropped.reason.value}", highlight=False, soft_wrap=True
+            )
     if result.coverage_delta_pct is not None:
         console.print(f"coverage B1 → B2: {result.coverage_delta_pct:+.1f} points")
     if result.regression:
