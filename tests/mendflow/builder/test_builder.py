@@ -85,8 +85,8 @@ class Setup:
     store: FileStore
 
 
-def _setup(root: Path) -> Setup:
-    repo = new_repo(root / "repo", {"half.py": SOURCE, "tests/test_half.py": EXISTING})
+def _setup(root: Path, files: dict[str, str] | None = None) -> Setup:
+    repo = new_repo(root / "repo", files or {"half.py": SOURCE, "tests/test_half.py": EXISTING})
     report = measured_report(repo)
     shutil.rmtree(repo / ".coverage-data")
     settings = Settings(_env_file=None, state_dir=root / "state", cache_dir=root / "cache")  # type: ignore[call-arg]
@@ -226,11 +226,7 @@ POLLUTING_EXISTING = "import half\n\n\ndef test_twice_by_three():\n    half.FACT
 
 
 def test_a_test_that_fails_only_after_the_existing_suite_is_dropped(tmp_path: Path, scripted_llm: LLMServer) -> None:
-    repo = new_repo(tmp_path / "repo", {"half.py": POLLUTING_SOURCE, "tests/test_half.py": POLLUTING_EXISTING})
-    report = measured_report(repo)
-    shutil.rmtree(repo / ".coverage-data")
-    settings = Settings(_env_file=None, state_dir=tmp_path / "state", cache_dir=tmp_path / "cache")  # type: ignore[call-arg]
-    s = Setup(repo, plan_tests(report, repo, None, settings), settings, FileStore(tmp_path / "store"))
+    s = _setup(tmp_path, {"half.py": POLLUTING_SOURCE, "tests/test_half.py": POLLUTING_EXISTING})
 
     answer = "from half import half\n\n\ndef test_half_of_four():\n    assert half(4) == 2\n"
     for _ in range(2):  # the repair rounds get the same answer
@@ -264,11 +260,7 @@ def test_clamp_caps_a_high_value():
 
 
 def test_a_test_taking_only_a_branch_the_build_missed_is_kept(tmp_path: Path, scripted_llm: LLMServer) -> None:
-    repo = new_repo(tmp_path / "repo", {"clamp.py": CLAMP_SOURCE, "tests/test_clamp.py": CLAMP_EXISTING})
-    report = measured_report(repo)
-    shutil.rmtree(repo / ".coverage-data")
-    settings = Settings(_env_file=None, state_dir=tmp_path / "state", cache_dir=tmp_path / "cache")  # type: ignore[call-arg]
-    s = Setup(repo, plan_tests(report, repo, None, settings), settings, FileStore(tmp_path / "store"))
+    s = _setup(tmp_path, {"clamp.py": CLAMP_SOURCE, "tests/test_clamp.py": CLAMP_EXISTING})
     assert [(t.ref, t.missing_lines, t.missing_branches) for t in s.spec.targets] == [("clamp.py", [], [(2, 4)])]
 
     scripted_llm.reply({"files": [{"path": "tests/test_clamp_mendflow.py", "content": CLAMP_GENERATED}]})
