@@ -175,9 +175,12 @@ class Gates:
             log=self.log,
         )
 
+    def _pytest_options(self) -> list[str]:
+        return ["-p", "no:cacheprovider", "-p", "mendflow_job_plugin", *testing.addopts_without_cov(self.src)]
+
     def _pytest(self, args: list[str], extra_env: dict[str, str] | None = None) -> StepResult:
         return self._run(
-            [self.python, "-m", "pytest", "-p", "no:cacheprovider", "-p", "mendflow_job_plugin", *args],
+            [self.python, "-m", "pytest", *self._pytest_options(), *args],
             extra_env,
         )
 
@@ -319,7 +322,7 @@ class Gates:
         if not repo_config.has_coverage_config(self.src):
             argv += ["--source=.", f"--omit={testing.TEST_OMIT}"]
         env = {"COVERAGE_FILE": str(data)}
-        self._run([*argv, "-m", "pytest", "-p", "no:cacheprovider", "-p", "mendflow_job_plugin", "-q", *nodes], env)
+        self._run([*argv, "-m", "pytest", *self._pytest_options(), "-q", *nodes], env)
         missed = _missed_units(targets)
         per_test = folder / "per-test.json"
         query = {"data": str(data), "root": str(self.src), "paths": sorted(missed), "out": str(per_test)}

@@ -59,13 +59,19 @@ def pytest_argv(paths: Paths, marker: str | None) -> list[str]:
         "no:cacheprovider",
         f"--junitxml={paths.junit}",
     ]
-    argv += ["-o", "junit_family=xunit2"]
-    addopts = repo_config.pytest_addopts(paths.root)
-    if (kept := without_cov(addopts)) != addopts:
-        # The runner measures with coverage.py itself: pytest-cov would start a second tracer over ours, and
-        # where the plugin is not installed its options end the run as a usage error.
-        argv += ["-p", "no:cov", "-o", f"addopts={shlex.join(kept)}"]
+    argv += ["-o", "junit_family=xunit2", *addopts_without_cov(paths.root)]
     return argv + (["-m", marker] if marker else [])
+
+
+def addopts_without_cov(root: Path) -> list[str]:
+    """pytest arguments that drop pytest-cov's options from the repo's addopts ([] when it has none).
+
+    mendflow measures with coverage.py itself: pytest-cov would start a second tracer over ours, and where
+    the plugin is not installed its options end the run as a usage error.
+    """
+    addopts = repo_config.pytest_addopts(root)
+    kept = without_cov(addopts)
+    return [] if kept == addopts else ["-p", "no:cov", "-o", f"addopts={shlex.join(kept)}"]
 
 
 def without_cov(args: list[str]) -> list[str]:

@@ -276,3 +276,13 @@ def test_a_test_taking_only_a_branch_the_build_missed_is_kept(tmp_path: Path, sc
     assert _reasons(result) == {"test_clamp_caps_a_high_value": DropReason.NO_COVERAGE_GAIN}
     message = pygit2.Repository(str(s.repo)).revparse_single(result.commit_sha).peel(pygit2.Commit).message
     assert "- clamp.py: +0 line(s), +1 branch(es)" in message
+
+
+def test_pytest_cov_options_in_the_repos_addopts_do_not_fail_the_gates(tmp_path: Path, scripted_llm: LLMServer) -> None:
+    # pytest-cov is not installed in the repo's venv: left in, "--cov" would make every gate a usage error.
+    pyproject = '[tool.pytest.ini_options]\naddopts = "--cov=half --cov-report term-missing"\n'
+    s = _setup(tmp_path, {"pyproject.toml": pyproject, "half.py": SOURCE, "tests/test_half.py": EXISTING})
+    answer = "from half import half\n\n\ndef test_half_of_four_is_two():\n    assert half(4) == 2\n"
+    result = _build(s, scripted_llm, answer)
+    assert result.precheck is BuildStatus.PASSED, result.notes
+    assert [k.node_id for k in result.kept] == ["tests/test_half_mendflow.py::test_half_of_four_is_two"]

@@ -40,6 +40,8 @@ def measured_report(repo_path: Path, source_dir: str = ".", tests_dir: str = "te
         "-q",
         "-p",
         "no:cacheprovider",
+        "-o",
+        "addopts=",  # the report stands for the build's own run; a repo's addopts are the runner's business
         tests_dir,
     ]
     subprocess.run(run, cwd=repo_path, env=env, check=True, capture_output=True, timeout=120)
