@@ -89,7 +89,9 @@ class NameList:
         if not query.literals or query.ignore_case:
             return [n for n in self.names if query.matches(n)]
         # str.find over one string runs in C; only names holding the longest literal meet the regex.
-        literal, found, pos = max(query.literals, key=len), [], self.joined.find(max(query.literals, key=len))
+        literal = max(query.literals, key=len)
+        found: list[str] = []
+        pos = self.joined.find(literal)
         while pos != -1:
             i = bisect.bisect_right(self.starts, pos) - 1
             if query.matches(self.names[i]):
