@@ -20,6 +20,7 @@ from rag_indexer.grep import compile_query
 from rag_indexer.indexer import Indexer
 from rag_indexer.models import Filters, Hit, IndexReport, RefState, Snippet
 from rag_indexer.reader import open_repo, repo_key, resolve_commit
+from rag_indexer.store import make_store
 from rag_indexer.store.base import IndexStore
 
 _LOCATION = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
@@ -37,16 +38,6 @@ class IndexStatus(BaseModel):
     @property
     def stale(self) -> bool:
         return self.indexed is None or self.indexed.commit != self.current_commit
-
-
-def make_store(config: IndexerConfig) -> IndexStore:
-    if config.backend == "weaviate":
-        from rag_indexer.store.weaviate import WeaviateStore
-
-        return WeaviateStore(config)
-    from rag_indexer.store.embedded import EmbeddedStore
-
-    return EmbeddedStore(config.index_dir, max_df_ratio=config.bm25_max_df_ratio)
 
 
 def open_index(

@@ -39,11 +39,13 @@ class _Def:
     key: str = ""  # qualname, made unique within the file (~2, ~3 for repeats)
     start_row: int = field(init=False)
     end_row: int = field(init=False)
+    body: ts.Node | None = field(init=False)
 
     def __post_init__(self) -> None:
-        # Read once: every access to a node's points builds new Python objects.
+        # Read once: every access to a node's points or fields builds new Python objects.
         self.start_row = self.span.start_point[0]
         self.end_row = self.span.end_point[0]
+        self.body = self.node.child_by_field_name("body")
 
 
 def chunk_file(
@@ -146,7 +148,7 @@ def _text(node: ts.Node) -> str:
 def _header_end_row(d: _Def) -> int:
     """Last row of a definition's header (decorators, signature): the row before a Python block, or the
     row of an opening brace."""
-    body = d.node.child_by_field_name("body")
+    body = d.body
     if body is None or body.start_point[0] <= d.node.start_point[0]:
         return d.node.start_point[0]
     return body.start_point[0] - 1 if _is_python(d) else body.start_point[0]
@@ -157,7 +159,7 @@ def _is_python(d: _Def) -> bool:
 
 
 def signature_of(d: _Def, source: bytes) -> str:
-    body = d.node.child_by_field_name("body")
+    body = d.body
     end = body.start_byte if body is not None else d.node.end_byte
     raw = source[d.node.start_byte : end].decode("utf-8", "replace")
     if body is None:
@@ -168,11 +170,10 @@ def signature_of(d: _Def, source: bytes) -> str:
 
 def docstring_of(d: _Def) -> str:
     if _is_python(d):
-        body = d.node.child_by_field_name("body")
-        first = body.named_children[0] if body is not None and body.named_children else None
-        if first is not None and first.type == "expression_statement" and first.named_children:
-            string = first.named_children[0]
-            if string.type == "string":
+        first = d.body.named_child(0) if d.body is not None else None
+        if first is not None and first.type == "expression_statement":
+            string = first.named_child(0)
+            if string is not None and string.type == "string":
                 parts = [_text(c) for c in string.named_children if c.type == "string_content"]
                 return inspect.cleandoc("".join(parts))
         return ""

@@ -81,12 +81,12 @@ class IndexerConfig(BaseModel):
     )
     default_alpha: float = Field(default=0.5, description="Hybrid weight: 0 = BM25 only, 1 = vectors only.")
     parse_workers: int = Field(
-        default=1,
-        description="Processes parsing a cold index; 0 = one per CPU (max 4). More than 1 uses spawned workers, "
-        "so the calling program's main module must be import-safe (the usual `if __name__ == '__main__'`).",
+        default=0,
+        description="Processes indexing a cold index's blobs, this one included: 0 = one per CPU (at most 4), "
+        "1 = this process only. Helpers run as `python -m rag_indexer.helpers`, each writing to the store itself.",
     )
     parse_pool_min_blobs: int = Field(
-        default=300, description="Below this many blobs to parse, parse in-process (a pool costs ~1 s to start)."
+        default=300, description="Below this many blobs to parse, use no helpers (one takes ~0.5 s to start)."
     )
 
     @classmethod

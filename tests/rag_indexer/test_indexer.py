@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 from mendflow.errors import CommitNotFoundError, RepoNotFoundError
 from rag_indexer.api import CodeIndex
 from tests.fixtures.repos import commit_files
-from tests.rag_indexer.conftest import IndexFactory
+from tests.rag_indexer.conftest import SAMPLE_FILES, IndexFactory
 from tests.rag_indexer.gitutil import create_branch, rebase_onto, switch
 
 
@@ -186,8 +187,16 @@ def test_unknown_ref_and_non_repo_are_clear_errors(code_index: CodeIndex, sample
         code_index.index(tmp_path / "plain")
 
 
-def test_parsing_in_worker_processes_gives_the_same_index(make_index: IndexFactory, sample_repo: Path) -> None:
-    index = make_index(parse_workers=2, parse_pool_min_blobs=1)
-    report = index.index(sample_repo)
+def test_helper_processes_give_the_same_index(make_index: IndexFactory, sample_repo: Path, tmp_path: Path) -> None:
+    def chunks(index: CodeIndex) -> list[tuple[str, str, int, int, str]]:
+        hits = [h for path in SAMPLE_FILES for h in index.store.chunks_at(path, index._filters(None))]
+        return sorted((h.id, h.symbol, h.start_line, h.end_line, h.text) for h in hits)
+
+    alone = make_index(index_dir=tmp_path / "alone", collection_prefix=f"A{uuid.uuid4().hex[:10]}", parse_workers=1)
+    alone.index(sample_repo)
+    # One blob per batch, so the helper gets batches of its own.
+    shared = make_index(parse_workers=2, parse_pool_min_blobs=1, write_batch_blobs=1)
+    report = shared.index(sample_repo)
     assert (report.blobs_parsed, report.chunks_written, report.symbols.added) == (4, 12, 8)
-    assert [h.symbol for h in index.definitions_of("divide")] == ["Calculator.divide"]
+    assert chunks(shared) == chunks(alone)
+    assert [h.symbol for h in shared.definitions_of("divide")] == ["Calculator.divide"]
