@@ -83,6 +83,9 @@ class IndexSettings(BaseModel):
     embeddings: Literal["none", "openai", "local", "weaviate"] = "none"
     max_file_bytes: int = 1_000_000
     max_symbol_lines: int = 400
+    processes: int = Field(
+        0, ge=0, description="Processes sharing a cold index, helpers included: 0 = one per CPU (at most 4)."
+    )
 
 
 class KubernetesSettings(BaseModel):

@@ -100,7 +100,6 @@ class CodeIndex:
     # -- writing -----------------------------------------------------------------------------------------
     def index(self, repo_path: str | Path = ".", ref: str = "HEAD") -> IndexReport:
         """Bring (repo, ref) up to date; only blobs the store has not seen are parsed and embedded."""
-        self.embeddings.texts_embedded = 0
         return Indexer(self.store, self.embeddings, self.config).index(repo_path, ref)
 
     def status(self, repo_path: str | Path = ".", ref: str = "HEAD") -> IndexStatus:

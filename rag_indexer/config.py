@@ -82,6 +82,7 @@ class IndexerConfig(BaseModel):
     default_alpha: float = Field(default=0.5, description="Hybrid weight: 0 = BM25 only, 1 = vectors only.")
     parse_workers: int = Field(
         default=0,
+        ge=0,
         description="Processes indexing a cold index's blobs, this one included: 0 = one per CPU (at most 4), "
         "1 = this process only. Helpers run as `python -m rag_indexer.helpers`, each writing to the store itself.",
     )
@@ -105,6 +106,7 @@ class IndexerConfig(BaseModel):
             "llm_timeout_sec": llm.timeout_sec,
             "max_file_bytes": idx.max_file_bytes,
             "max_symbol_lines": idx.max_symbol_lines,
+            "parse_workers": idx.processes,
         }
         values.update(overrides)
         return cls.model_validate(values)

@@ -25,7 +25,7 @@ from mendflow import errors
 from mendflow.errors import CodeIndexError, MendflowError
 from rag_indexer.config import IndexerConfig
 from rag_indexer.reader import TreeEntry
-from rag_indexer.writer import Written
+from rag_indexer.writer import StoredBatch, StoredBlob
 
 Batch = list[TreeEntry]
 _DONE = object()  # a driver thread's last word
@@ -35,7 +35,6 @@ class HelperPool:
     """``count`` helpers; ``share`` hands batches to them and to the caller's own writer, first come first served."""
 
     def __init__(self, git_dir: str, config: IndexerConfig, count: int) -> None:
-        self.texts_embedded = 0
         self._stop = threading.Event()
         self._procs: list[subprocess.Popen[str]] = []
         setup = json.dumps({"git_dir": git_dir, "config": config.model_dump(mode="json")})
@@ -75,8 +74,8 @@ class HelperPool:
             if proc.stdout:
                 proc.stdout.close()
 
-    def share(self, batches: list[Batch], write_here: Callable[[Batch], list[Written]]) -> Iterator[list[Written]]:
-        """Each batch's written blobs, in the order batches finish; the first error stops the rest."""
+    def share(self, batches: list[Batch], write_here: Callable[[Batch], StoredBatch]) -> Iterator[StoredBatch]:
+        """Each batch once stored, in the order batches finish; the first error stops the rest."""
         work: queue.SimpleQueue[Batch] = queue.SimpleQueue()
         for each in batches:
             work.put(each)
@@ -113,7 +112,7 @@ class HelperPool:
         finally:
             results.put(_DONE)
 
-    def _ask(self, proc: subprocess.Popen[str], batch: Batch) -> list[Written]:
+    def _ask(self, proc: subprocess.Popen[str], batch: Batch) -> StoredBatch:
         assert proc.stdout is not None
         try:
             _send(proc, json.dumps([[e.path, e.blob_sha, e.size, e.language] for e in batch]))
@@ -129,8 +128,7 @@ class HelperPool:
         if "error" in reply:
             kind = getattr(errors, reply["kind"], CodeIndexError)
             raise kind(reply["error"], hint=reply["hint"])
-        self.texts_embedded += reply["embedded"]
-        return [Written(*w) for w in reply["written"]]
+        return StoredBatch([StoredBlob(*blob) for blob in reply["blobs"]], reply["texts_embedded"])
 
 
 def _send(proc: subprocess.Popen[str], line: str) -> None:
@@ -172,14 +170,13 @@ def serve(jobs: IO[str], replies: IO[str]) -> None:
     writer = BlobWriter(TreeReader(pygit2.Repository(setup["git_dir"]), config), store, embeddings, config)
     try:
         for line in jobs:
-            before = embeddings.texts_embedded
             try:
-                written = writer.write([TreeEntry(*fields) for fields in json.loads(line)])
+                stored = writer.write([TreeEntry(*fields) for fields in json.loads(line)])
             except MendflowError as exc:
                 _reply(replies, {"error": exc.args[0], "hint": exc.hint, "kind": type(exc).__name__})
                 return
-            done = [[w.blob_sha, w.language, w.chunks] for w in written]
-            _reply(replies, {"written": done, "embedded": embeddings.texts_embedded - before})
+            blobs = [[b.blob_sha, b.language, b.chunks] for b in stored.blobs]
+            _reply(replies, {"blobs": blobs, "texts_embedded": stored.texts_embedded})
     finally:
         store.close()
         embeddings.close()

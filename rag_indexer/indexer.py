@@ -19,7 +19,7 @@ from rag_indexer.helpers import HelperPool
 from rag_indexer.models import ChangeCounts, IndexReport, RefFile, RefState
 from rag_indexer.reader import TreeEntry, TreeReader, open_repo, repo_key, resolve_commit
 from rag_indexer.store.base import IndexStore
-from rag_indexer.writer import BINARY, BlobWriter, Written
+from rag_indexer.writer import BINARY, BlobWriter, StoredBatch
 
 
 def _batches(items: list[TreeEntry], size: int) -> list[list[TreeEntry]]:
@@ -60,12 +60,12 @@ class Indexer:
         report.blobs_reused = len({e.blob_sha for e in listing.entries} - set(todo))
         languages = dict(known)
         writer = BlobWriter(reader, self.store, self.embeddings, self.config)
-        for written in self._write_all(writer, list(todo.values()), report):
-            for blob in written:
+        for batch in self._write_all(writer, list(todo.values())):
+            report.texts_embedded += batch.texts_embedded
+            for blob in batch.blobs:
                 languages[blob.blob_sha] = blob.language
                 report.chunks_written += blob.chunks
         report.blobs_parsed = sum(1 for sha in todo if languages.get(sha) != BINARY)
-        report.texts_embedded += self.embeddings.texts_embedded
 
         files = [
             RefFile(path=e.path, blob_sha=e.blob_sha, language=languages[e.blob_sha])
@@ -90,7 +90,7 @@ class Indexer:
             return 1  # incremental runs: a helper's start-up would cost more than it saves
         return self.config.parse_workers or min(4, os.cpu_count() or 1)
 
-    def _write_all(self, writer: BlobWriter, entries: list[TreeEntry], report: IndexReport) -> Iterator[list[Written]]:
+    def _write_all(self, writer: BlobWriter, entries: list[TreeEntry]) -> Iterator[StoredBatch]:
         """Write every entry's blob, batch by batch; with many blobs, helper processes take batches too."""
         batches = _batches(entries, self.config.write_batch_blobs)
         helpers = min(self._processes(len(entries)), len(batches)) - 1
@@ -100,7 +100,6 @@ class Indexer:
             return
         with HelperPool(writer.reader.repo.path, self.config, helpers) as pool:
             yield from pool.share(batches, writer.write)
-        report.texts_embedded = pool.texts_embedded
 
     def _count_changes(self, report: IndexReport, old: dict[str, RefFile], new: dict[str, RefFile]) -> None:
         changed_blobs: set[str] = set()

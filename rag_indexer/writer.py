@@ -16,12 +16,18 @@ BINARY = "binary"
 
 
 @dataclass(frozen=True, slots=True)
-class Written:
+class StoredBlob:
     """What the indexer needs to know of a stored blob (its chunks stay in the store)."""
 
     blob_sha: str
     language: str
     chunks: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBatch:
+    blobs: list[StoredBlob]
+    texts_embedded: int
 
 
 class BlobWriter:
@@ -33,12 +39,14 @@ class BlobWriter:
         self.embeddings = embeddings
         self.config = config
 
-    def write(self, entries: list[TreeEntry]) -> list[Written]:
+    def write(self, entries: list[TreeEntry]) -> StoredBatch:
         """Store the batch in one store transaction; the store marks each blob indexed only with it."""
+        embedded = self.embeddings.texts_embedded
         items = [self._chunks(entry) for entry in entries]
         self._embed(items)
         self.store.write_blobs(items)
-        return [Written(item.blob_sha, item.language, len(item.chunks)) for item in items]
+        blobs = [StoredBlob(item.blob_sha, item.language, len(item.chunks)) for item in items]
+        return StoredBatch(blobs, self.embeddings.texts_embedded - embedded)
 
     def _chunks(self, entry: TreeEntry) -> BlobChunks:
         data = self.reader.read(entry.blob_sha)

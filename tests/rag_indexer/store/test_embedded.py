@@ -59,6 +59,7 @@ def test_sigkill_mid_index_leaves_a_usable_index_that_the_next_run_completes(tmp
         proc.stdout.readline()
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+    proc.stdout.close()
 
     store = EmbeddedStore(index_dir)
     assert store._query("PRAGMA integrity_check")[0][0] == "ok"
