@@ -83,7 +83,8 @@ class IndexerConfig(BaseModel):
     parse_workers: int = Field(
         default=0,
         ge=0,
-        description="Processes indexing a cold index's blobs, this one included: 0 = one per CPU (at most 4), "
+        description="Processes indexing a cold index's blobs, this one included: 0 = one per usable CPU (at most 4; "
+        "a cgroup CPU quota counts), "
         "1 = this process only. Helpers run as `python -m rag_indexer.helpers`, each writing to the store itself.",
     )
     parse_pool_min_blobs: int = Field(

@@ -7,13 +7,13 @@ finished blobs; the next run skips those and completes the rest.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rag_indexer.config import IndexerConfig
+from rag_indexer.cpus import usable_cpus
 from rag_indexer.embeddings import EmbeddingService
 from rag_indexer.helpers import HelperPool
 from rag_indexer.models import ChangeCounts, IndexReport, RefFile, RefState
@@ -88,7 +88,7 @@ class Indexer:
     def _processes(self, blobs: int) -> int:
         if blobs < self.config.parse_pool_min_blobs:
             return 1  # incremental runs: a helper's start-up would cost more than it saves
-        return self.config.parse_workers or min(4, os.cpu_count() or 1)
+        return self.config.parse_workers or min(4, usable_cpus())
 
     def _write_all(self, writer: BlobWriter, entries: list[TreeEntry]) -> Iterator[StoredBatch]:
         """Write every entry's blob, batch by batch; with many blobs, helper processes take batches too."""
