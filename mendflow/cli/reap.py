@@ -1,4 +1,4 @@
-"""``mendflow reap``: delete orphaned stage Jobs and Pods left by crashed workers (Kubernetes launcher)."""
+"""``mendflow reap``: remove what crashed runs left behind, on the configured launcher."""
 
 from __future__ import annotations
 
@@ -13,11 +13,18 @@ from mendflow.settings import get_settings
 @app.command("reap")
 def reap(
     older_than: Annotated[
-        int | None, typer.Option(help="Age in seconds; default twice the build timeout plus grace.")
+        int | None, typer.Option(help="Age in seconds; default twice the build timeout (plus the image pull grace).")
     ] = None,
 ) -> None:
-    """Delete mendflow Jobs and Pods older than the limit in the jobs namespace."""
-    from mendflow.launcher.kubernetes import reap as reap_orphans  # the kubernetes client is slow to import
+    """Delete mendflow Jobs and Pods (kubernetes) or local jobs' processes, cgroups and directories past the age."""
+    settings = get_settings()
+    if settings.launcher == "kubernetes":
+        from mendflow.launcher.kubernetes import reap as reap_orphans  # the kubernetes client is slow to import
 
-    for name in reap_orphans(get_settings(), older_than_sec=older_than):
+        reaped = reap_orphans(settings, older_than_sec=older_than)
+    else:
+        from mendflow.launcher.local import LocalLauncher
+
+        reaped = LocalLauncher(settings).reap(older_than)
+    for name in reaped:
         typer.echo(f"deleted {name}")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 CPU_PERIOD_US = 100_000
+CONTROLLERS = ("memory", "cpu", "pids")
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,16 @@ class JobCgroups:
             group = Group.create(controller, f"mendflow-{job_id}", values, frozenset(optional))
             if group is not None:
                 groups[controller] = group
+        return cls(groups)
+
+    @classmethod
+    def existing(cls, job_id: str) -> JobCgroups:
+        """The groups a job left behind (its run was killed before its own clean-up)."""
+        groups = {}
+        for controller in CONTROLLERS:
+            parent = own_group(controller)
+            if parent is not None and (parent / f"mendflow-{job_id}").is_dir():
+                groups[controller] = Group(parent / f"mendflow-{job_id}")
         return cls(groups)
 
     @property

@@ -308,6 +308,27 @@ class LocalLauncher(Launcher):
             if ws is not None:
                 shutil.rmtree(ws.root, ignore_errors=True)
 
+    def reap(self, older_than_sec: float | None = None) -> list[str]:
+        """Remove what killed runs left of their jobs: processes, cgroups and job directories.
+
+        ``run`` cleans up in ``finally``, which a SIGKILL of the trusted process skips. Only jobs whose
+        directory is older than ``older_than_sec`` are touched; the default, twice the build timeout, is past
+        any job's lifetime, so a live job never is.
+        """
+        if older_than_sec is None:
+            older_than_sec = 2 * self.settings.build_timeout_sec
+        jobs = self.base / "jobs"
+        reaped = []
+        for job_dir in sorted(jobs.iterdir()) if jobs.is_dir() else []:
+            if time.time() - job_dir.stat().st_mtime < older_than_sec:
+                continue
+            cgroups = JobCgroups.existing(job_dir.name)
+            _kill(sorted(set(cgroups.pids()) | set(_marked_pids(job_dir.name))), signal.SIGKILL)
+            cgroups.remove()
+            shutil.rmtree(job_dir)
+            reaped.append(f"local job {job_dir.name}")
+        return reaped
+
     def _preexec(self, spec: JobSpec, cgroups: JobCgroups) -> Callable[[], None]:
         # Runs in the child between fork and exec: only os-level calls (no locks a parent thread may hold).
         memory = spec.memory_limit_mb * 1024 * 1024

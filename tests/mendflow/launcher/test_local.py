@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 import uuid
 from pathlib import Path
 
@@ -11,6 +17,7 @@ import pytest
 
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from mendflow.launcher.base import JobSpec, JobState
+from mendflow.launcher.cgroups import JobCgroups
 from mendflow.launcher.local import LocalLauncher, is_credential
 from mendflow.settings import Settings
 from tests.fixtures.repos import RepoFactory
@@ -279,3 +286,42 @@ def test_cpu_use_is_held_to_the_jobs_quota(launcher: LocalLauncher, tmp_path: Pa
     result = launcher.run(script_job(code, tmp_path, cpu_limit=0.2, timeout_sec=60))
     assert result.state == JobState.SUCCEEDED, result.log_tail
     assert json.loads((tmp_path / "result.json").read_text()) < 1.2
+
+
+@pytest.mark.slow
+def test_reap_clears_what_a_killed_run_left_once_past_the_age(tmp_path: Path) -> None:
+    base = Path(f"/var/tmp/mendflow-reap-{uuid.uuid4().hex[:8]}")  # its own base: reaping touches no other job
+    tag = f"mendflow-orphan-{uuid.uuid4().hex}"
+    env = {**os.environ, "MENDFLOW_SANDBOX__LOCAL_BASE_DIR": str(base), "MENDFLOW_CACHE_DIR": str(tmp_path / "c")}
+    trusted = textwrap.dedent(
+        f"""
+        from mendflow.launcher.base import JobSpec
+        from mendflow.launcher.local import LocalLauncher
+        from mendflow.settings import Settings
+        code = "import time; time.sleep(600)  # " + {tag!r}  # the needle is in the job's command line only
+        LocalLauncher(Settings()).run(JobSpec(name="orphan", command=["python", "-c", code], timeout_sec=600))
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", trusted], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not _processes_with(f"# {tag}") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _processes_with(f"# {tag}"), "the job never started"
+        proc.kill()  # the trusted side dies without its clean-up
+        proc.wait()
+        launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
+        assert launcher.reap(older_than_sec=3600) == []  # a young job is left alone
+        assert _processes_with(f"# {tag}")
+
+        reaped = launcher.reap(older_than_sec=0)
+        assert len(reaped) == 1 and reaped[0].startswith("local job orphan-")
+        assert _processes_with(f"# {tag}") == []
+        assert list((base / "jobs").iterdir()) == []
+        job_id = reaped[0].removeprefix("local job ")
+        assert JobCgroups.existing(job_id).groups == {}
+    finally:
+        proc.kill()
+        for pid in _processes_with(f"# {tag}"):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(base, ignore_errors=True)
