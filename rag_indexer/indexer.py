@@ -18,6 +18,7 @@ from rag_indexer.embeddings import EmbeddingService
 from rag_indexer.helpers import HelperPool
 from rag_indexer.models import ChangeCounts, IndexReport, RefFile, RefState
 from rag_indexer.reader import TreeEntry, TreeReader, open_repo, repo_key, resolve_commit
+from rag_indexer.sizes import BlobSizes
 from rag_indexer.store.base import IndexStore
 from rag_indexer.writer import BINARY, BlobWriter, StoredBatch
 
@@ -50,7 +51,8 @@ class Indexer:
             return report
 
         reader = TreeReader(repo, self.config)
-        listing = reader.listing(commit)
+        with BlobSizes(self.config.index_dir / "blob_sizes.sqlite") as sizes:
+            listing = reader.listing(commit, sizes)
         report.skipped = dict(listing.skipped)
         known = self.store.indexed_blobs({e.blob_sha for e in listing.entries})
         todo: dict[str, TreeEntry] = {}

@@ -24,6 +24,7 @@ import pygit2
 from mendflow.errors import CodeIndexError, CommitNotFoundError, RepoNotFoundError
 from rag_indexer.config import IndexerConfig
 from rag_indexer.languages import language_for_path
+from rag_indexer.sizes import BlobSizes
 
 BINARY_SNIFF_BYTES = 8000
 
@@ -208,8 +209,15 @@ class TreeReader:
         self.repo = repo
         self.config = config
 
-    def listing(self, commit: pygit2.Commit) -> TreeListing:
-        raw = list(self._walk(commit.tree, ""))
+    def listing(self, commit: pygit2.Commit, sizes: BlobSizes | None = None) -> TreeListing:
+        """Every blob of the commit's tree with its skip decision; ``sizes`` spares reading known blobs' sizes."""
+        blobs = list(self._walk(commit.tree, ""))
+        known = sizes.get_many({sha for _, sha in blobs}) if sizes else {}
+        fresh = {sha: self.repo.odb.read_header(sha)[1] for _, sha in blobs if sha not in known}
+        if sizes:
+            sizes.put_many(fresh)
+        known.update(fresh)
+        raw = [(path, sha, known[sha]) for path, sha in blobs]
         attributes = self._attributes(raw)
         listing = TreeListing(commit=str(commit.id), tree=str(commit.tree.id), entries=[])
         for path, blob_sha, size in raw:
@@ -220,13 +228,13 @@ class TreeReader:
             listing.entries.append(TreeEntry(path, blob_sha, size, language_for_path(path)))
         return listing
 
-    def _walk(self, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, str, int]]:
+    def _walk(self, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, str]]:
         for entry in tree:
             path = f"{prefix}{entry.name}"
             if entry.filemode == pygit2.enums.FileMode.TREE:
                 yield from self._walk(self.repo[entry.id].peel(pygit2.Tree), path + "/")
             elif entry.filemode in (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE):
-                yield path, str(entry.id), self.repo.odb.read_header(entry.id)[1]
+                yield path, str(entry.id)
             # symlinks and submodules (commits) carry no source of this repository
 
     def _attributes(self, raw: list[tuple[str, str, int]]) -> AttributeRules | None:

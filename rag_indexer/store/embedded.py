@@ -371,12 +371,15 @@ class EmbeddedStore(IndexStore):
         return {p: RefFile(path=p, blob_sha=b, language=lang) for p, b, lang in rows}
 
     def set_ref(self, state: RefState, files: Sequence[RefFile]) -> None:
+        key = (state.repo, state.ref)
         with self._tx() as cur:
-            cur.execute("DELETE FROM ref_files WHERE repo = ? AND ref = ?", (state.repo, state.ref))
+            # Only the rows that differ: a one-file change rewrites one row, not the whole mapping.
+            old = set(cur.execute("SELECT path, blob_sha, language FROM ref_files WHERE repo = ? AND ref = ?", key))
+            new = {(f.path, f.blob_sha, f.language) for f in files}
             cur.executemany(
-                "INSERT INTO ref_files VALUES (?, ?, ?, ?, ?)",
-                [(state.repo, state.ref, f.path, f.blob_sha, f.language) for f in files],
+                "DELETE FROM ref_files WHERE repo = ? AND ref = ? AND path = ?", [(*key, row[0]) for row in old - new]
             )
+            cur.executemany("INSERT INTO ref_files VALUES (?, ?, ?, ?, ?)", [(*key, *row) for row in new - old])
             cur.execute(
                 "INSERT OR REPLACE INTO refs VALUES (?, ?, ?, ?, ?, ?)",
                 (state.repo, state.ref, state.commit, state.tree, state.indexed_at.isoformat(), len(files)),
