@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mendflow.cli import main
+from mendflow.settings import get_settings
 
 
 def test_reap_removes_a_leftover_local_job(
@@ -20,12 +21,14 @@ def test_reap_removes_a_leftover_local_job(
     monkeypatch.setenv("MENDFLOW_SANDBOX__LOCAL_BASE_DIR", str(base))
     monkeypatch.setenv("MENDFLOW_LAUNCHER", "local")
     monkeypatch.setattr("sys.argv", ["mendflow", "reap", "--older-than", "0"])
+    get_settings.cache_clear()  # settings are read once per process: this test's base must be the one used
     try:
         with pytest.raises(SystemExit) as exit_info:
             main()
             raise SystemExit(0)
         assert exit_info.value.code in (0, None)
-        assert "deleted local job build-0123abcd" in capsys.readouterr().out
+        assert capsys.readouterr().out == "deleted local job build-0123abcd\n"
         assert not leftover.exists()
     finally:
+        get_settings.cache_clear()
         shutil.rmtree(base, ignore_errors=True)
