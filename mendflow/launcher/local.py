@@ -55,6 +55,7 @@ LOG_TAIL_LINES = 200
 LOG_TAIL_BYTES = 256 * 1024
 TRANSFER_TIMEOUT_SEC = 120
 JOB_MARKER = "MENDFLOW_LOCAL_JOB_ID"
+OWNER_FILE = "owner"
 TOOLS = ("uv", "ruff")
 
 # Never handed to a job, whatever the spec says: the trusted side's credentials and their relatives.
@@ -138,6 +139,23 @@ def _marked_pids(job_id: str) -> list[int]:
         if needle in environ.split(b"\0"):
             found.append(int(entry.name))
     return found
+
+
+def _process_identity(pid: int) -> str:
+    """'pid start-time': a pid alone may be reused by another process after its owner died."""
+    try:
+        start = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+    return f"{pid} {start}"
+
+
+def _owner_alive(job_dir: Path) -> bool:
+    try:
+        owner = (job_dir / OWNER_FILE).read_text()
+    except OSError:
+        return False  # written first thing; a job without one predates it or was never set up
+    return bool(owner) and _process_identity(int(owner.split()[0])) == owner
 
 
 def _kill(pids: list[int], sig: int) -> None:
@@ -232,6 +250,7 @@ class LocalLauncher(Launcher):
 
     def _make_workspace(self, job_id: str) -> Workspace:
         root = _dir(self.base / "jobs" / job_id, 0o711)
+        (root / OWNER_FILE).write_text(_process_identity(os.getpid()))  # `reap` spares jobs whose owner lives
         ws = Workspace(root, root / "ws")
         uid, gid = self.identity.uid, self.identity.gid
         _dir(ws.ws, 0o700, uid, gid)
@@ -311,16 +330,16 @@ class LocalLauncher(Launcher):
     def reap(self, older_than_sec: float | None = None) -> list[str]:
         """Remove what killed runs left of their jobs: processes, cgroups and job directories.
 
-        ``run`` cleans up in ``finally``, which a SIGKILL of the trusted process skips. Only jobs whose
-        directory is older than ``older_than_sec`` are touched; the default, twice the build timeout, is past
-        any job's lifetime, so a live job never is.
+        ``run`` cleans up in ``finally``, which a SIGKILL of the trusted process skips. A job is reaped only
+        when the process that started it is gone and its directory is older than ``older_than_sec`` (default
+        twice the build timeout), so a live job never is, however long it runs.
         """
         if older_than_sec is None:
             older_than_sec = 2 * self.settings.build_timeout_sec
         jobs = self.base / "jobs"
         reaped = []
         for job_dir in sorted(jobs.iterdir()) if jobs.is_dir() else []:
-            if time.time() - job_dir.stat().st_mtime < older_than_sec:
+            if time.time() - job_dir.stat().st_mtime < older_than_sec or _owner_alive(job_dir):
                 continue
             cgroups = JobCgroups.existing(job_dir.name)
             _kill(sorted(set(cgroups.pids()) | set(_marked_pids(job_dir.name))), signal.SIGKILL)

@@ -308,10 +308,11 @@ def test_reap_clears_what_a_killed_run_left_once_past_the_age(tmp_path: Path) ->
         while not _processes_with(f"# {tag}") and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _processes_with(f"# {tag}"), "the job never started"
+        launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
+        assert launcher.reap(older_than_sec=0) == []  # its owner lives: however old, the job is left alone
         proc.kill()  # the trusted side dies without its clean-up
         proc.wait()
-        launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
-        assert launcher.reap(older_than_sec=3600) == []  # a young job is left alone
+        assert launcher.reap(older_than_sec=3600) == []  # a young job is left alone too
         assert _processes_with(f"# {tag}")
 
         reaped = launcher.reap(older_than_sec=0)
