@@ -83,9 +83,9 @@ class IndexerConfig(BaseModel):
     parse_workers: int = Field(
         default=0,
         ge=0,
-        description="Processes indexing a cold index's blobs, this one included: 0 = one per usable CPU (at most 4; "
-        "a cgroup CPU quota counts), "
-        "1 = this process only. Helpers run as `python -m rag_indexer.helpers`, each writing to the store itself.",
+        description="Processes indexing a cold index's blobs, this one included: 0 = one per usable CPU (at most "
+        "4; a cgroup CPU quota counts), 1 = this process only. Helpers run as `python -m rag_indexer.helpers`, "
+        "each writing to the store itself.",
     )
     parse_pool_min_blobs: int = Field(
         default=300, description="Below this many blobs to parse, use no helpers (one takes ~0.5 s to start)."

@@ -5,7 +5,8 @@ WAL mode lets readers query a consistent snapshot while an index run writes, and
 transaction, so a crash leaves the last committed state and never half a blob. This Python's sqlite3 cannot
 load extensions (sqlite-vec is out), so vectors are BLOBs searched by brute force in numpy: ~100k x 384 float32
 is one matrix product of a few milliseconds, well inside the latency budget, and needs no index upkeep.
-Everything lives in one directory (``index.sqlite`` plus its WAL files; the embedding cache sits beside it).
+Everything lives in one directory (``index.sqlite`` plus its WAL files; the embedding and blob size caches
+sit beside it).
 """
 
 from __future__ import annotations
