@@ -30,7 +30,7 @@ from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher
 from mendflow.launcher.k8s_logs import LogFollower, run_logger
 from mendflow.launcher.k8s_manifest import SELECTOR, build_job, check_urls, job_name
 from mendflow.launcher.k8s_status import Verdict, transfer_summary
-from mendflow.launcher.k8s_watch import JobWatcher
+from mendflow.launcher.k8s_watch import BACKSTOP_SLACK_SEC, JobWatcher
 from mendflow.settings import Settings, get_settings
 
 LOG_TAIL_CHARS = 20_000
@@ -244,25 +244,29 @@ def reap(
     """Delete mendflow Jobs (and stray pods) older than ``older_than_sec``; returns what was deleted.
 
     The launcher deletes its Job in ``finally``; this is for what a killed worker (SIGKILL, lost node)
-    left behind. The default age is past any job's possible lifetime: twice the build timeout plus the
-    pull grace period, so a live job is never touched.
+    left behind. Without an age, each Job gets its own: its ``activeDeadlineSeconds`` plus the image pull
+    grace and the watch's backstop slack, past which Kubernetes has ended it, so a live job is never touched
+    however long it may run (a Pynguin builder job outlives twice the build timeout). A pod goes with its Job's.
     """
     settings = settings or get_settings()
-    if older_than_sec is None:
-        older_than_sec = 2 * settings.build_timeout_sec + settings.kubernetes.image_pull_grace_sec
     now = now or datetime.now(UTC)
     ns = settings.kubernetes.namespace
     api = k.ApiClient(configuration=load_configuration(settings))
     batch, core = k.BatchV1Api(api), k.CoreV1Api(api)
     deleted: list[str] = []
     try:
-        for kind, lister, deleter in (
-            ("job", batch.list_namespaced_job, batch.delete_namespaced_job),
-            ("pod", core.list_namespaced_pod, core.delete_namespaced_pod),
+        jobs = _list_all(batch.list_namespaced_job, ns)
+        deadlines = {job.metadata.name: job.spec.active_deadline_seconds for job in jobs}
+        pods = _list_all(core.list_namespaced_pod, ns)
+        for kind, items, deleter in (
+            ("job", jobs, batch.delete_namespaced_job),
+            ("pod", pods, core.delete_namespaced_pod),
         ):
-            for item in _list_all(lister, ns):
+            for item in items:
+                name = item.metadata.name if kind == "job" else (item.metadata.labels or {}).get("job-name", "")
+                limit = older_than_sec if older_than_sec is not None else _lifetime(settings, deadlines.get(name))
                 created = item.metadata.creation_timestamp
-                if created and (now - created).total_seconds() >= older_than_sec:
+                if created and (now - created).total_seconds() >= limit:
                     try:
                         deleter(item.metadata.name, ns, propagation_policy="Background")
                         deleted.append(f"{kind}/{item.metadata.name}")
@@ -272,6 +276,12 @@ def reap(
     finally:
         api.close()
     return deleted
+
+
+def _lifetime(settings: Settings, deadline_sec: int | None) -> float:
+    """The longest a Job can live: its deadline (a foreign or stray object: twice the build timeout) plus slack."""
+    deadline = deadline_sec if deadline_sec is not None else 2 * settings.build_timeout_sec
+    return deadline + settings.kubernetes.image_pull_grace_sec + BACKSTOP_SLACK_SEC
 
 
 def _list_all(lister: Callable[..., Any], namespace: str) -> list[Any]:

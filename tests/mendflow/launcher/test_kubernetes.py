@@ -11,6 +11,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -295,15 +296,21 @@ def test_reap_deletes_only_old_mendflow_jobs(
     batch = admin[0]
     orphan = KwokLauncher(reaper_settings).build_job(_spec(), "orphan-abc123")  # as a killed worker leaves it
     orphan.spec.template.metadata.annotations = {OUTCOME_ANNOTATION: "hang"}
+    long_job = KwokLauncher(reaper_settings).build_job(_spec(timeout_sec=5000), "long-abc123")  # e.g. Pynguin
+    long_job.spec.template.metadata.annotations = {OUTCOME_ANNOTATION: "hang"}
     unmanaged = KwokLauncher(reaper_settings).build_job(_spec(), "not-ours-abc123")
     unmanaged.metadata.labels = unmanaged.spec.template.metadata.labels = {"app": "someone-else"}
-    for job in (orphan, unmanaged):
+    for job in (orphan, long_job, unmanaged):
         batch.create_namespaced_job(namespace, job)
     try:
-        assert reap(reaper_settings) == []  # young: it might belong to a live run
-        deleted = reap(reaper_settings, older_than_sec=0)
-        assert "job/orphan-abc123" in deleted and not [d for d in deleted if "not-ours" in d]
+        assert reap(reaper_settings) == []  # young: each might belong to a live run
+        created = batch.read_namespaced_job("orphan-abc123", namespace).metadata.creation_timestamp
+        # Past twice the build timeout: the 120 s job is over for sure, the 5000 s one may still run.
+        deleted = reap(reaper_settings, now=created + timedelta(seconds=2000))
+        assert "job/orphan-abc123" in deleted and "job/long-abc123" not in deleted
         _assert_deleted(batch, "orphan-abc123", namespace)
+        deleted += reap(reaper_settings, older_than_sec=0)
+        assert "job/long-abc123" in deleted and not [d for d in deleted if "not-ours" in d]
         assert batch.read_namespaced_job("not-ours-abc123", namespace).metadata.deletion_timestamp is None
     finally:
         k.CoreV1Api(k8s_deployed.admin()).delete_namespace(namespace)
