@@ -134,7 +134,7 @@ def main() -> None:
     # One process first, in its own directory, then the default (helpers on every core) that the rest uses.
     alone_dir = args.work / "index-one-process"
     shutil.rmtree(alone_dir, ignore_errors=True)
-    with open_index(config=config.model_copy(update={"index_dir": alone_dir, "parse_workers": 1})) as one_idx:
+    with open_index(config=config.model_copy(update={"index_dir": alone_dir, "processes": 1})) as one_idx:
         single_s, single_cpu, _ = cpu_timed(lambda: one_idx.index(root, "HEAD"))
     shutil.rmtree(alone_dir, ignore_errors=True)
     idx = open_index(config=config)

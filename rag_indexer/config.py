@@ -80,14 +80,14 @@ class IndexerConfig(BaseModel):
         default=0.1, description="Embedded store: query terms in more than this share of chunks are dropped."
     )
     default_alpha: float = Field(default=0.5, description="Hybrid weight: 0 = BM25 only, 1 = vectors only.")
-    parse_workers: int = Field(
+    processes: int = Field(
         default=0,
         ge=0,
         description="Processes indexing a cold index's blobs, this one included: 0 = one per usable CPU (at most "
         "4; a cgroup CPU quota counts), 1 = this process only. Helpers run as `python -m rag_indexer.helpers`, "
         "each writing to the store itself.",
     )
-    parse_pool_min_blobs: int = Field(
+    helper_min_blobs: int = Field(
         default=300, description="Below this many blobs to parse, use no helpers (one takes ~0.5 s to start)."
     )
 
@@ -107,7 +107,7 @@ class IndexerConfig(BaseModel):
             "llm_timeout_sec": llm.timeout_sec,
             "max_file_bytes": idx.max_file_bytes,
             "max_symbol_lines": idx.max_symbol_lines,
-            "parse_workers": idx.processes,
+            "processes": idx.processes,
         }
         values.update(overrides)
         return cls.model_validate(values)

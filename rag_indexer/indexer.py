@@ -88,9 +88,9 @@ class Indexer:
         return RefState(repo=repo, ref=ref, commit=commit, tree=tree, indexed_at=datetime.now(UTC), files=files)
 
     def _processes(self, blobs: int) -> int:
-        if blobs < self.config.parse_pool_min_blobs:
+        if blobs < self.config.helper_min_blobs:
             return 1  # incremental runs: a helper's start-up would cost more than it saves
-        return self.config.parse_workers or min(4, usable_cpus())
+        return self.config.processes or min(4, usable_cpus())
 
     def _write_all(self, writer: BlobWriter, entries: list[TreeEntry]) -> Iterator[StoredBatch]:
         """Write every entry's blob, batch by batch; with many blobs, helper processes take batches too."""

@@ -13,5 +13,5 @@ from rag_indexer.config import IndexerConfig
 def test_index_processes_come_from_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MENDFLOW_INDEX__PROCESSES", "1")
     config = IndexerConfig.from_settings(Settings(state_dir=tmp_path))
-    assert config.parse_workers == 1
+    assert config.processes == 1
     assert config.index_dir == tmp_path / "index"

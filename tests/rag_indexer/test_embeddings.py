@@ -49,7 +49,7 @@ def test_unchanged_blob_is_never_embedded_twice(
 def test_helper_processes_embed_their_batches_and_count_them(
     openai_index: Any, embeddings_stub: EmbeddingsStub, sample_repo: Path
 ) -> None:
-    index = openai_index(parse_workers=2, parse_pool_min_blobs=1, write_batch_blobs=1)
+    index = openai_index(processes=2, helper_min_blobs=1, write_batch_blobs=1)
     report = index.index(sample_repo)
     assert report.texts_embedded == len(embeddings_stub.inputs) == 12
     assert index.search("parse monetary amount text", k=1, alpha=1.0)[0].symbol == "parse_amount"

@@ -192,10 +192,10 @@ def test_helper_processes_give_the_same_index(make_index: IndexFactory, sample_r
         hits = [h for path in SAMPLE_FILES for h in index.store.chunks_at(path, index._filters(None))]
         return sorted((h.id, h.symbol, h.start_line, h.end_line, h.text) for h in hits)
 
-    alone = make_index(index_dir=tmp_path / "alone", collection_prefix=f"A{uuid.uuid4().hex[:10]}", parse_workers=1)
+    alone = make_index(index_dir=tmp_path / "alone", collection_prefix=f"A{uuid.uuid4().hex[:10]}", processes=1)
     alone.index(sample_repo)
     # One blob per batch, so the helper gets batches of its own.
-    shared = make_index(parse_workers=2, parse_pool_min_blobs=1, write_batch_blobs=1)
+    shared = make_index(processes=2, helper_min_blobs=1, write_batch_blobs=1)
     report = shared.index(sample_repo)
     assert (report.blobs_parsed, report.chunks_written, report.symbols.added) == (4, 12, 8)
     assert chunks(shared) == chunks(alone)
