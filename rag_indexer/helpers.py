@@ -21,11 +21,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+import pygit2
+
 from mendflow import errors
 from mendflow.errors import CodeIndexError, MendflowError
 from rag_indexer.config import IndexerConfig
-from rag_indexer.reader import TreeEntry
-from rag_indexer.writer import StoredBatch, StoredBlob
+from rag_indexer.embeddings import make_embeddings
+from rag_indexer.reader import TreeEntry, TreeReader
+from rag_indexer.store import make_store
+from rag_indexer.writer import BlobWriter, StoredBatch, StoredBlob
 
 Batch = list[TreeEntry]
 _DONE = object()  # a driver thread's last word
@@ -156,14 +160,6 @@ def _drain(results: queue.SimpleQueue[Any], block: bool) -> Iterator[Any]:
 
 def serve(jobs: IO[str], replies: IO[str]) -> None:
     """The helper's side: a setup line, then one batch per line, one reply per batch, until end of input."""
-    # Imported here: the parent process imports this module for HelperPool and needs none of these.
-    import pygit2
-
-    from rag_indexer.embeddings import make_embeddings
-    from rag_indexer.reader import TreeReader
-    from rag_indexer.store import make_store
-    from rag_indexer.writer import BlobWriter
-
     setup = json.loads(jobs.readline())
     config = IndexerConfig.model_validate(setup["config"])
     store, embeddings = make_store(config), make_embeddings(config)
