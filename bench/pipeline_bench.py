@@ -8,7 +8,7 @@ which ship tests that run with plain pytest and need nothing else: isodate 0.7.2
 For each subject: ``self_healing_pipeline`` (B1 → offline planner → Pynguin + gates → B2 → merge) against a
 Prefect server started here, stage times from its task runs; then Pynguin 0.48.0 alone, in its own uv venv,
 on the modules the TestSpec targeted with the builder's exact options; its raw output fed through the same
-gates job (``mendflow.builder.job.run_job``); line+branch coverage of the repo's suite + each set of new
+gates job (``mendflow.testgen.job.run_job``); line+branch coverage of the repo's suite + each set of new
 tests measured the same way (coverage.py with the runner's arguments, the runner's own totals code); and
 the merged repo's whole suite rerun 5 times to count failures. Not a test; prints a table.
 """
@@ -39,7 +39,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "images" / "runner"),
 
 import pygit2  # noqa: E402
 from build_bench import start_prefect  # noqa: E402
-from mendflow_builder import edit, pyn  # noqa: E402
+from mendflow_testgen import edit, pyn  # noqa: E402
 from mendflow_runner import coverage_report, repo_config, testing  # noqa: E402
 
 from tests.fixtures.repos import commit_files  # noqa: E402
@@ -224,7 +224,7 @@ def run_pipeline(repo: Path, row: Row) -> Any:
 
 # -- Pynguin alone --------------------------------------------------------------------------------------------
 def pynguin_venv(work: Path) -> str:
-    from mendflow.builder.builder import PYNGUIN_VERSION
+    from mendflow.testgen.builder import PYNGUIN_VERSION
 
     venv = work / "pynguin-venv"
     subprocess.run(["uv", "venv", "-q", "--python", PYTHON, str(venv)], check=True)
@@ -240,8 +240,8 @@ def site_packages(py: str) -> str:
 
 def pynguin_alone(spec: Any, tree: Path, repo: Path, pyn_py: str, repo_py: str, out: Path) -> dict[str, str]:
     """Pynguin's raw test file per module the spec targets, at the path the builder would give it."""
-    from mendflow.builder import layout
-    from mendflow.builder.builder import pynguin_options
+    from mendflow.testgen import layout
+    from mendflow.testgen.builder import pynguin_options
     from mendflow.settings import get_settings
 
     options = pynguin_options(get_settings())  # the builder's seed and budget
@@ -272,10 +272,11 @@ def pynguin_alone(spec: Any, tree: Path, repo: Path, pyn_py: str, repo_py: str, 
 
 def gate(spec: Any, repo: Path, files: dict[str, str], label: str) -> dict[str, Any]:
     """Pynguin's files through the builder's gates job, as LLM candidates go ('files' mode)."""
-    from mendflow import snapshot
-    from mendflow.builder import layout
-    from mendflow.builder.builder import FLAKE_RUNS, targets_payload
-    from mendflow.builder.job import run_job
+    from mendflow import identity
+    from mendflow.keys import RepoKeys
+    from mendflow.testgen import layout
+    from mendflow.testgen.builder import FLAKE_RUNS, targets_payload
+    from mendflow.testgen.job import run_job
     from mendflow.launcher import get_launcher
     from mendflow.settings import get_settings
     from mendflow.store import open_store
@@ -283,7 +284,7 @@ def gate(spec: Any, repo: Path, files: dict[str, str], label: str) -> dict[str, 
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)
     git_repo = pygit2.Repository(str(repo))
-    name = snapshot.repo_name(git_repo)
+    keys = RepoKeys(identity.repo_id(git_repo))
     git_tree = git_repo.revparse_single(spec.parent_commit_sha).peel(pygit2.Commit).tree
     payload = {
         "tests_dir": layout.tests_dir(git_tree),
@@ -292,12 +293,12 @@ def gate(spec: Any, repo: Path, files: dict[str, str], label: str) -> dict[str, 
         "mode": "files",
         "files": files,
     }
-    prefix = f"{name}/{spec.parent_commit_sha}/bench-pynguin-{label}/{spec.id}"
-    source_key = f"{name}/{spec.parent_commit_sha}/source.tar.gz"
+    prefix = f"{keys.commit(spec.parent_commit_sha)}/bench-pynguin-{label}/{spec.id}"
+    source_key = keys.source(spec.parent_commit_sha)
     outcome = run_job(get_launcher(settings), store, settings, source_key, prefix, payload, f"bench-pynguin-{label}")
     if outcome.error:
         return {"error": outcome.error}
-    return outcome.result
+    return outcome.result.model_dump()
 
 
 def _gated(result: dict[str, Any], row: Row, label: str) -> tuple[int, Counter[str]]:

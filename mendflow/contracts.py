@@ -106,7 +106,7 @@ class BuildMetrics(Contract):
 
 class BuildReport(Contract):
     schema_version: int = SCHEMA_VERSION
-    repo: str = Field(description="Repository name used in artefact keys.")
+    repo: str = Field(description="Repository identity, owner/name: artefact keys, events and the index use it.")
     commit_sha: str
     branch_name: str = ""
     stage: str = Field("build", description="'B1', 'B2' or 'build'.")
@@ -194,6 +194,7 @@ class DropReason(StrEnum):
     NO_COVERAGE_GAIN = "no_coverage_gain"
     SECRET = "secret"
     OVERSIZE = "oversize"
+    NOT_ASKED_FOR = "not_asked_for"  # the job returned a file the trusted side did not ask it to write
 
 
 class KeptTest(Contract):
@@ -222,6 +223,22 @@ class GeneratedTests(Contract):
     generator: Literal["llm", "pynguin"] = "pynguin"
     repair_rounds: int = 0
     llm_tokens: int = 0
+
+
+class TestgenJobResult(Contract):
+    """``result.json`` of the test-generation job: untrusted data, parsed with this contract and re-checked.
+
+    The trusted side commits only ``files`` at paths it asked for before the job ran; a kept test whose file
+    was refused is dropped, and B2 re-checks whatever is committed.
+    """
+
+    kept: list[KeptTest] = Field(default_factory=list)
+    dropped: list[DroppedTest] = Field(default_factory=list)
+    files: dict[str, str] = Field(default_factory=dict, description="Final text of each test file, by path.")
+    notes: list[str] = Field(default_factory=list)
+    feedback: str = Field("", description="Failures fed back to the LLM for its next round.")
+    generated: dict[str, str] = Field(default_factory=dict, description="The generator's raw output, for the log.")
+    error: str = Field("", description="Set when the job could not gate at all (dependencies, a crash).")
 
 
 class Regression(Contract):
@@ -271,6 +288,7 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     "BuildReport": BuildReport,
     "TestSpec": TestSpec,
     "GeneratedTests": GeneratedTests,
+    "TestgenJobResult": TestgenJobResult,
     "Regression": Regression,
     "PipelineResult": PipelineResult,
 }

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from mendflow.contracts import BuildReport, GeneratedTests, PipelineResult, Regression
+
+
+def artifact_key(*parts: str) -> str:
+    """A Prefect artifact key (lowercase letters, digits, dashes) from parts such as a repo id and a stage."""
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
 
 
 def _pct(value: float | None) -> str:

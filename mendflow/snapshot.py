@@ -23,6 +23,7 @@ import pygit2
 from pygit2.enums import FetchPrune, RepositoryOpenFlag
 
 from mendflow.errors import CommitNotFoundError, RepoNotFoundError
+from mendflow.identity import SOURCE_URL_KEY
 from mendflow.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,6 @@ _MODE_TREE = 0o040000
 _MODE_EXEC = 0o100755
 _MODE_LINK = 0o120000
 _MODE_SUBMODULE = 0o160000
-_SOURCE_URL_KEY = "mendflow.sourceurl"  # set in cached clones so repo_name() can use the URL's name
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://|^[^/]+@[^/:]+:")  # scheme://… or scp-like user@host:path
 
 
@@ -60,15 +60,6 @@ def resolve_commit(repo: pygit2.Repository, rev: str | None = None) -> tuple[str
             hint="check the spelling; for a remote repository make sure the commit was pushed",
         ) from exc
     return str(commit.id), _branch_of(repo, rev)
-
-
-def repo_name(repo: pygit2.Repository) -> str:
-    """A name safe as an artefact key segment: the source URL's basename or the directory name."""
-    try:
-        source = str(repo.config[_SOURCE_URL_KEY])
-    except KeyError:
-        source = str(repo.workdir or repo.path)
-    return _url_name(source)
 
 
 def archive(repo: pygit2.Repository, sha: str) -> bytes:
@@ -125,7 +116,7 @@ def _cached_clone(url: str, cache_root: Path) -> pygit2.Repository:
         repo = pygit2.init_repository(str(staging), bare=True)
         repo.remotes.create("origin", url, "+refs/heads/*:refs/heads/*")
         repo.remotes.add_fetch("origin", "+refs/tags/*:refs/tags/*")
-        repo.config[_SOURCE_URL_KEY] = _strip_credentials(url)
+        repo.config[SOURCE_URL_KEY] = _strip_credentials(url)
         _fetch(repo, url)
         _point_head_at_default_branch(repo)
         try:
@@ -192,7 +183,7 @@ def _branch_of(repo: pygit2.Repository, rev: str) -> str:
 
 def _describe(repo: pygit2.Repository) -> str:
     try:
-        return str(repo.config[_SOURCE_URL_KEY])
+        return str(repo.config[SOURCE_URL_KEY])
     except KeyError:
         return str(repo.workdir or repo.path).rstrip("/")
 

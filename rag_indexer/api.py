@@ -62,14 +62,14 @@ def open_index(
 
 
 def _repo_name(repo: str | None) -> str | None:
-    """Accept a path inside a work tree as well as the stored repo key."""
+    """Accept a repository's path as well as its identity (``owner/name``, the stored repo key)."""
     if repo is None:
         return None
     if Path(repo).exists():
         try:
             return repo_key(open_repo(repo))
         except InputError:
-            return str(Path(repo).resolve())
+            pass
     return repo
 
 
@@ -98,9 +98,12 @@ class CodeIndex:
         self.embeddings.close()
 
     # -- writing -----------------------------------------------------------------------------------------
-    def index(self, repo_path: str | Path = ".", ref: str = "HEAD") -> IndexReport:
-        """Bring (repo, ref) up to date; only blobs the store has not seen are parsed and embedded."""
-        return Indexer(self.store, self.embeddings, self.config).index(repo_path, ref)
+    def index(self, repo_path: str | Path = ".", ref: str = "HEAD", repo_id: str | None = None) -> IndexReport:
+        """Bring (repo, ref) up to date; only blobs the store has not seen are parsed and embedded.
+
+        The repository is indexed under ``repo_id`` when given (the run's identity), else its own identity.
+        """
+        return Indexer(self.store, self.embeddings, self.config).index(repo_path, ref, repo_id)
 
     def status(self, repo_path: str | Path = ".", ref: str = "HEAD") -> IndexStatus:
         repo = open_repo(repo_path)

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
@@ -43,9 +42,8 @@ class HelperPool:
         self._procs: list[subprocess.Popen[str]] = []
         setup = json.dumps({"git_dir": git_dir, "config": config.model_dump(mode="json")})
         env = dict(os.environ)
-        # The children must import this very package, wherever the parent found it.
-        root = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # The children must import this very package, wherever the parent found it: its own import path.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         for _ in range(count):
             proc = subprocess.Popen(
                 [sys.executable, "-m", "rag_indexer.helpers"],

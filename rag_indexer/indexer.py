@@ -33,10 +33,10 @@ class Indexer:
         self.embeddings = embeddings
         self.config = config
 
-    def index(self, repo_path: str | Path, ref: str = "HEAD") -> IndexReport:
+    def index(self, repo_path: str | Path, ref: str = "HEAD", repo_id: str | None = None) -> IndexReport:
         started = time.perf_counter()
         repo = open_repo(repo_path)
-        key = repo_key(repo)
+        key = repo_id or repo_key(repo)
         commit = resolve_commit(repo, ref)
         previous = self.store.get_ref(key, ref)
         report = IndexReport(repo=key, ref=ref, commit=str(commit.id))

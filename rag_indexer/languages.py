@@ -10,13 +10,13 @@ import importlib
 import posixpath
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
 
 import tree_sitter as ts
 
 from mendflow.errors import CodeIndexError
 
-QUERY_DIR = Path(__file__).resolve().parent / "queries"
+QUERY_DIR = files("rag_indexer") / "queries"
 
 # language → (module, function returning the grammar pointer, query file stem)
 _GRAMMARS: dict[str, tuple[str, str, str]] = {

@@ -22,6 +22,7 @@ from pathlib import Path
 import pygit2
 
 from mendflow.errors import CodeIndexError, CommitNotFoundError, RepoNotFoundError
+from mendflow.identity import repo_id
 from rag_indexer.config import IndexerConfig
 from rag_indexer.languages import language_for_path
 from rag_indexer.sizes import BlobSizes
@@ -60,9 +61,8 @@ def open_repo(path: str | Path) -> pygit2.Repository:
 
 
 def repo_key(repo: pygit2.Repository) -> str:
-    """The name a repository is indexed under: its absolute work-tree (or bare git dir) path."""
-    root = repo.workdir or repo.path
-    return str(Path(root).resolve())
+    """The name a repository is indexed under: its identity, ``owner/name`` (``mendflow.identity``)."""
+    return repo_id(repo)
 
 
 def resolve_commit(repo: pygit2.Repository, ref: str) -> pygit2.Commit:

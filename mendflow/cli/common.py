@@ -11,8 +11,14 @@ from mendflow.settings import get_settings
 from mendflow.store import open_store
 
 
+def _is_url(repo: str) -> bool:
+    return "://" in repo or repo.startswith("git@")
+
+
 def repo_location(repo: str) -> str:
-    if "://" in repo or repo.startswith("git@"):
+    if not repo.strip():
+        raise InputError("the repository is empty", hint="give the path of a git repository or a clone URL")
+    if _is_url(repo):
         return repo
     path = Path(repo).expanduser()
     if not path.exists():
@@ -27,7 +33,8 @@ def prepare(repo: str, commit: str | None, branch: str | None, launcher: str | N
         os.environ["MENDFLOW_LAUNCHER"] = launcher  # settings are the one place configuration is read
         get_settings.cache_clear()
     settings = get_settings()
-    snapshot.resolve_commit(snapshot.resolve_repo(location, settings), commit or branch)
+    if not _is_url(location):  # a URL is fetched once, by the flow
+        snapshot.resolve_commit(snapshot.resolve_repo(location, settings), commit or branch)
     open_store(settings.resolved_store_url(), settings).check()
     # Without PREFECT_API_URL, Prefect starts a temporary local server; on a busy 2-core machine it needs more
     # than its default 20 s to come up. There is no internet for its telemetry either.

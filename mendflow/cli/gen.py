@@ -36,7 +36,7 @@ def gen(
     offline: Annotated[bool, typer.Option(help="Use Pynguin even when an LLM is configured.")] = False,
 ) -> None:
     """Generate tests for a TestSpec, gate them in the sandbox, commit the keepers; exit 0 PASSED, 1 FAILED."""
-    from mendflow.builder import build_tests  # late: keeps `mendflow --help` fast
+    from mendflow.testgen import build_tests  # late: keeps `mendflow --help` fast
 
     test_spec = read_model(spec, TestSpec, "TestSpec")
     console = Console(stderr=True)

@@ -72,7 +72,7 @@ def plan(
     offline: Annotated[bool, typer.Option(help="Plan without the LLM even when one is configured.")] = False,
 ) -> None:
     """Plan the missing tests of a build: which functions, which cases; writes a TestSpec."""
-    from mendflow.planner import plan_tests  # late: keeps `mendflow --help` fast
+    from mendflow.plan import plan_tests  # late: keeps `mendflow --help` fast
 
     build = read_model(report, BuildReport, "build report")
     plan_data = read_json_file(plan_file, "plan") if plan_file else None

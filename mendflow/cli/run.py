@@ -45,7 +45,8 @@ def print_result(console: Console, result: PipelineResult) -> None:
 
 def run_here(repo: str, commit: str | None, branch: str | None, launcher: str | None, as_json: bool) -> int:
     location = prepare(repo, commit, branch, launcher)
-    from flows.pipeline import pipeline_result, self_healing_pipeline  # late: importing prefect costs a second
+    from flows.pipeline import self_healing_pipeline  # late: importing prefect costs a second
+    from tasks.outcome import pipeline_result
 
     console = Console(stderr=as_json)
     with console.status(f"healing {location} …"):
@@ -60,8 +61,8 @@ def run_here(repo: str, commit: str | None, branch: str | None, launcher: str | 
 def run_deployed(
     deployment: str, repo: str, commit: str | None, branch: str | None, wait: bool, timeout: float | None
 ) -> int:
-    from flows.pipeline import STATE_NAMES
     from mendflow import remote
+    from tasks.outcome import STATE_NAMES
 
     # A path that exists here is made absolute (a worker on this machine); anything else is the worker's business.
     location = str(Path(repo).resolve()) if Path(repo).exists() else repo

@@ -43,13 +43,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from mendflow.jobcode import RUNNER_PACKAGE, copy_package
 from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher
 from mendflow.launcher.cgroups import JobCgroups, JobLimits
 from mendflow.settings import Settings
 
 ROOT_BASE = Path("/var/tmp/mendflow")
 SYSTEM_PYTHON = Path("/usr/bin/python3")
-RUNNER_SOURCE = Path(__file__).resolve().parents[2] / "images" / "runner" / "mendflow_runner"
 KILL_GRACE_SEC = 5.0
 LOG_TAIL_LINES = 200
 LOG_TAIL_BYTES = 256 * 1024
@@ -272,10 +272,7 @@ class LocalLauncher(Launcher):
     def _place_image(self, spec: JobSpec, ws: Workspace) -> dict[str, str]:
         if spec.image != "ci-runner-python":
             raise ValueError(f"the local launcher has no runner for image {spec.image!r}; use 'ci-runner-python'")
-        target = ws.sub("runner") / "mendflow_runner"
-        shutil.copytree(RUNNER_SOURCE, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        for path in [ws.sub("runner"), *ws.sub("runner").rglob("*")]:
-            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        copy_package(RUNNER_PACKAGE, ws.sub("runner"))
         return {"PYTHONPATH": str(ws.sub("runner")), "MENDFLOW_JOB_PYTHON": str(self.python)}
 
     def _environment(self, spec: JobSpec, ws: Workspace, tools: Path, job_id: str) -> dict[str, str]:

@@ -18,20 +18,20 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendf
 def stored_report(report: BuildReport, attempt: int = 1) -> BuildReport:
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)
-    key = f"{report.repo}/{report.commit_sha}/{report.stage}/{attempt}/report.json"
+    key = f"repos/{report.repo}/{report.commit_sha}/{report.stage}/{attempt}/report.json"
     return BuildReport.model_validate_json(store.get_bytes(key))
 
 
 def stored_keys(report: BuildReport) -> list[str]:
     settings = get_settings()
-    return open_store(settings.resolved_store_url(), settings).list(f"{report.repo}/{report.commit_sha}")
+    return open_store(settings.resolved_store_url(), settings).list(f"repos/{report.repo}/{report.commit_sha}")
 
 
 def test_passing_build_publishes_its_artefacts(make_repo) -> None:
     report = ci_build(repo=str(make_repo(PASSING, name="shapes")))
     assert report.status is BuildStatus.PASSED
     assert report.coverage is not None and report.coverage.line_pct == 75.0  # the raise is untested
-    prefix = f"shapes/{report.commit_sha}/build/1"
+    prefix = f"repos/local/shapes/{report.commit_sha}/build/1"
     assert {f"{prefix}/{name}" for name in ("report.json", "coverage.json", "junit.xml", "runner.log")} <= set(
         stored_keys(report)
     )
@@ -41,7 +41,7 @@ def test_passing_build_publishes_its_artefacts(make_repo) -> None:
 
 def test_build_leaves_report_and_coverage_artifacts_in_prefect(make_repo) -> None:
     report = ci_build(repo=str(make_repo(PASSING, name="artifacts")))
-    wanted = ["build-artifacts-build", "build-artifacts-build-coverage"]
+    wanted = ["build-local-artifacts-build", "build-local-artifacts-build-coverage"]
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=wanted)))
     assert sorted({a.key for a in found}) == wanted
@@ -81,5 +81,5 @@ def test_build_publishes_to_s3_over_http(make_repo, s3_server, s3_bucket, mendfl
     get_settings.cache_clear()
     report = ci_build(repo=str(make_repo(PASSING, name="s3repo")))
     assert report.status is BuildStatus.PASSED
-    assert report.artefact_url.startswith(f"s3://{s3_bucket.name}/ci/s3repo/")
+    assert report.artefact_url.startswith(f"s3://{s3_bucket.name}/ci/repos/local/s3repo/")
     assert stored_report(report) == report

@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pygit2
 import pytest
 
 from flows import pipeline
-from flows.pipeline import pipeline_result, self_healing_pipeline
+from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import BuildStatus, PipelineOutcome
 from mendflow.settings import get_settings
 from mendflow.store import open_store
-from tests.fixtures.repos import commit_files
+from tasks.outcome import pipeline_result
 from tests.flows.sample_repos import FAILING
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "calc"
-
-
-@pytest.fixture
-def calc_repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "calc"
-    shutil.copytree(EXAMPLE, repo)
-    pygit2.init_repository(str(repo), initial_head="main")
-    commit_files(repo, {}, "calc: initial import")
-    return repo
 
 
 def store_keys(prefix: str) -> list[str]:
@@ -53,16 +42,18 @@ def test_failing_b1_files_a_regression_and_plans_nothing(make_repo) -> None:
     assert result.outcome is PipelineOutcome.REGRESSION
     assert result.spec is None and result.b2 is None
     assert result.regression is not None and result.regression.failed_tests == ["tests/test_shapes.py::test_area"]
-    assert f"red/{result.commit_sha}/B1/regression.json" in store_keys(f"red/{result.commit_sha}")
+    assert f"repos/local/red/{result.commit_sha}/B1/regression.json" in store_keys(
+        f"repos/local/red/{result.commit_sha}"
+    )
 
 
 def test_rerun_after_a_crash_reuses_finished_stages(calc_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real_build = pipeline.build
 
-    def crash_at_b2(source, stage):  # type: ignore[no-untyped-def]
+    def crash_at_b2(source, stage, **options):  # type: ignore[no-untyped-def]
         if stage == "B2":
             raise RuntimeError("worker lost")
-        return real_build(source, stage)
+        return real_build(source, stage, **options)
 
     monkeypatch.setattr(pipeline, "build", crash_at_b2)
     with pytest.raises(RuntimeError, match="worker lost"):
@@ -76,6 +67,6 @@ def test_rerun_after_a_crash_reuses_finished_stages(calc_repo: Path, monkeypatch
     assert result.outcome is PipelineOutcome.MERGED, result.regression
     agt = result.generated.branch_name if result.generated else ""
     assert branches_before[agt] == result.generated.commit_sha  # the builder's commit was reused, not redone
-    assert [k for k in store_keys(f"calc/{result.commit_sha}/B1") if k.endswith("report.json")] == [
-        f"calc/{result.commit_sha}/B1/1/report.json"
+    assert [k for k in store_keys(f"repos/local/calc/{result.commit_sha}/B1") if k.endswith("report.json")] == [
+        f"repos/local/calc/{result.commit_sha}/B1/1/report.json"
     ]

@@ -7,8 +7,9 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
-from flows.pipeline import pipeline_result, self_healing_pipeline
+from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import BuildStatus, FailReason, PipelineOutcome
+from tasks.outcome import pipeline_result
 from tests.fixtures.llm_server import LLMServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]

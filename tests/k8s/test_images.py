@@ -49,11 +49,11 @@ def test_runs_as_the_numeric_non_root_uid_the_pod_uses(dockerfile: str) -> None:
 def test_installs_the_repositorys_runner(dockerfile: str) -> None:
     copies = [shlex.split(rest) for kind, rest in parse(dockerfile) if kind == "COPY"]
     sources = [p for parts in copies for p in parts[:-1] if not p.startswith("--")]
-    assert "images/runner/mendflow_runner" in sources
+    assert "images/ci-runner-python/mendflow_runner" in sources
     runner = ROOT / "images" / "runner" / "mendflow_runner"
     assert (runner / "__init__.py").is_file() and (runner / "transfer.py").is_file()
     ignore = (ROOT / "images" / Path(DOCKERFILES[0]).parent.name / "Dockerfile.dockerignore").read_text()
-    assert "!images/runner/mendflow_runner/" in ignore.splitlines()
+    assert "!images/ci-runner-python/mendflow_runner/" in ignore.splitlines()
 
 
 def test_tools_are_pinned_and_caches_live_under_the_cache_mount(dockerfile: str) -> None:

@@ -15,7 +15,7 @@ from tests.fixtures.s3 import S3Bucket, S3Server
 
 pytestmark = pytest.mark.slow  # a moto server process
 
-RUNNER = Path(__file__).resolve().parents[2] / "images" / "runner"
+RUNNER = Path(__file__).resolve().parents[2] / "images" / "ci-runner-python"
 STDLIB_PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 
 # The command under test: reads its input, writes two outputs, exits with $EXIT.

@@ -11,8 +11,9 @@ import pygit2
 import pytest
 
 from mendflow.errors import CommitNotFoundError, RepoNotFoundError
+from mendflow.identity import repo_id
 from mendflow.settings import Settings
-from mendflow.snapshot import archive, repo_name, resolve_commit, resolve_repo
+from mendflow.snapshot import archive, resolve_commit, resolve_repo
 from tests.fixtures.repos import SIGNATURE, RepoFactory, commit_files
 
 FILES = {"pkg/__init__.py": "", "pkg/calc.py": "def add(a, b):\n    return a + b\n", "README.md": "# demo\n"}
@@ -157,7 +158,7 @@ def test_head_of_an_empty_repository_raises_commit_not_found(tmp_path: Path) -> 
         resolve_commit(resolve_repo(tmp_path / "empty"))
 
 
-# -- resolve_repo / repo_name --------------------------------------------------------------------------
+# -- resolve_repo / repo_id --------------------------------------------------------------------------
 
 
 def test_unknown_path_raises_repo_not_found(tmp_path: Path) -> None:
@@ -180,11 +181,11 @@ def test_bare_repository_opens(make_repo: RepoFactory, tmp_path: Path) -> None:
     source = make_repo(FILES)
     bare = pygit2.clone_repository(source.as_uri(), str(tmp_path / "demo.git"), bare=True)
     repo = resolve_repo(tmp_path / "demo.git")
-    assert (resolve_commit(repo)[0], repo_name(repo)) == (str(bare.head.target), "demo")
+    assert (resolve_commit(repo)[0], repo_id(repo)) == (str(bare.head.target), "local/demo")
 
 
-def test_repo_name_is_the_directory_name_made_key_safe(make_repo: RepoFactory) -> None:
-    assert repo_name(resolve_repo(make_repo(FILES, name="my repo!"))) == "my-repo"
+def test_local_repo_id_is_the_directory_name_made_key_safe(make_repo: RepoFactory) -> None:
+    assert repo_id(resolve_repo(make_repo(FILES, name="my repo!"))) == "local/my-repo"
 
 
 def test_file_url_is_cloned_into_the_cache(make_repo: RepoFactory, tmp_path: Path) -> None:
@@ -215,7 +216,7 @@ def test_cloned_repository_head_follows_the_remote_default_branch(make_repo: Rep
 
 def test_cloned_repository_is_named_after_the_url(make_repo: RepoFactory, tmp_path: Path) -> None:
     source = make_repo(FILES, name="upstream")
-    assert repo_name(resolve_repo(source.as_uri(), _settings(tmp_path))) == "upstream"
+    assert repo_id(resolve_repo(source.as_uri(), _settings(tmp_path))) == "local/upstream"
 
 
 def test_unreachable_url_raises_repo_not_found_and_leaves_no_cache_entry(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from mendflow.cli import main
 from mendflow.contracts import TestSpec
 from tests.fixtures.repos import RepoFactory
-from tests.mendflow.planner.helpers import measured_report
+from tests.mendflow.plan.helpers import measured_report
 
 SOURCE = "def half(x):\n    if x % 2:\n        raise ValueError('odd')\n    return x // 2\n"
 

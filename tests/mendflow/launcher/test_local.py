@@ -21,7 +21,7 @@ from mendflow.launcher.cgroups import JobCgroups
 from mendflow.launcher.local import LocalLauncher, is_credential
 from mendflow.settings import Settings
 from tests.fixtures.repos import RepoFactory
-from tests.images.runner.helpers import PYPROJECT, demo_files, snapshot
+from tests.images.mendflow_runner.helpers import PYPROJECT, demo_files, snapshot
 
 RUNNER = [
     "python",

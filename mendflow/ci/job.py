@@ -1,0 +1,148 @@
+"""The CI job: its spec (the source tarball in, report and artefacts out) and how its outputs are read back.
+
+Everything the job uploads is untrusted: the report is parsed with its contract and checked against what the
+trusted side asked for (commit), and a job that wrote nothing usable becomes an ERRORED report saying why.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+
+from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason
+from mendflow.errors import MendflowError
+from mendflow.keys import REPORT
+from mendflow.launcher.base import JobResult, JobSpec, JobState
+from mendflow.settings import Settings
+from mendflow.source import Source
+from mendflow.store.base import ArtefactStore
+
+IMAGE = "ci-runner-python"
+# Published in this order; report.json goes last and is the commit marker of an attempt.
+ARTEFACTS = ("coverage.json", "junit.xml", "runner.log")
+OUT = "{workspace}/out"
+
+_JOB_FAILURES = {
+    JobState.TIMED_OUT: FailReason.TIMEOUT,
+    JobState.OOM_KILLED: FailReason.OOM,
+    JobState.ERROR: FailReason.INFRASTRUCTURE,
+    JobState.FAILED: FailReason.RUNNER_CRASH,
+    JobState.SUCCEEDED: FailReason.RUNNER_CRASH,
+}
+_ENDED_BY_LAUNCHER = (JobState.TIMED_OUT, JobState.OOM_KILLED, JobState.ERROR)
+
+
+class BuildErrored(MendflowError):
+    """Raised by an attempt that ERRORED so Prefect retries it with the seed's back-off."""
+
+    def __init__(self, report: BuildReport) -> None:
+        super().__init__(report.error_reason or "build errored")
+        self.report = report
+
+    def __reduce__(self) -> tuple[type[BuildErrored], tuple[BuildReport]]:
+        # Prefect may pickle a task's exception; rebuild it from the report, not from the message.
+        return (BuildErrored, (self.report,))
+
+
+def job_spec(
+    source: Source, stage: str, attempt: int, staging: str, store: ArtefactStore, settings: Settings
+) -> JobSpec:
+    env = {
+        "MENDFLOW_JOB_REPO": source.repo_id,
+        "MENDFLOW_JOB_COMMIT": source.commit_sha,
+        "MENDFLOW_JOB_BRANCH": source.branch,
+        "MENDFLOW_JOB_STAGE": stage,
+        "MENDFLOW_JOB_ATTEMPT": str(attempt),
+        "MENDFLOW_JOB_TEST_MARKER": settings.test_marker,
+        "MENDFLOW_JOB_TIMEOUT_SEC": str(settings.build_timeout_sec),
+    }
+    return JobSpec(
+        name=f"build-{stage.lower()}-{source.commit_sha[:8]}-{attempt}",
+        image=IMAGE,
+        command=[
+            "python",
+            "-m",
+            "mendflow_runner",
+            "--source",
+            "{workspace}/in/source.tar.gz",
+            "--out",
+            "{workspace}/out",
+        ],
+        env=env,
+        cpu_limit=settings.sandbox.cpu_limit,
+        memory_limit_mb=settings.sandbox.memory_limit_mb,
+        timeout_sec=settings.build_timeout_sec,
+        inputs={"source.tar.gz": store.download_url(source.archive_key)},
+        outputs={name: store.upload_url(f"{staging}/{name}") for name in (*ARTEFACTS, REPORT)},
+        labels={"repo": source.repo_id, "commit": source.commit_sha, "stage": stage, "attempt": str(attempt)},
+    )
+
+
+def errored_report(
+    source: Source, stage: str, attempt: int, reason: FailReason, why: str, duration: float
+) -> BuildReport:
+    return BuildReport(
+        repo=source.repo_id,
+        commit_sha=source.commit_sha,
+        branch_name=source.branch,
+        stage=stage,
+        attempt=attempt,
+        status=BuildStatus.ERRORED,
+        fail_reason=reason,
+        error_reason=why,
+        durations={"job": duration},
+        metrics=BuildMetrics(
+            ci_build_duration=duration, ci_tests_passed_total=0, ci_coverage_line_pct=None, ci_fail_reason=reason
+        ),
+        finished_at=datetime.now(UTC),
+    )
+
+
+def collect_report(
+    store: ArtefactStore, staging: str, result: JobResult, source: Source, stage: str, attempt: int
+) -> BuildReport:
+    """The job's own report when it wrote a valid one, else an ERRORED report that says why."""
+    key = f"{staging}/{REPORT}"
+    if result.state in _ENDED_BY_LAUNCHER or not store.exists(key):
+        why = result.reason or f"the job ended ({result.state}) without writing {REPORT}"
+        if result.state not in _ENDED_BY_LAUNCHER and result.log_tail:
+            why = f"{why}; last output: {result.log_tail.strip().splitlines()[-1][:300]}"
+        return errored_report(source, stage, attempt, _JOB_FAILURES[result.state], why, result.duration_sec)
+    try:
+        report = BuildReport.model_validate_json(store.get_bytes(key))
+    except ValidationError as exc:
+        why = f"the job's {REPORT} breaks the BuildReport contract: {exc.errors()[0]['msg']}"
+        return errored_report(source, stage, attempt, FailReason.RUNNER_CRASH, why, result.duration_sec)
+    if report.commit_sha != source.commit_sha:
+        why = f"the job reported commit {report.commit_sha[:12]}, expected {source.commit_sha[:12]}"
+        return errored_report(source, stage, attempt, FailReason.RUNNER_CRASH, why, result.duration_sec)
+    # What the trusted side knows wins over what the job says about it.
+    return report.model_copy(
+        update={"repo": source.repo_id, "stage": stage, "attempt": attempt, "branch_name": source.branch}
+    )
+
+
+def publish(store: ArtefactStore, staging: str, prefix: str, report: BuildReport) -> BuildReport:
+    """Move the staged artefacts to their final keys; the report is written last, as the commit."""
+    for name in ARTEFACTS:
+        if store.exists(f"{staging}/{name}"):
+            store.put_bytes(f"{prefix}/{name}", store.get_bytes(f"{staging}/{name}"))
+    report = report.model_copy(update={"artefact_url": store.url_for(prefix)})
+    store.put_bytes(f"{prefix}/{REPORT}", report.model_dump_json(indent=2).encode())
+    store.delete_prefix(staging)
+    return report
+
+
+def metrics_payload(report: BuildReport) -> dict[str, object]:
+    return report.metrics.model_dump(mode="json") if report.metrics else {}
+
+
+def latest_report(store: ArtefactStore, source: Source, stage: str) -> BuildReport | None:
+    """An earlier run's published report for this commit and stage, if it reached a result (not ERRORED)."""
+    keys = [k for k in store.list(source.artefacts.builds(source.commit_sha, stage)) if k.endswith(f"/{REPORT}")]
+    attempts = {int(k.split("/")[-2]): k for k in keys if k.split("/")[-2].isdigit()}
+    if not attempts:
+        return None
+    report = BuildReport.model_validate_json(store.get_bytes(attempts[max(attempts)]))
+    return None if report.status is BuildStatus.ERRORED else report

@@ -1,5 +1,0 @@
-"""Test Planner: which functions need tests, and which cases (seed 000 §3)."""
-
-from mendflow.planner.planner import plan_tests, spec_id
-
-__all__ = ["plan_tests", "spec_id"]

@@ -1,0 +1,81 @@
+"""A run's source, resolved once: every stage of a run receives this one value.
+
+Resolving opens the repository (for a URL: one fetch into the cache mirror), fixes the commit, names the
+repository by its identity and freezes the commit as a tarball in the artefact store — the only way source
+reaches a job. Later stages open the repository at ``path`` locally and never fetch again.
+"""
+
+from __future__ import annotations
+
+import pygit2
+from pydantic import BaseModel, ConfigDict
+
+from mendflow import identity, snapshot
+from mendflow.keys import RepoKeys
+from mendflow.settings import Settings
+from mendflow.store.base import ArtefactStore
+
+
+class Source(BaseModel):
+    """One commit of one repository, frozen in the store."""
+
+    model_config = ConfigDict(frozen=True)
+
+    location: str  # what the caller gave: a path or a clone URL
+    repo_id: str  # owner/name: artefact keys, events, the index and the webhook all use it
+    path: str  # the local repository: the work tree, or the cache mirror of a URL
+    commit_sha: str
+    branch: str
+    archive_key: str
+
+    @property
+    def artefacts(self) -> RepoKeys:
+        return RepoKeys(self.repo_id)
+
+    @property
+    def label(self) -> str:
+        """``owner/name@abc1234``: flow-run names and log lines."""
+        return f"{self.repo_id}@{self.commit_sha[:7]}"
+
+    def open(self) -> pygit2.Repository:
+        """The repository, opened locally (no fetch)."""
+        return snapshot.resolve_repo(self.path)
+
+
+def resolve(
+    location: str,
+    commit: str | None,
+    branch: str | None,
+    store: ArtefactStore,
+    settings: Settings,
+    repo_id: str | None = None,
+) -> Source:
+    """Open (or fetch) ``location`` once, fix the commit and snapshot it; ``repo_id`` overrides the identity."""
+    source = locate(location, commit, branch, settings, repo_id)
+    return _frozen(source, source.open(), store)
+
+
+def locate(
+    location: str, commit: str | None, branch: str | None, settings: Settings, repo_id: str | None = None
+) -> Source:
+    """``resolve`` without the snapshot (``archive_key`` empty): for work that reads git itself, like indexing."""
+    repo = snapshot.resolve_repo(location, settings)
+    sha, resolved_branch = snapshot.resolve_commit(repo, commit or branch)
+    name = identity.normalize(repo_id) if repo_id else identity.repo_id(repo)
+    path = str(repo.workdir or repo.path)
+    return Source(
+        location=location, repo_id=name, path=path, commit_sha=sha, branch=branch or resolved_branch, archive_key=""
+    )
+
+
+def at(source: Source, sha: str, branch: str, store: ArtefactStore) -> Source:
+    """Another commit of the same repository (e.g. the generated tests' commit), without a new fetch."""
+    moved = source.model_copy(update={"commit_sha": sha, "branch": branch, "archive_key": ""})
+    return _frozen(moved, source.open(), store)
+
+
+def _frozen(source: Source, repo: pygit2.Repository, store: ArtefactStore) -> Source:
+    key = source.artefacts.source(source.commit_sha)
+    if not store.exists(key):  # content-addressed by commit: a retry or a re-run reuses it
+        store.put_bytes(key, snapshot.archive(repo, source.commit_sha))
+    return source.model_copy(update={"archive_key": key})

@@ -1,0 +1,272 @@
+"""build_tests: a TestSpec → gated, minimised, secret-free tests committed on ``agt/testbuilder/<spec_id>``.
+
+LLM mode: context (snippets radius 40, fixtures, style) → JSON answer (files or unified diff) → path/size
+checks → the gates job in the sandbox → up to two repair rounds with the failures fed back. Offline mode:
+Pynguin inside the sandbox job, then the same gates. Either way: secrets scan, then an idempotent commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from mendflow import identity, snapshot
+from mendflow.contracts import BuildStatus, DroppedTest, DropReason, GeneratedTests, KeptTest, TestSpec
+from mendflow.keys import RepoKeys
+from mendflow.launcher import get_launcher
+from mendflow.launcher.base import JobState, Launcher
+from mendflow.llm import LLMClient
+from mendflow.snippets import SnippetSource
+from mendflow.settings import Settings, get_settings
+from mendflow.store import open_store
+from mendflow.store.base import ArtefactStore
+from mendflow.testgen import layout
+from mendflow.testgen.accept import Accepted, accept
+from mendflow.testgen.commit import branch_for, commit_files
+from mendflow.testgen.context import RepoContext, gather
+from mendflow.testgen.job import JobOutcome, run_job
+from mendflow.testgen.llm_gen import STAGE, TestDraft, materialise, repair_prompt, system_prompt, user_prompt
+from mendflow.testgen.secrets import scan
+
+log = logging.getLogger(__name__)
+OnProgress = Callable[[int, int], None]  # (modules done, modules in all): moves a progress display
+MAX_REPAIR_ROUNDS = 2
+FLAKE_RUNS = 5
+PYNGUIN_VERSION = "0.48.0"  # Python >=3.10,<3.16 (0.20-0.42 need exactly 3.10)
+
+
+class _Run:
+    """State of one build_tests call."""
+
+    def __init__(
+        self,
+        spec: TestSpec,
+        repo: pygit2.Repository,
+        settings: Settings,
+        store: ArtefactStore,
+        launcher: Launcher,
+        repo_id: str | None = None,
+    ) -> None:
+        self.spec, self.repo, self.settings, self.store, self.launcher = spec, repo, settings, store, launcher
+        self.artefacts = RepoKeys(repo_id or identity.repo_id(repo))
+        self.asked: set[str] = set()  # the only paths whose returned text may be committed
+        self.tree = repo.revparse_single(spec.parent_commit_sha).peel(pygit2.Commit).tree
+        self.tests_dir = layout.tests_dir(self.tree)
+        self.dropped: list[DroppedTest] = []
+        self.notes: list[str] = []
+        self.source_key = self._snapshot()
+        taken: dict[str, str] = {}
+        self.test_files = {t.path: layout.test_file_for(t.path, self.tests_dir, taken) for t in spec.targets}
+
+    def _snapshot(self) -> str:
+        key = self.artefacts.source(self.spec.parent_commit_sha)  # the build stage's key: shared
+        if not self.store.exists(key):
+            self.store.put_bytes(key, snapshot.archive(self.repo, self.spec.parent_commit_sha))
+        return key
+
+    def targets_payload(self) -> list[dict[str, Any]]:
+        return targets_payload(self.spec)
+
+    def gate(self, round_no: int, candidates: dict[str, Any]) -> JobOutcome:
+        prefix = f"{self.artefacts.testgen(self.spec.parent_commit_sha, self.spec.id)}/{round_no}"
+        self.asked |= set(candidates.get("files") or {})
+        self.asked |= {m["test_path"] for m in (candidates.get("pynguin") or {}).get("modules", [])}
+        payload = {
+            "tests_dir": self.tests_dir,
+            "targets": self.targets_payload(),
+            "runs": FLAKE_RUNS,
+            **candidates,
+        }
+        return run_job(
+            self.launcher,
+            self.store,
+            self.settings,
+            self.source_key,
+            prefix,
+            payload,
+            f"testbuilder-{self.spec.id[-8:]}-{round_no}",
+        )
+
+    def record_drops(self, outcome: JobOutcome, round_no: int, final: bool) -> None:
+        for d in outcome.result.dropped:
+            self.dropped.append(d if final else d.model_copy(update={"detail": f"round {round_no}: {d.detail}"}))
+        self.notes += outcome.result.notes
+
+    def reject(self, rejections: list[layout.Rejection], round_no: int) -> None:
+        for r in rejections:
+            self.dropped.append(DroppedTest(node_id=r.path, reason=r.reason, detail=f"round {round_no}: {r.detail}"))
+
+
+def targets_payload(spec: TestSpec) -> list[dict[str, Any]]:
+    """What the gates credit a test with: any line or branch the build missed in a targeted file."""
+    return [
+        t.model_dump(include={"path", "symbol", "start_line", "end_line", "missing_lines", "missing_branches"})
+        for t in spec.targets
+    ]
+
+
+def pynguin_options(settings: Settings) -> dict[str, Any]:
+    """Pynguin's budget and seed, the same for every module (the bench runs Pynguin alone with these)."""
+    p = settings.pynguin
+    return {
+        "version": PYNGUIN_VERSION,
+        "search_time": p.search_time_sec,
+        "module_timeout": p.module_limit_sec,
+        "seed": p.seed,
+    }
+
+
+def _kept(outcome: JobOutcome) -> list[KeptTest]:
+    return list(outcome.result.kept)
+
+
+def _llm_rounds(run: _Run, llm: LLMClient, ctx: RepoContext) -> tuple[JobOutcome | None, int]:
+    suggested = sorted(set(run.test_files.values()))
+    messages = [
+        {"role": "system", "content": system_prompt(run.tests_dir, suggested)},
+        {"role": "user", "content": user_prompt(run.spec, ctx)},
+    ]
+    outcome: JobOutcome | None = None
+    for round_no in range(MAX_REPAIR_ROUNDS + 1):
+        draft = llm.complete_json(STAGE, messages, TestDraft)
+        files, rejections = materialise(draft, run.tree, run.tests_dir)
+        run.reject(rejections, round_no)
+        if files:
+            outcome = run.gate(round_no, {"mode": "files", "files": files})
+            if outcome.error:
+                run.notes.append(f"round {round_no}: {outcome.error}")
+                return outcome, round_no
+            final = bool(_kept(outcome)) or round_no == MAX_REPAIR_ROUNDS
+            run.record_drops(outcome, round_no, final)
+            if final:
+                return outcome, round_no
+            feedback = outcome.result.feedback or "no test raised the coverage of a target"
+        else:
+            feedback = "\n".join(f"{r.path}: {r.reason.value}: {r.detail}" for r in rejections) or "no files"
+        messages += [
+            {"role": "assistant", "content": draft.model_dump_json()},
+            {"role": "user", "content": repair_prompt(feedback)},
+        ]
+    return outcome, MAX_REPAIR_ROUNDS
+
+
+def _pynguin(run: _Run) -> JobOutcome:
+    modules = []
+    for path, test_path in sorted(run.test_files.items()):
+        module, root = layout.module_of(path, run.tree)
+        modules.append({"module": module, "project_path": root, "test_path": test_path})
+    candidates = {
+        "mode": "pynguin",
+        "pynguin": {**pynguin_options(run.settings), "modules": modules},
+    }
+    outcome = run.gate(0, candidates)
+    if not outcome.error:
+        run.record_drops(outcome, 0, True)
+    return outcome
+
+
+def _message(spec: TestSpec, kept: list[KeptTest]) -> str:
+    gained: dict[str, tuple[int, int]] = {}
+    for k in kept:
+        lines_, branches = gained.get(k.target, (0, 0))
+        gained[k.target] = (lines_ + k.lines_gained, branches + k.branches_gained)
+    lines = [
+        f"tests: add generated tests for {spec.id}",
+        "",
+        f"Spec: {spec.id}",
+        f"Parent: {spec.parent_commit_sha}",
+        "Targets and coverage gained (lines and branches the build left uncovered, now run):",
+    ]
+    lines += [f"- {ref}: +{n} line(s), +{b} branch(es)" for ref, (n, b) in sorted(gained.items())]
+    return "\n".join(lines) + "\n"
+
+
+def build_tests(
+    spec: TestSpec,
+    repo_path: str | Path,
+    settings: Settings | None = None,
+    index: SnippetSource | None = None,
+    *,
+    llm: LLMClient | None = None,
+    use_llm: bool | None = None,
+    launcher: Launcher | None = None,
+    store: ArtefactStore | None = None,
+    repo_id: str | None = None,
+    on_progress: OnProgress | None = None,
+) -> GeneratedTests:
+    """Generate, gate, scan and commit tests for ``spec``; GeneratedTests says what was kept and why not."""
+    settings = settings or get_settings()
+    repo = snapshot.resolve_repo(str(repo_path), settings)
+    store = store or open_store(settings.resolved_store_url(), settings)
+    if use_llm is False:
+        llm = None
+    elif llm is None and settings.llm.enabled:
+        llm = LLMClient(settings.llm)
+    run = _Run(spec, repo, settings, store, launcher or get_launcher(settings), repo_id)
+    branch = branch_for(spec.id)
+    result = GeneratedTests(
+        spec_id=spec.id,
+        branch_name=branch,
+        commit_sha="",
+        precheck=BuildStatus.FAILED,
+        generator="llm" if llm is not None else "pynguin",
+    )
+    if not spec.targets:
+        return result.model_copy(update={"notes": ["the TestSpec has no targets: nothing to generate"]})
+    before = llm.ledger.by_stage.get(STAGE, 0) if llm else 0
+    rounds, modules = 0, len(run.test_files)
+    if on_progress:
+        on_progress(0, modules)
+    if llm is not None:
+        outcome, rounds = _llm_rounds(run, llm, gather(repo, spec, run.tests_dir, index))
+    else:
+        outcome = _pynguin(run)
+    if on_progress:
+        on_progress(modules, modules)
+    tokens = (llm.ledger.by_stage.get(STAGE, 0) - before) if llm else 0
+    result = result.model_copy(update={"repair_rounds": rounds, "llm_tokens": tokens})
+    return _finish(run, outcome, result, spec, repo, branch)
+
+
+def _finish(
+    run: _Run,
+    outcome: JobOutcome | None,
+    result: GeneratedTests,
+    spec: TestSpec,
+    repo: pygit2.Repository,
+    branch: str,
+) -> GeneratedTests:
+    if outcome is not None and outcome.error:
+        status = (
+            BuildStatus.ERRORED
+            if outcome.state is not JobState.SUCCEEDED or "dependencies" not in outcome.error
+            else BuildStatus.FAILED
+        )
+        return result.model_copy(
+            update={"precheck": status, "notes": [*run.notes, outcome.error], "dropped": run.dropped}
+        )
+    accepted = accept(outcome.result.files, _kept(outcome), run.asked, run.tests_dir) if outcome else Accepted()
+    kept, files = accepted.kept, accepted.files
+    run.dropped += accepted.refused
+    update: dict[str, Any] = {"dropped": run.dropped, "notes": run.notes}
+    if not kept or not files:
+        update["notes"] = [*run.notes, "no generated test passed the gates; nothing committed"]
+        return result.model_copy(update=update)
+    findings = scan(files)
+    if findings:
+        blocked = [
+            DroppedTest(node_id=k.node_id, reason=DropReason.SECRET, detail="its file holds a secret")
+            for k in kept
+            if any(k.node_id.startswith(f.path + "::") for f in findings)
+        ]
+        update["dropped"] = [*run.dropped, *blocked]
+        update["notes"] = [*run.notes, *(f"secret found, commit blocked: {f}" for f in findings)]
+        update["files"] = sorted(files)
+        return result.model_copy(update=update)
+    sha = commit_files(repo, spec.parent_commit_sha, branch, files, _message(spec, kept))
+    update.update(precheck=BuildStatus.PASSED, commit_sha=sha, kept=kept, files=sorted(files))
+    return result.model_copy(update=update)

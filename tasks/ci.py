@@ -1,0 +1,114 @@
+"""Build/CI Runner stage as Prefect tasks: resolve the source once, then one sandboxed build per stage.
+
+Retries are Prefect's: an ERRORED attempt (infrastructure, timeout, OOM) raises ``BuildErrored`` and is
+retried with the seed's back-off; FAILED is a result, and bad input fails the same way every time.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from prefect import Task, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.context import TaskRunContext
+
+from mendflow import events
+from mendflow import source as sources
+from mendflow.ci.job import BuildErrored, collect_report, job_spec, latest_report, metrics_payload, publish
+from mendflow.contracts import BuildReport, BuildStatus, FailReason
+from mendflow.launcher import get_launcher
+from mendflow.render import artifact_key, build_markdown, coverage_rows
+from mendflow.settings import Settings, get_settings
+from mendflow.source import Source
+from mendflow.store import open_store
+
+
+@task(name="resolve-source", cache_policy=NO_CACHE)
+def resolve_source(repo: str, commit: str | None, branch: str | None, repo_id: str | None = None) -> Source:
+    """The run's one resolution of its repository and commit (one fetch for a URL)."""
+    settings = get_settings()
+    store = open_store(settings.resolved_store_url(), settings)
+    store.check()
+    return sources.resolve(repo, commit, branch, store, settings, repo_id)
+
+
+@task(name="source-at", cache_policy=NO_CACHE)
+def source_at(source: Source, sha: str, branch: str) -> Source:
+    """Another commit of the run's repository (the generated tests' commit), from the local repository."""
+    settings = get_settings()
+    return sources.at(source, sha, branch, open_store(settings.resolved_store_url(), settings))
+
+
+def _attempt_number() -> int:
+    ctx = TaskRunContext.get()
+    return ctx.task_run.run_count if ctx and ctx.task_run.run_count else 1
+
+
+def _retry_only_errored(task: object, task_run: object, state: object) -> bool:
+    """Prefect retry_condition_fn: FAILED builds are results, only ERRORED ones are worth a retry."""
+    try:
+        state.result()  # type: ignore[attr-defined]
+    except BuildErrored:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+@task(name="build-attempt", retry_condition_fn=_retry_only_errored, cache_policy=NO_CACHE)
+def build_attempt(source: Source, stage: str) -> BuildReport:
+    settings = get_settings()
+    attempt = _attempt_number()
+    store = open_store(settings.resolved_store_url(), settings)
+    prefix = source.artefacts.build(source.commit_sha, stage, attempt)
+    staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
+    result = get_launcher(settings).run(job_spec(source, stage, attempt, staging, store, settings))
+    report = publish(store, staging, prefix, collect_report(store, staging, result, source, stage, attempt))
+    if report.status is BuildStatus.ERRORED and report.fail_reason is not FailReason.BAD_INPUT:
+        raise BuildErrored(report)
+    return report
+
+
+def retrying_build_attempt(settings: Settings) -> Task[[Source, str], BuildReport]:
+    """The attempt task with the configured back-off: attempt 1 immediate, then the seed's +90 s, +5 min."""
+    delays = [float(d) for d in settings.retry_delays_sec[1:]]
+    return build_attempt.with_options(
+        retries=len(delays), retry_delay_seconds=delays or 0, timeout_seconds=settings.build_timeout_sec + 300
+    )
+
+
+def build(source: Source, stage: str, reuse: bool = False) -> BuildReport:
+    """One build stage, retried for ERRORED only; the last attempt's report either way, recorded once.
+
+    With ``reuse``, a result an earlier run published for the same commit and stage is returned instead
+    (the published report is the cache: see docs/architecture.md, "Reuse of finished stages").
+    """
+    settings = get_settings()
+    store = open_store(settings.resolved_store_url(), settings)
+    if reuse and (done := latest_report(store, source, stage)) is not None:
+        get_run_logger().info("reusing %s of %s from %s", stage, source.label, done.artefact_url)
+        return done
+    state = retrying_build_attempt(settings)(source, stage, return_state=True)
+    try:
+        report: BuildReport = state.result()
+    except BuildErrored as exc:
+        report = exc.report
+    record(source, report)
+    return report
+
+
+def record(source: Source, report: BuildReport) -> None:
+    """The report as artifacts in the Prefect UI, and the stage's one event with the seed's metrics."""
+    key = artifact_key("build", source.repo_id, report.stage)
+    create_markdown_artifact(markdown=build_markdown(report), key=key, description="BuildReport")
+    if rows := coverage_rows(report):
+        create_table_artifact(table=rows, key=f"{key}-coverage", description="Coverage by file")
+    events.emit(
+        source.repo_id, source.commit_sha, "build", report.status.value,
+        stage=report.stage, attempt=report.attempt, url=report.artefact_url, **metrics_payload(report),
+    )  # fmt: skip
+    logger = get_run_logger()
+    log = logger.info if report.status is BuildStatus.PASSED else logger.warning
+    reason = f" ({report.error_reason})" if report.error_reason else ""
+    log("%s %s of %s: %s%s", report.stage, report.attempt, source.label, report.status.value, reason)

@@ -1,0 +1,156 @@
+"""The runner end to end on real git repos, with real uv, ruff, pytest and coverage.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mendflow.contracts import BuildReport, BuildStatus, FailReason
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_runner.helpers import PASSING_TEST, PYPROJECT, demo_files, run_runner, snapshot
+
+pytestmark = pytest.mark.slow
+
+
+def build(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path, **files: str | None) -> BuildReport:
+    repo = make_repo(demo_files(**files))
+    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache)
+    assert rc == 0
+    return BuildReport.model_validate(data)
+
+
+def test_passing_repo_reports_passed_with_counts_and_metrics(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache)
+    assert (report.status, report.fail_reason, report.lint_errors) == (BuildStatus.PASSED, None, [])
+    assert (report.tests.total, report.tests.passed) == (2, 2)
+    assert report.metrics is not None and report.metrics.ci_tests_passed_total == 2
+    assert {"unpack", "dependencies", "lint", "tests", "coverage"} <= report.durations.keys()
+    assert {"report.json", "coverage.json", "junit.xml", "runner.log"} <= {p.name for p in (tmp_path / "out").iterdir()}
+
+
+def test_coverage_has_functions_with_spans_and_test_contexts(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache)
+    assert report.coverage is not None
+    demo = report.coverage.file("demo/__init__.py")
+    assert demo is not None and report.coverage.file("tests/test_demo.py") is None
+    symbols = {s.name: s for s in demo.symbols}
+    assert symbols["Box.double"].line_pct == 0.0 and symbols["Box.double"].missing_lines == [16]
+    assert (symbols["Box.double"].start_line, symbols["Box.double"].end_line) == (15, 16)
+    assert symbols["sign"].branch_pct == 50.0 and symbols["Box"].kind == "class"
+    assert demo.contexts[2] == ["tests/test_demo.py::test_add"]
+    assert 0 < report.coverage.line_pct < 100
+
+
+def test_failing_test_is_failed_tests_with_node_id(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    broken = PASSING_TEST.replace("add(1, 2) == 3", "add(1, 2) == 4")
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_demo.py": broken})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.failed_tests == ["tests/test_demo.py::test_add"]
+    assert (report.tests.failed, report.tests.passed) == (1, 1)
+
+
+def test_lint_error_alone_is_failed_lint(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **{"demo/extra.py": "import os\n"})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
+    assert report.lint_errors == ["demo/extra.py:1:8 F401 `os` imported but unused"]
+
+
+def test_unformatted_file_is_a_lint_error_when_the_repo_uses_ruff(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    files = {"pyproject.toml": PYPROJECT + "\n[tool.ruff]\nline-length = 100\n", "demo/ugly.py": "x  =  1\n"}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.lint_errors == ["demo/ugly.py:1:3 FORMAT file would be reformatted by `ruff format`"]
+
+
+def test_a_repo_without_ruff_config_is_held_to_bug_level_rules_only(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    style_only = "import sys\n\nx  =  sys.version_info[0:1] == (3,)\n"  # unformatted, YTT-flagged: no bug
+    report = build(make_repo, tmp_path, uv_cache, **{"demo/style.py": style_only})
+    assert (report.status, report.lint_errors) == (BuildStatus.PASSED, [])
+
+
+def test_mypy_runs_when_the_repo_configures_it(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    typed = PYPROJECT + '\n[tool.mypy]\nfiles = ["demo"]\n'
+    bad = "def half(x: int) -> int:\n    return x / 2\n"
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": typed, "demo/half.py": bad})
+    assert report.fail_reason == FailReason.LINT
+    assert next(e for e in report.lint_errors if "mypy" in e).startswith("demo/half.py:2:12 mypy[return-value] ")
+
+
+def test_missing_dependency_is_errored_dependencies(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **{"requirements.txt": "mendflow-no-such-package-xyz==1.0\n"})
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
+    assert report.error_reason is not None and "uv pip install" in report.error_reason
+    assert "mendflow-no-such-package-xyz" in report.error_reason
+
+
+def test_no_tests_is_failed_no_tests(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_demo.py": None, "tests/__init__.py": ""})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    assert report.error_reason is not None and "collected no tests" in report.error_reason
+
+
+def test_marker_selects_the_fast_suite_when_declared(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    slow = "def test_unmarked() -> None:\n    assert False\n"
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_slow.py": slow})
+    assert report.status == BuildStatus.PASSED and report.test_command[-2:] == ["-m", "fast"]
+
+
+def test_memory_error_in_a_test_is_errored_oom_naming_it(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    hog = "def test_hog() -> None:\n    raise MemoryError()\n"
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_hog.py": hog, "pyproject.toml": _no_markers()})
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.OOM)
+    assert report.error_reason is not None and "tests/test_hog.py::test_hog" in report.error_reason
+
+
+def test_bad_snapshot_is_errored_bad_input(tmp_path: Path, uv_cache: Path) -> None:
+    bogus = tmp_path / "src.tar.gz"
+    bogus.write_bytes(b"not a tarball")
+    rc, data = run_runner(bogus, tmp_path / "out", uv_cache)
+    report = BuildReport.model_validate(data)
+    assert (rc, report.status, report.fail_reason) == (0, BuildStatus.ERRORED, FailReason.BAD_INPUT)
+
+
+def test_warm_cache_installs_faster(make_repo: RepoFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calc = Path(__file__).resolve().parents[3] / "examples" / "calc"
+    files: dict[str, str | bytes | None] = {
+        str(p.relative_to(calc)): p.read_bytes()
+        for p in calc.rglob("*")
+        if p.is_file() and not any(part.startswith(".") or part == "__pycache__" for part in p.parts)
+    }
+    source = snapshot(make_repo(files), tmp_path / "calc.tar.gz")
+    cache = tmp_path / "fresh-cache"
+    times = []
+    for run in ("cold", "warm"):
+        _, data = run_runner(source, tmp_path / run / "out", cache)
+        report = BuildReport.model_validate(data)
+        assert report.status == BuildStatus.PASSED, report.error_reason
+        times.append(report.durations["dependencies"])
+    with capsys.disabled():
+        print(f"\nexamples/calc dependency install: cold {times[0]:.2f}s, warm {times[1]:.2f}s")
+    (tmp_path / "timings.json").write_text(json.dumps(times))
+
+
+def _no_markers() -> str:
+    return PYPROJECT.replace('markers = ["fast: quick tests"]\n', "")
+
+
+def test_pytest_cov_options_in_addopts_do_not_break_the_build(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # pytest-cov is not installed: left in, "--cov" would be a usage error; the other options still apply.
+    addopts = 'addopts = "--cov=demo --cov-report term-missing -p no:randomly --strict-markers"\n'
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": PYPROJECT + addopts})
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
+    assert "--strict-markers" in (tmp_path / "out" / "runner.log").read_text()
