@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "images" / "runner"), str(ROOT / "images" / "builder")]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]  # mendflow_runner and mendflow_testgen come installed
 
 import pygit2  # noqa: E402
 from build_bench import start_prefect  # noqa: E402
-from mendflow_testgen import edit, pyn  # noqa: E402
 from mendflow_runner import coverage_report, repo_config, testing  # noqa: E402
+from mendflow_testgen import edit, pyn  # noqa: E402
 
 from tests.fixtures.repos import commit_files  # noqa: E402
 
@@ -240,9 +240,9 @@ def site_packages(py: str) -> str:
 
 def pynguin_alone(spec: Any, tree: Path, repo: Path, pyn_py: str, repo_py: str, out: Path) -> dict[str, str]:
     """Pynguin's raw test file per module the spec targets, at the path the builder would give it."""
+    from mendflow.settings import get_settings
     from mendflow.testgen import layout
     from mendflow.testgen.builder import pynguin_options
-    from mendflow.settings import get_settings
 
     options = pynguin_options(get_settings())  # the builder's seed and budget
     git_tree = pygit2.Repository(str(repo)).revparse_single(spec.parent_commit_sha).peel(pygit2.Commit).tree
@@ -274,12 +274,12 @@ def gate(spec: Any, repo: Path, files: dict[str, str], label: str) -> dict[str, 
     """Pynguin's files through the builder's gates job, as LLM candidates go ('files' mode)."""
     from mendflow import identity
     from mendflow.keys import RepoKeys
-    from mendflow.testgen import layout
-    from mendflow.testgen.builder import FLAKE_RUNS, targets_payload
-    from mendflow.testgen.job import run_job
     from mendflow.launcher import get_launcher
     from mendflow.settings import get_settings
     from mendflow.store import open_store
+    from mendflow.testgen import layout
+    from mendflow.testgen.builder import FLAKE_RUNS, targets_payload
+    from mendflow.testgen.job import run_job
 
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)

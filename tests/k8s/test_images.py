@@ -50,7 +50,7 @@ def test_installs_the_repositorys_runner(dockerfile: str) -> None:
     copies = [shlex.split(rest) for kind, rest in parse(dockerfile) if kind == "COPY"]
     sources = [p for parts in copies for p in parts[:-1] if not p.startswith("--")]
     assert "images/ci-runner-python/mendflow_runner" in sources
-    runner = ROOT / "images" / "runner" / "mendflow_runner"
+    runner = ROOT / "images" / "ci-runner-python" / "mendflow_runner"
     assert (runner / "__init__.py").is_file() and (runner / "transfer.py").is_file()
     ignore = (ROOT / "images" / Path(DOCKERFILES[0]).parent.name / "Dockerfile.dockerignore").read_text()
     assert "!images/ci-runner-python/mendflow_runner/" in ignore.splitlines()

@@ -10,7 +10,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-RUNNER_DIR = Path(__file__).resolve().parents[3] / "images" / "runner"
+RUNNER_DIR = Path(__file__).resolve().parents[3] / "images" / "ci-runner-python"
 TOOLS_BIN = Path(sysconfig.get_path("scripts"))  # the project venv's uv and ruff
 
 PYPROJECT = """\

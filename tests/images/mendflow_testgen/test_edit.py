@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "images" / "builder"))
 
 from mendflow_testgen import edit
 

@@ -10,10 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "images" / "builder"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "images" / "runner"))
-
 from mendflow_runner.proc import Log
 from mendflow_testgen import edit, pyn
 
