@@ -49,6 +49,14 @@ def test_build_leaves_report_and_coverage_artifacts_in_prefect(make_repo) -> Non
     assert report.commit_sha[:12] in str(markdown.data)
 
 
+def test_build_run_is_named_after_the_repository_and_commit(make_repo) -> None:
+    state = ci_build(repo=str(make_repo(PASSING, name="named")), return_state=True)
+    report = state.result()
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_run(state.state_details.flow_run_id)
+    assert run.name == f"local/named@{report.commit_sha[:7]}"
+
+
 def test_failing_test_is_a_result_not_retried(make_repo) -> None:
     report = ci_build(repo=str(make_repo(FAILING, name="failing")))
     assert report.status is BuildStatus.FAILED
