@@ -14,8 +14,8 @@ from mendflow.contracts import BuildReport, TestSpec
 from mendflow.errors import LLMError
 from mendflow.keys import fingerprint
 from mendflow.plan import plan_tests
-from mendflow.snippets import SnippetSource
 from mendflow.settings import Settings, get_settings
+from mendflow.snippets import SnippetSource
 from mendflow.source import Source
 from mendflow.store import open_store
 from mendflow.store.reuse import reuse_or_run

@@ -16,9 +16,9 @@ from mendflow.plan import cases as offline
 from mendflow.plan.analysis import FunctionInfo, functions_in
 from mendflow.plan.diff import ChangeSet, changes, read_at
 from mendflow.plan.llm_plan import STAGE, build_messages, llm_cases
-from mendflow.snippets import SnippetSource, snippet
 from mendflow.plan.targets import MAX_TARGETS, find_targets
 from mendflow.settings import Settings, get_settings
+from mendflow.snippets import SnippetSource, snippet
 
 log = logging.getLogger(__name__)
 PLANNER_SNIPPET_RADIUS = 5
