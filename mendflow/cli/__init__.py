@@ -8,9 +8,14 @@ import sys
 import typer
 from rich.console import Console
 
-from mendflow.errors import MendflowError
+from mendflow.cli.errors import one_line
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="mendflow: a self-healing CI loop on Prefect.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="mendflow: a self-healing CI loop on Prefect.",
+)
 err_console = Console(stderr=True)
 
 _COMMAND_MODULES = ("build", "run", "index", "webhook", "plan", "gen", "reap")
@@ -22,22 +27,20 @@ def _register_commands() -> None:
 
 
 def main() -> None:
-    """Entry point: a MendflowError becomes one line on stderr and its exit code; nothing else is swallowed."""
-    _register_commands()
+    """Entry point: bad input of any kind becomes one line on stderr and its exit code (``cli/errors.py``)."""
     try:
+        _register_commands()
         # Without standalone mode click returns the code of a typer.Exit instead of exiting with it.
         code = app(standalone_mode=False)
-    except MendflowError as exc:
-        err_console.print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
-        sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    except Exception as exc:
+        said = one_line(exc)
+        if said is None:
+            raise
+        line, exit_code = said
+        if line:
+            err_console.print(f"[bold red]error:[/] {line}", highlight=False, soft_wrap=True, markup=True)
+        sys.exit(exit_code)
     sys.exit(code if isinstance(code, int) else 0)
