@@ -20,8 +20,8 @@ from mendflow.keys import RepoKeys
 from mendflow.launcher import get_launcher
 from mendflow.launcher.base import JobState, Launcher
 from mendflow.llm import LLMClient
-from mendflow.snippets import SnippetSource
 from mendflow.settings import Settings, get_settings
+from mendflow.snippets import SnippetSource
 from mendflow.store import open_store
 from mendflow.store.base import ArtefactStore
 from mendflow.testgen import layout
