@@ -12,9 +12,9 @@ from mendflow import __version__, events, snapshot
 from mendflow.contracts import BuildStatus, GeneratedTests, TestSpec
 from mendflow.errors import LLMError
 from mendflow.keys import fingerprint
-from mendflow.snippets import SnippetSource
 from mendflow.render import generated_tests_markdown
 from mendflow.settings import Settings, get_settings
+from mendflow.snippets import SnippetSource
 from mendflow.source import Source
 from mendflow.store import open_store
 from mendflow.store.reuse import reuse_or_run
