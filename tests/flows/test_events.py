@@ -27,10 +27,10 @@ def events_of(server: PrefectServer, repo_id: str, since: datetime, expected: in
     found: list[dict[str, object]] = []
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        found = httpx.post(f"{server.api_url}/events/filter", json={**body, "limit": 200}).json()["events"]
+        found = httpx.post(f"{server.api_url}/events/filter", json={**body, "limit": 50}).json()["events"]
         if len(found) >= expected:
             time.sleep(2)  # a duplicate would arrive with its twin
-            return list(httpx.post(f"{server.api_url}/events/filter", json={**body, "limit": 200}).json()["events"])
+            return list(httpx.post(f"{server.api_url}/events/filter", json={**body, "limit": 50}).json()["events"])
         time.sleep(0.5)
     return found
 
