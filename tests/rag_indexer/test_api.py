@@ -29,7 +29,7 @@ def test_search_hit_carries_location_kind_blob_and_text(indexed: CodeIndex, samp
     assert hit.signature == "func (h *Handler) ServeInvoice(id string) error"
     assert hit.docstring == "ServeInvoice writes one invoice."
     assert len(hit.blob_sha) == 40 and hit.score > 0
-    assert hit.repo == str(sample_repo.resolve()) and hit.ref == "HEAD"
+    assert hit.repo == f"local/{sample_repo.name}" and hit.ref == "HEAD"  # the identity, not the path
 
 
 def test_search_filters_by_language(indexed: CodeIndex) -> None:

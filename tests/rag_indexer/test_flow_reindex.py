@@ -34,14 +34,14 @@ def test_reindex_flow_reports_changes_and_publishes_an_artifact(prefect_api: str
 
     from flows.reindex import reindex_repo
 
-    first = reindex_repo(str(sample_repo))
+    [first] = reindex_repo(str(sample_repo))
     commit_files(sample_repo, {"README.md": None})
-    second = reindex_repo(str(sample_repo), ref="HEAD")
+    [second] = reindex_repo(str(sample_repo), ref="HEAD")
     assert first.files.added == 4 and second.files.removed == 1 and second.previous_commit == first.commit
 
     with get_client(sync_client=True) as client:
         artifacts = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["reindex-sample-head"]))
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["reindex-local-sample-head"]))
         )
     assert any(f"Indexed commit `{second.commit}`" in str(a.data) for a in artifacts)
 
@@ -59,17 +59,17 @@ def test_reindex_flow_accepts_a_clone_url_and_fetches_new_commits(
     monkeypatch.setenv("MENDFLOW_CACHE_DIR", str(tmp_path / "cache"))
     get_settings.cache_clear()
     url = sample_repo.resolve().as_uri()  # file:///…/sample: cloned like any remote
-    first = reindex_repo(url)
+    [first] = reindex_repo(url)
     commit_files(sample_repo, {"calc/extra.py": "def modulo(a, b):\n    return a % b\n"})
-    second = reindex_repo(url)
+    [second] = reindex_repo(url)
 
     mirrors = list((tmp_path / "cache" / "repos").glob("sample-*.git"))
-    assert [first.repo] == [str(m.resolve()) for m in mirrors]  # indexed from the cached mirror, not the source
+    assert len(mirrors) == 1 and first.repo == "local/sample"  # read from the cached mirror, named by its URL
     assert first.files.added == 4 and second.files.added == 1 and second.previous_commit == first.commit
     with open_index(get_settings(), repo=first.repo) as index:
         assert [h.path for h in index.definitions_of("modulo")] == ["calc/extra.py"]
     with get_client(sync_client=True) as client:
         artifacts = client.read_artifacts(
-            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["reindex-sample-head"]))
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["reindex-local-sample-head"]))
         )
     assert any(f"Indexed commit `{second.commit}`" in str(a.data) for a in artifacts)

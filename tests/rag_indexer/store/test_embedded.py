@@ -114,7 +114,7 @@ def test_search_restricted_to_the_refs_rowid_ranges_ranks_like_a_full_ranking(tm
         commit_files(repo, {"pkg/mod_0.py": _function(0, 0, "gamma")})
         index.index(repo, "main")
         store: Any = index.store
-        scope = store._scope(Filters(repo=str(repo.resolve()), ref="main"))
+        scope = store._scope(Filters(repo=f"local/{repo.name}", ref="main"))
         assert len(scope.ranges) == 2
         for query in ["compute value", "alpha total 7", "gamma", "beta"]:
             got = [(h.path, h.symbol, round(h.score, 6)) for h in index.search(query, k=10, filters={"ref": "main"})]
