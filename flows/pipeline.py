@@ -52,6 +52,7 @@ def self_healing_pipeline(
         if not run.result.spec.targets:
             return finish(run, PipelineOutcome.NOTHING_TO_ADD)
         run.result.generated = build_tests_task(source, run.result.spec, index, run.progress.span(35, 75))
+    run.progress.set(75)
     if run.result.generated.precheck is not BuildStatus.PASSED:
         return finish(run, PipelineOutcome.NO_TESTS_KEPT)
     tested = source_at(source, run.result.generated.commit_sha, run.result.generated.branch_name)

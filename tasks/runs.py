@@ -14,6 +14,7 @@ from prefect.concurrency.sync import concurrency
 from prefect.context import FlowRunContext, TaskRunContext
 from prefect.exceptions import ObjectAlreadyExists
 
+from mendflow import progress
 from mendflow.llm import LLMClient, ledger_for_run
 from mendflow.render import artifact_key
 from mendflow.settings import Settings
@@ -43,23 +44,43 @@ def name_run(source: Source) -> None:
             client.update_flow_run(ctx.flow_run.id, name=source.label)
 
 
-class Progress:
-    """The run's progress artifact (0 to 100 %), moved by each stage and, during generation, per module."""
+# What the pipeline runs once its progress has reached a percentage (flows/pipeline.py sets these marks).
+PIPELINE_STAGES = ((0.0, "B1: build"), (25.0, "plan"), (35.0, "tests: generate"), (75.0, "B2: build"), (95.0, "merge"))
 
-    def __init__(self, description: str) -> None:
+
+class Progress:
+    """The run's progress artifact (0 to 100 %), moved by each stage and, during generation, per module.
+
+    Each move is also reported to ``mendflow.progress``, where the CLI running the flow in-process listens.
+    """
+
+    def __init__(self, description: str, stages: tuple[tuple[float, str], ...] = PIPELINE_STAGES) -> None:
+        self.stages = stages
         # Prefect's sync_compatible signature says "or a coroutine"; called from a sync flow it is the id.
         self.id = cast(UUID, create_progress_artifact(progress=0.0, description=description))
 
-    def set(self, percent: float) -> None:
-        update_progress_artifact(self.id, max(0.0, min(100.0, percent)))
+    def set(self, percent: float, stage: str | None = None, detail: str = "") -> None:
+        percent = max(0.0, min(100.0, percent))
+        update_progress_artifact(self.id, percent)
+        progress.report(stage or self.stage_at(percent), percent, 100.0, detail)
 
     def span(self, start: float, end: float) -> Callable[[int, int], None]:
-        """A ``(done, total)`` callback that moves the artifact from ``start`` to ``end`` percent."""
+        """A ``(done, total)`` modules callback that moves the artifact from ``start`` to ``end`` percent.
+
+        It may be called from a launcher's output thread while the job runs.
+        """
+        stage = self.stage_at(start)
 
         def report(done: int, total: int) -> None:
-            self.set(start + (end - start) * (done / total if total else 1.0))
+            self.set(start + (end - start) * (done / total if total else 1.0), stage, f"{done}/{total} modules")
 
         return report
+
+    def stage_at(self, percent: float) -> str:
+        """The stage running once ``percent`` is reached; "done" at 100."""
+        if percent >= 100.0:
+            return "done"
+        return next((name for mark, name in reversed(self.stages) if mark <= percent), "")
 
 
 @contextmanager

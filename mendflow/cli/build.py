@@ -2,18 +2,62 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from mendflow import progress
 from mendflow.cli import app
 from mendflow.cli.common import prepare
 from mendflow.contracts import BuildReport, BuildStatus
 from mendflow.render import coverage_rows
 
 EXIT_CODES = {BuildStatus.PASSED: 0, BuildStatus.FAILED: 1, BuildStatus.ERRORED: 3}
+JOB_LINE_CHARS = 70
+
+
+class ProgressView:
+    """A ``mendflow.progress`` listener drawing one rich task: the stage and its bar, then the job's last line.
+
+    Called from whichever thread reports (rich's Progress locks); text is never read as markup, since a job's
+    line is the job's to choose.
+    """
+
+    def __init__(self, bar: Progress, task: TaskID) -> None:
+        self.bar, self.task = bar, task
+
+    def __call__(self, update: progress.Update) -> None:
+        if update.kind is progress.Kind.STAGE:
+            description = f"{update.stage} {update.detail}".strip()
+            self.bar.update(self.task, description=description, completed=update.done, total=update.total or None)
+        elif update.detail and not update.detail.startswith(progress.LINE_PREFIX.strip()):
+            self.bar.update(self.task, job=f"{update.stage} · {update.detail[:JOB_LINE_CHARS]}")
+
+
+def short_name(location: str) -> str:
+    """The last part of a path or URL: the progress line keeps room for the bar and the job's output."""
+    return location.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") or location
+
+
+@contextmanager
+def showing_progress(title: str) -> Iterator[None]:
+    """Progress on stderr while a flow runs in this process; rich draws nothing when stderr is no terminal."""
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        TaskProgressColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[job]}", markup=False, style="dim"),
+    )
+    bar = Progress(*columns, console=Console(stderr=True), transient=True)
+    with bar, progress.listening(ProgressView(bar, bar.add_task(title, total=None, job=""))):
+        yield
 
 
 def summary_table(report: BuildReport) -> Table:
@@ -54,7 +98,7 @@ def build(
     from flows.ci import ci_build  # imported late: importing prefect costs a second
 
     console = Console(stderr=as_json)
-    with console.status(f"building {location} …"):
+    with showing_progress(f"building {short_name(location)}"):
         report = ci_build(repo=location, commit=commit, branch=branch)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from mendflow.cli import app
-from mendflow.cli.build import print_report
+from mendflow.cli.build import print_report, short_name, showing_progress
 from mendflow.cli.common import prepare
 from mendflow.contracts import PipelineOutcome, PipelineResult
 from mendflow.errors import InputError, RunNotFinishedError
@@ -49,7 +49,7 @@ def run_here(repo: str, commit: str | None, branch: str | None, launcher: str | 
     from tasks.outcome import pipeline_result
 
     console = Console(stderr=as_json)
-    with console.status(f"healing {location} …"):
+    with showing_progress(f"healing {short_name(location)}"):
         result = pipeline_result(self_healing_pipeline(repo=location, commit=commit, branch=branch, return_state=True))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

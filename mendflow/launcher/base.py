@@ -4,14 +4,25 @@ A job reads its inputs from ``{workspace}/in/<name>`` and writes its outputs to 
 The launcher moves them: inputs and outputs are URLs, ``file://`` on the trusted side or presigned
 ``http(s)://`` (the only kind a Kubernetes pod can use). Outputs are delivered in the order given, so a
 report listed last acts as the commit marker. The job never sees a host path or a credential.
+
+While a job runs, each line of its combined output goes to the caller's ``on_output`` and to the process's
+progress listeners (``mendflow.progress``). The output is untrusted: lines are cut to ``MAX_LINE_BYTES``.
 """
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from enum import StrEnum
 
 from pydantic import BaseModel, Field
+
+from mendflow import progress
+
+log = logging.getLogger(__name__)
+OnOutput = Callable[[str], None]
+MAX_LINE_BYTES = 4096  # a job printing one endless line must not grow the trusted side's memory
 
 
 class JobSpec(BaseModel):
@@ -50,5 +61,62 @@ class Launcher(ABC):
     name: str
 
     @abstractmethod
-    def run(self, spec: JobSpec) -> JobResult:
-        """Run the job to a terminal state; always clean up what was created, whatever happens."""
+    def run(self, spec: JobSpec, on_output: OnOutput | None = None) -> JobResult:
+        """Run the job to a terminal state; always clean up what was created, whatever happens.
+
+        ``on_output`` gets each line of the job's combined output (without its newline, cut to
+        ``MAX_LINE_BYTES`` bytes) in order, as the job prints it, from a helper thread; an exception it raises is
+        logged and the job goes on.
+        """
+
+
+def output_sink(spec: JobSpec, on_output: OnOutput | None) -> OnOutput:
+    """Where a job's lines go: the progress listeners (labelled with the job's stage), then ``on_output``."""
+    stage = spec.labels.get("stage") or spec.name
+
+    def sink(line: str) -> None:
+        progress.job_output(stage, line)
+        if on_output is not None:
+            on_output(line)
+
+    return sink
+
+
+class OutputLines:
+    """Splits a job's output bytes into lines of at most ``limit`` bytes and hands each to ``on_line``.
+
+    Feed it chunks as they arrive (they may split lines, even characters); ``close`` hands over the last,
+    unterminated line. What ``on_line`` raises is logged, never propagated: it must not end the job's handling.
+    """
+
+    def __init__(self, on_line: OnOutput, limit: int = MAX_LINE_BYTES) -> None:
+        self.on_line, self.limit = on_line, limit
+        self.failures = 0
+        self._pending = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            self._keep(data[start:end])
+            self._emit()
+            start = end + 1
+        self._keep(data[start:])
+
+    def close(self) -> None:
+        if self._pending:
+            self._emit()
+
+    def _keep(self, part: bytes) -> None:
+        room = self.limit - len(self._pending)
+        if room > 0:
+            self._pending += part[:room]  # the rest of an over-long line is dropped, up to its newline
+
+    def _emit(self) -> None:
+        line = self._pending.decode("utf-8", "replace").rstrip("\r")
+        self._pending.clear()
+        try:
+            self.on_line(line)
+        except Exception:
+            self.failures += 1
+            if self.failures == 1:  # once with the traceback; a callback failing on every line would flood
+                log.warning("a job output callback failed; the job goes on", exc_info=True)

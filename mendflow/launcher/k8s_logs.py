@@ -1,8 +1,10 @@
-"""Stream a stage pod's log into the run's logger and keep its tail before the Job's TTL removes the pod."""
+"""Stream a stage pod's log into the run's logger and the caller's ``on_output``, and keep its tail before the
+Job's TTL removes the pod."""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import threading
 from collections import deque
@@ -10,6 +12,7 @@ from typing import Any
 
 from kubernetes import client as k
 
+from mendflow.launcher.base import OnOutput, OutputLines
 from mendflow.launcher.k8s_manifest import CONTAINER
 
 TAIL_LINES = 200
@@ -38,9 +41,11 @@ def run_logger() -> RunLogger:
 class LogFollower:
     """Follows one pod's log on a daemon thread (one API call); never blocks the verdict for long."""
 
-    def __init__(self, api: k.ApiClient, namespace: str, logger: RunLogger, prefix: str) -> None:
+    def __init__(
+        self, api: k.ApiClient, namespace: str, logger: RunLogger, prefix: str, on_output: OnOutput | None = None
+    ) -> None:
         self.core = k.CoreV1Api(api)
-        self.namespace, self.logger, self.prefix = namespace, logger, prefix
+        self.namespace, self.logger, self.prefix, self.on_output = namespace, logger, prefix, on_output
         self.lines: deque[str] = deque(maxlen=TAIL_LINES)
         self.thread: threading.Thread | None = None
         self.error: str | None = None
@@ -48,7 +53,10 @@ class LogFollower:
 
     def start(self, pod_name: str) -> None:
         if self.thread is None:
-            self.thread = threading.Thread(target=self._follow, args=(pod_name,), daemon=True, name=f"logs-{pod_name}")
+            context = contextvars.copy_context()  # the callbacks see the caller's Prefect settings and run
+            self.thread = threading.Thread(
+                target=context.run, args=(self._follow, pod_name), daemon=True, name=f"logs-{pod_name}"
+            )
             self.thread.start()
 
     def _follow(self, pod_name: str) -> None:
@@ -62,21 +70,18 @@ class LogFollower:
                 _request_timeout=(10, 24 * 3600),  # connect fast; the stream lasts as long as the job
             )
             self._response = resp
-            pending = b""
+            lines = OutputLines(self._line)  # bounded lines: the pod's output is untrusted
             for chunk in resp.stream(4096):
-                pending += chunk
-                *complete, pending = pending.split(b"\n")
-                for raw in complete:
-                    self._line(raw)
-            if pending:
-                self._line(pending)
+                lines.feed(chunk)
+            lines.close()
         except Exception as exc:  # logs are best effort: the verdict never depends on them
             self.error = f"{type(exc).__name__}: {exc}"[:300]
 
-    def _line(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", "replace").rstrip("\r")
+    def _line(self, line: str) -> None:
         self.lines.append(line)
         self.logger.info("%s | %s", self.prefix, line)
+        if self.on_output is not None:
+            self.on_output(line)
 
     def finish(self) -> str:
         """Wait briefly for the stream to end, then return the tail kept so far."""

@@ -26,7 +26,7 @@ from kubernetes import config as kconfig
 from kubernetes.client.rest import ApiException
 
 from mendflow.errors import ConfigError, LaunchError
-from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher
+from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput, output_sink
 from mendflow.launcher.k8s_logs import LogFollower, run_logger
 from mendflow.launcher.k8s_manifest import SELECTOR, build_job, check_urls, job_name
 from mendflow.launcher.k8s_status import Verdict, transfer_summary
@@ -111,14 +111,14 @@ class KubernetesLauncher(Launcher):
         """The Job manifest (tests override this to add the kwok outcome annotations)."""
         return build_job(spec, self.settings, name, _flow_run_id())
 
-    def run(self, spec: JobSpec) -> JobResult:
+    def run(self, spec: JobSpec, on_output: OnOutput | None = None) -> JobResult:
         check_urls(spec)  # a file:// store is a configuration error, before anything is created
         name = job_name(spec.name)
         job = self.build_job(spec, name)
         counter = _Counter()
         api = counting_client(self._config, counter)
         logger = run_logger()
-        follower = LogFollower(api, self.namespace, logger, name)
+        follower = LogFollower(api, self.namespace, logger, name, output_sink(spec, on_output))
         started = time.monotonic()
         try:
             verdict = self._run(api, job, name, spec, follower, logger)

@@ -22,6 +22,7 @@ its job). Their ``cgroup.procs`` list every process of the job, daemons included
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fnmatch
 import hashlib
 import os
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import urllib.request
 import uuid
@@ -44,7 +46,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from mendflow.jobcode import RUNNER_PACKAGE, copy_package
-from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher
+from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput, OutputLines, output_sink
 from mendflow.launcher.cgroups import JobCgroups, JobLimits
 from mendflow.settings import Settings
 
@@ -54,6 +56,9 @@ KILL_GRACE_SEC = 5.0
 LOG_TAIL_LINES = 200
 LOG_TAIL_BYTES = 256 * 1024
 TRANSFER_TIMEOUT_SEC = 120
+TAIL_POLL_SEC = 0.2  # how often job.log is checked for new output while the job is quiet
+TAIL_CHUNK = 64 * 1024
+TAIL_JOIN_SEC = 30.0  # after the job: time for the callbacks to catch up with what it printed last
 JOB_MARKER = "MENDFLOW_LOCAL_JOB_ID"
 OWNER_FILE = "owner"
 TOOLS = ("uv", "ruff")
@@ -295,7 +300,7 @@ class LocalLauncher(Launcher):
 
     # -- run ------------------------------------------------------------------------------------------------
 
-    def run(self, spec: JobSpec) -> JobResult:
+    def run(self, spec: JobSpec, on_output: OnOutput | None = None) -> JobResult:
         job_id = f"{_slug(spec.name)}-{uuid.uuid4().hex[:8]}"
         start = time.monotonic()
         ws: Workspace | None = None
@@ -312,7 +317,7 @@ class LocalLauncher(Launcher):
                 cgroups = JobCgroups.create(job_id, limits)
             except (OSError, ValueError) as exc:
                 return JobResult(state=JobState.ERROR, reason=f"could not prepare the job: {exc}")
-            result = self._execute(spec, argv, env, ws, cgroups, job_id)
+            result = self._execute(spec, argv, env, ws, cgroups, job_id, output_sink(spec, on_output))
             result.outputs = self._collect_outputs(spec, ws, result)
             result.log_tail = _tail(ws.log)
             result.duration_sec = round(time.monotonic() - start, 3)
@@ -377,6 +382,7 @@ class LocalLauncher(Launcher):
         ws: Workspace,
         cgroups: JobCgroups,
         job_id: str,
+        on_output: OnOutput,
     ) -> JobResult:
         with ws.log.open("wb") as log:
             os.chmod(ws.log, 0o600)
@@ -394,14 +400,25 @@ class LocalLauncher(Launcher):
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 return JobResult(state=JobState.ERROR, reason=f"could not start {argv[:1]}: {exc}")
-            timed_out = False
+            tail = _LogTail(ws.log, OutputLines(on_output), spec.name)
             try:
-                proc.wait(spec.timeout_sec)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                self._terminate(proc, cgroups, job_id)
-            self._sweep(proc, cgroups, job_id)
+                timed_out = self._wait(proc, spec, cgroups, job_id)
+            except BaseException:
+                tail.stop(drain=False)  # interrupted: the caller's cleanup matters, not the last lines
+                raise
+            tail.stop()  # after the sweep: nothing writes to job.log any more
         return _classify(proc.returncode, timed_out, spec, cgroups, ws.log)
+
+    def _wait(self, proc: subprocess.Popen[bytes], spec: JobSpec, cgroups: JobCgroups, job_id: str) -> bool:
+        """Wait for the job (terminated at its timeout), then sweep what is left; True when it timed out."""
+        timed_out = False
+        try:
+            proc.wait(spec.timeout_sec)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            self._terminate(proc, cgroups, job_id)
+        self._sweep(proc, cgroups, job_id)
+        return timed_out
 
     def _job_pids(self, proc: subprocess.Popen[bytes], cgroups: JobCgroups, job_id: str) -> list[int]:
         pids = set(cgroups.pids()) | set(_marked_pids(job_id))
@@ -447,6 +464,44 @@ class LocalLauncher(Launcher):
                 continue
             delivered[name] = url
         return delivered
+
+
+class _LogTail:
+    """Follows job.log on a thread while the job runs and feeds what it appends to ``lines``.
+
+    The job writes job.log directly (no pipe: a slow callback never stalls the job); the thread reads what is
+    new and sleeps ``TAIL_POLL_SEC`` when there is nothing. It runs in a copy of the caller's context, so the
+    callbacks see the caller's Prefect settings and run context.
+    """
+
+    def __init__(self, path: Path, lines: OutputLines, name: str) -> None:
+        self.path, self.lines = path, lines
+        self._stopping, self._abandoned = threading.Event(), threading.Event()
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(target=context.run, args=(self._follow,), daemon=True, name=f"log-{name}")
+        self._thread.start()
+
+    def _follow(self) -> None:
+        with self.path.open("rb", buffering=0) as fh:
+            while not self._abandoned.is_set():
+                stopping = self._stopping.is_set()  # seen before reading: the job is gone, this read gets the rest
+                data = fh.read(TAIL_CHUNK)
+                if data:
+                    self.lines.feed(data)
+                elif stopping:
+                    break
+                else:
+                    self._stopping.wait(TAIL_POLL_SEC)
+        if not self._abandoned.is_set():
+            self.lines.close()
+
+    def stop(self, drain: bool = True) -> None:
+        """Deliver what is left (or nothing more), then return; callbacks slower than ``TAIL_JOIN_SEC`` finish
+        on their own."""
+        if not drain:
+            self._abandoned.set()
+        self._stopping.set()
+        self._thread.join(TAIL_JOIN_SEC if drain else 1.0)
 
 
 def _classify(rc: int | None, timed_out: bool, spec: JobSpec, cgroups: JobCgroups, log: Path) -> JobResult:

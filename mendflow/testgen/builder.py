@@ -8,7 +8,6 @@ Pynguin inside the sandbox job, then the same gates. Either way: secrets scan, t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,11 @@ from mendflow.testgen import layout
 from mendflow.testgen.accept import Accepted, accept
 from mendflow.testgen.commit import branch_for, commit_files
 from mendflow.testgen.context import RepoContext, gather
-from mendflow.testgen.job import JobOutcome, run_job
+from mendflow.testgen.job import JobOutcome, OnProgress, ProgressReader, expected_total, run_job
 from mendflow.testgen.llm_gen import STAGE, TestDraft, materialise, repair_prompt, system_prompt, user_prompt
 from mendflow.testgen.secrets import scan
 
 log = logging.getLogger(__name__)
-OnProgress = Callable[[int, int], None]  # (modules done, modules in all): moves a progress display
 MAX_REPAIR_ROUNDS = 2
 FLAKE_RUNS = 5
 PYNGUIN_VERSION = "0.48.0"  # Python >=3.10,<3.16 (0.20-0.42 need exactly 3.10)
@@ -50,8 +48,10 @@ class _Run:
         store: ArtefactStore,
         launcher: Launcher,
         repo_id: str | None = None,
+        on_progress: OnProgress | None = None,
     ) -> None:
         self.spec, self.repo, self.settings, self.store, self.launcher = spec, repo, settings, store, launcher
+        self.on_progress = on_progress
         self.artefacts = RepoKeys(repo_id or identity.repo_id(repo))
         self.asked: set[str] = set()  # the only paths whose returned text may be committed
         self.tree = repo.revparse_single(spec.parent_commit_sha).peel(pygit2.Commit).tree
@@ -89,6 +89,7 @@ class _Run:
             prefix,
             payload,
             f"testbuilder-{self.spec.id[-8:]}-{round_no}",
+            ProgressReader(expected_total(payload), self.on_progress) if self.on_progress else None,
         )
 
     def record_drops(self, outcome: JobOutcome, round_no: int, final: bool) -> None:
@@ -99,6 +100,20 @@ class _Run:
     def reject(self, rejections: list[layout.Rejection], round_no: int) -> None:
         for r in rejections:
             self.dropped.append(DroppedTest(node_id=r.path, reason=r.reason, detail=f"round {round_no}: {r.detail}"))
+
+
+class _Forward:
+    """``on_progress`` that never moves back: an LLM repair round gates its files again, from none done."""
+
+    def __init__(self, on_progress: OnProgress) -> None:
+        self.on_progress = on_progress
+        self.fraction = -1.0
+
+    def __call__(self, done: int, total: int) -> None:
+        fraction = done / total if total else 1.0
+        if fraction >= self.fraction:
+            self.fraction = fraction
+            self.on_progress(done, total)
 
 
 def targets_payload(spec: TestSpec) -> list[dict[str, Any]]:
@@ -206,7 +221,8 @@ def build_tests(
         llm = None
     elif llm is None and settings.llm.enabled:
         llm = LLMClient(settings.llm)
-    run = _Run(spec, repo, settings, store, launcher or get_launcher(settings), repo_id)
+    on_progress = _Forward(on_progress) if on_progress else None
+    run = _Run(spec, repo, settings, store, launcher or get_launcher(settings), repo_id, on_progress)
     branch = branch_for(spec.id)
     result = GeneratedTests(
         spec_id=spec.id,

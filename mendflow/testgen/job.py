@@ -1,12 +1,17 @@
 """The builder's sandbox job: ship the in-job package as a zipapp input, run it with the launcher, read
-``result.json`` back. The job gets only URLs (source snapshot, candidates, the package) and no credential."""
+``result.json`` back. The job gets only URLs (source snapshot, candidates, the package) and no credential.
+
+While it runs, the job prints a ``MENDFLOW_PROGRESS`` line per finished module (Pynguin) or gated file;
+``ProgressReader`` turns the launcher's stream of its output into ``on_progress(done, total)`` calls.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -14,13 +19,15 @@ from mendflow import keys
 from mendflow.contracts import TestgenJobResult
 from mendflow.errors import ArtefactNotFoundError
 from mendflow.jobcode import TESTGEN_PACKAGE, zipapp_bytes
-from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher
+from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput
+from mendflow.progress import LINE_PREFIX
 from mendflow.settings import Settings
 from mendflow.store.base import ArtefactStore
 
 JOB_IMAGE = "ci-runner-python"  # the builder reuses the CI runner's image and its mendflow_runner package
 PYZ = "mendflow_testgen.pyz"
 OUTPUTS = ("builder.log", "result.json")  # result.json last: its presence means the job finished
+OnProgress = Callable[[int, int], None]  # (modules or files done, in all): moves a progress display
 
 
 @dataclass
@@ -57,6 +64,51 @@ def job_timeout(settings: Settings, candidates: dict[str, Any]) -> int:
     return settings.build_timeout_sec + extra
 
 
+def expected_total(candidates: dict[str, Any]) -> int:
+    """How many progress units the job has: its modules (Pynguin) or the files it gates."""
+    if candidates.get("mode") == "pynguin":
+        return len((candidates.get("pynguin") or {}).get("modules") or [])
+    return len(candidates.get("files") or {})
+
+
+def parse_progress(line: str, total: int) -> int | None:
+    """``done`` from a job's progress line, clamped to [0, total]; None unless it is one, for ``total`` units.
+
+    The line is the job's, so anything may be in it: a claim about another total, or a line that is not
+    JSON, not an object, or holds no integers, says nothing.
+    """
+    if not line.startswith(LINE_PREFIX):
+        return None
+    try:
+        fields = json.loads(line[len(LINE_PREFIX) :])
+    except (ValueError, RecursionError):  # RecursionError: 4 KiB of "[" nest deeper than the parser goes
+        return None
+    if not isinstance(fields, dict):
+        return None
+    done, claimed = fields.get("done"), fields.get("total")
+    if not _is_int(done) or not _is_int(claimed) or claimed != total:
+        return None
+    return max(0, min(total, done))
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class ProgressReader:
+    """A launcher ``on_output`` that calls ``on_progress(done, total)`` for each progress line moving forward."""
+
+    def __init__(self, total: int, on_progress: OnProgress) -> None:
+        self.total, self.on_progress = total, on_progress
+        self.done = 0
+
+    def __call__(self, line: str) -> None:
+        done = parse_progress(line, self.total)
+        if done is not None and done > self.done:  # a repeated or backward claim would only jerk the bar
+            self.done = done
+            self.on_progress(done, self.total)
+
+
 def run_job(
     launcher: Launcher,
     store: ArtefactStore,
@@ -65,8 +117,12 @@ def run_job(
     prefix: str,
     candidates: dict[str, Any],
     name: str,
+    on_output: OnOutput | None = None,
 ) -> JobOutcome:
-    """Run the builder job with ``candidates``; artefacts (candidates, result, log) stay under ``prefix``."""
+    """Run the builder job with ``candidates``; artefacts (candidates, result, log) stay under ``prefix``.
+
+    ``on_output`` gets the job's output lines as it prints them (``ProgressReader`` makes progress of them).
+    """
     store.put_bytes(f"{prefix}/candidates.json", json.dumps(candidates).encode())
     timeout = job_timeout(settings, candidates)
     spec = JobSpec(
@@ -94,7 +150,7 @@ def run_job(
         outputs={n: store.upload_url(f"{prefix}/{n}") for n in OUTPUTS},
         labels={"stage": "testbuilder", "spec": name},
     )
-    result: JobResult = launcher.run(spec)
+    result: JobResult = launcher.run(spec, on_output)
     try:
         data = TestgenJobResult.model_validate_json(store.get_bytes(f"{prefix}/result.json"))
     except ArtefactNotFoundError:

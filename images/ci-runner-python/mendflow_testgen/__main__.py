@@ -75,7 +75,9 @@ def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
             path, key = node.split("::", 1)
             files[path] = edit.remove_functions(files[path], {key})
             pre_drops.append(Drop(node, "fails", "Pynguin marked it xfail: it ends in an unexpected exception"))
-    outcome: Outcome = gates.run_all(files, spec.get("tests_dir", "tests"), list(spec.get("targets") or []))
+    targets = list(spec.get("targets") or [])
+    # Files mode reports per gated file; Pynguin mode has reported per module already (its unit).
+    outcome: Outcome = gates.run_all(files, spec.get("tests_dir", "tests"), targets, spec.get("mode") != "pynguin")
     outcome.dropped[:0] = pre_drops
     outcome.notes[:0] = notes
     result = outcome.to_dict()

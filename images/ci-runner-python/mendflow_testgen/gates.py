@@ -20,7 +20,7 @@ from typing import Any
 from mendflow_runner import lint, repo_config, testing
 from mendflow_runner.proc import Log, StepResult, run
 
-from . import edit
+from . import edit, progress
 
 LINT_BLOCKING = re.compile(r"\b(F\d+|E9\d*|PLE\d+)\b")  # real errors (undefined names, syntax), not style
 _FIXTURE_NOT_FOUND = re.compile(r"fixture '([^']+)' not found")
@@ -449,12 +449,23 @@ class Gates:
             else:
                 (self.src / path).unlink()
 
-    def run_all(self, files: dict[str, str], tests_dir: str, targets: list[dict[str, Any]]) -> Outcome:
-        paths = self.lint(self.parse(self.write(files, tests_dir)))
+    def run_all(
+        self, files: dict[str, str], tests_dir: str, targets: list[dict[str, Any]], report: bool = False
+    ) -> Outcome:
+        """All gates; with ``report``, a progress line per file as it leaves them (dropped, or through)."""
+        gated = progress.GatedFiles(files if report else ())
+        paths = self.write(files, tests_dir)
+        gated.alive(paths)
+        paths = self.parse(paths)
+        gated.alive(paths)
+        paths = self.lint(paths)
+        gated.alive(paths)
         ids = self.fixtures(self.collect(paths))
+        gated.alive(ids)
         stable = self.stability([n for nodes in ids.values() for n in nodes])
         kept = self.minimise(self.coverage(stable, targets), _target_refs(targets))
         self.rewrite(ids, kept)
+        gated.alive(())
         return self.out
 
 

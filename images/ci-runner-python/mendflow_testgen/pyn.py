@@ -18,7 +18,7 @@ from typing import Any
 
 from mendflow_runner.proc import Log, run
 
-from . import edit
+from . import edit, progress
 
 # Runs Pynguin with sys.argv reduced to the program name before the module under test is imported.
 # It also pads the stack size of every code object Pynguin instruments: bytecode 0.17 underestimates it for
@@ -112,39 +112,57 @@ def generate(
     files: dict[str, str] = {}
     notes: list[str] = []
     xfails: set[str] = set()
+    for done, mod in enumerate(modules, 1):
+        tidy = _generate_one(work, src, pyn_python, repo_python, mod, options, env, log, remaining, notes)
+        progress.report(done, len(modules), str(mod["module"]))  # the trusted side's bar moves per module
+        if tidy is not None:
+            files[mod["test_path"]] = tidy
+            xfails |= {f"{mod['test_path']}::{k}" for k in edit.xfail_tests(tidy)}
+    return files, notes, xfails
+
+
+def _generate_one(
+    work: Path,
+    src: Path,
+    pyn_python: str,
+    repo_python: str,
+    mod: dict[str, Any],
+    options: dict[str, Any],
+    env: dict[str, str],
+    log: Log,
+    remaining: Any,
+    notes: list[str],
+) -> str | None:
+    """Pynguin's tests for one module, tidied; None (and a note saying why) when there are none."""
     search = int(options.get("search_time", 20))
     hard = float(options.get("module_timeout", search + 60))
-    for mod in modules:
-        out_dir = work / "pynguin-out" / mod["module"]
-        out_dir.mkdir(parents=True, exist_ok=True)
-        project = src / mod.get("project_path", ".")
-        # The repo's packages after Pynguin's own, so Pynguin's pins win any clash.
-        pythonpath = os.pathsep.join(p for p in (str(project), _site_packages(repo_python)) if p)
-        command = argv(pyn_python, project, mod["module"], out_dir, options)
-        budget = min(hard, max(5.0, remaining() - 120))  # keep time for the gates
-        step = run(
-            command,
-            cwd=work,
-            env={**env, **environment(options), "PYTHONPATH": pythonpath},
-            timeout=budget,
-            log=log,
-        )
-        produced = sorted(out_dir.glob("test_*.py"))
-        if step.timed_out:
-            notes.append(f"pynguin on {mod['module']} stopped at its hard limit of {budget:.0f} s")
-        elif not step.ok and not produced:
-            notes.append(f"pynguin on {mod['module']} failed: {step.last_stderr_line()[:300]}")
-        if not produced:
-            continue
-        raw = produced[0].read_text(encoding="utf-8")
-        try:
-            tidy = edit.tidy_pynguin(raw)
-        except SyntaxError as exc:
-            notes.append(f"pynguin output for {mod['module']} does not parse: {exc}")
-            continue
-        files[mod["test_path"]] = tidy
-        xfails |= {f"{mod['test_path']}::{k}" for k in edit.xfail_tests(tidy)}
-    return files, notes, xfails
+    out_dir = work / "pynguin-out" / mod["module"]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    project = src / mod.get("project_path", ".")
+    # The repo's packages after Pynguin's own, so Pynguin's pins win any clash.
+    pythonpath = os.pathsep.join(p for p in (str(project), _site_packages(repo_python)) if p)
+    command = argv(pyn_python, project, mod["module"], out_dir, options)
+    budget = min(hard, max(5.0, remaining() - 120))  # keep time for the gates
+    step = run(
+        command,
+        cwd=work,
+        env={**env, **environment(options), "PYTHONPATH": pythonpath},
+        timeout=budget,
+        log=log,
+    )
+    produced = sorted(out_dir.glob("test_*.py"))
+    if step.timed_out:
+        notes.append(f"pynguin on {mod['module']} stopped at its hard limit of {budget:.0f} s")
+    elif not step.ok and not produced:
+        notes.append(f"pynguin on {mod['module']} failed: {step.last_stderr_line()[:300]}")
+    if not produced:
+        return None
+    raw = produced[0].read_text(encoding="utf-8")
+    try:
+        return edit.tidy_pynguin(raw)
+    except SyntaxError as exc:
+        notes.append(f"pynguin output for {mod['module']} does not parse: {exc}")
+        return None
 
 
 def python_for_pynguin() -> str:

@@ -1,0 +1,94 @@
+"""Process-local progress: stages and jobs report here, whoever shows progress listens (the CLI's display).
+
+The flow runs in the CLI's process (``mendflow run`` / ``mendflow build``), so a registry of callbacks is the
+whole transport: ``tasks/runs.py:Progress`` reports the pipeline's stage and percentage, the launchers report
+each line a job prints. Nothing is kept; with no listener a report costs a lock and an empty loop.
+
+Listeners are called on the reporting thread, which is often a launcher's output thread, not the main one.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import unicodedata
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+
+log = logging.getLogger(__name__)
+
+# The in-job test builder prints ``MENDFLOW_PROGRESS {"done": 2, "total": 5, "item": "calc.core"}`` when a
+# module is done; images/ci-runner-python/mendflow_testgen/progress.py spells the same prefix (stdlib only).
+LINE_PREFIX = "MENDFLOW_PROGRESS "
+DETAIL_CHARS = 300
+
+
+class Kind(StrEnum):
+    STAGE = "stage"  # a stage's measured progress: done of total
+    OUTPUT = "output"  # a line a job printed: no measure, the job's latest words
+
+
+@dataclass(frozen=True)
+class Update:
+    kind: Kind
+    stage: str  # "tests: generate", or a job's stage label ("B1", "testbuilder")
+    done: float = 0.0
+    total: float = 0.0
+    detail: str = ""  # "3/5 modules", or the job's line (printable, cut to DETAIL_CHARS)
+
+
+Listener = Callable[[Update], None]
+
+_lock = threading.Lock()
+_listeners: list[Listener] = []
+
+
+def listen(listener: Listener) -> Callable[[], None]:
+    """Call ``listener`` with every update from now on; returns the function that stops it."""
+    with _lock:
+        _listeners.append(listener)
+
+    def stop() -> None:
+        with _lock:
+            if listener in _listeners:
+                _listeners.remove(listener)
+
+    return stop
+
+
+@contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    stop = listen(listener)
+    try:
+        yield
+    finally:
+        stop()
+
+
+def report(stage: str, done: float, total: float, detail: str = "") -> None:
+    """A stage moved: ``done`` of ``total`` (the pipeline reports percent, done of 100)."""
+    _publish(Update(Kind.STAGE, stage, done, total, detail))
+
+
+def job_output(stage: str, line: str) -> None:
+    """A job printed ``line`` (untrusted: control characters are dropped before any listener sees it)."""
+    if _listeners:  # read without the lock: a listener added this instant may miss one line, no harm
+        _publish(Update(Kind.OUTPUT, stage, detail=printable(line)))
+
+
+def printable(text: str) -> str:
+    """``text`` without control or format characters (escape sequences, bidi overrides), cut for display."""
+    kept = "".join(c if unicodedata.category(c)[0] != "C" else " " for c in text[: DETAIL_CHARS * 2])
+    return kept.strip()[:DETAIL_CHARS]
+
+
+def _publish(update: Update) -> None:
+    with _lock:
+        listeners = list(_listeners)
+    for listener in listeners:
+        try:
+            listener(update)
+        except Exception:  # a display's bug must not fail the stage that reported
+            log.warning("progress listener %r failed", listener, exc_info=True)
