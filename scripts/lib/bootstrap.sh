@@ -14,15 +14,24 @@ bootstrap_python() {
 bootstrap_services() {
     bash scripts/build-k8s.sh
     bash scripts/build-weaviate.sh
-    bootstrap_chromium
+    bootstrap_debian_tools
 }
 
-# Headless Chromium for the UI screenshot check (Debian package). Installed only where we may: as root with apt.
-bootstrap_chromium() {
-    command -v chromium >/dev/null 2>&1 && return
+# Debian packages the suite runs for real: chromium (UI screenshot check), prometheus + promtool (metrics scrape
+# and alert rules), bubblewrap (the local launcher's network and filesystem namespaces). Installed only where we
+# may: as root with apt.
+DEBIAN_TOOLS=(chromium:chromium prometheus:prometheus promtool:prometheus bwrap:bubblewrap)
+
+bootstrap_debian_tools() {
+    local missing=() entry
+    for entry in "${DEBIAN_TOOLS[@]}"; do
+        command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry#*:}")
+    done
+    [ ${#missing[@]} -eq 0 ] && return
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            $(printf '%s\n' "${missing[@]}" | sort -u) >/dev/null
     else
-        echo "bootstrap: no chromium and no root apt-get to install it; the UI screenshot test will fail" >&2
+        echo "bootstrap: missing ${missing[*]} and no root apt-get to install them; tests that need them will fail" >&2
     fi
 }
