@@ -35,6 +35,10 @@ class ConfigError(InputError):
     """A setting has a value mendflow cannot use."""
 
 
+class TooLargeError(InputError):
+    """Something a repository or a job handed over is past its size limit (snapshot, job output, log)."""
+
+
 class ContractError(MendflowError):
     """A stage produced or received data that does not match its contract."""
 

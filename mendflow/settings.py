@@ -98,6 +98,15 @@ class KubernetesSettings(BaseModel):
     service_account: str = "mendflow-job"
 
 
+class LimitsSettings(BaseModel):
+    """Sizes the trusted side accepts from a repository or a job; past one, the run stops with one clear error."""
+
+    snapshot_mb: int = Field(2048, gt=0, description="Content of one commit's tree, in MiB.")
+    snapshot_file_mb: int = Field(100, gt=0, description="One file of a commit's tree, in MiB.")
+    job_output_mb: int = Field(64, gt=0, description="One file a job returns (report, result, coverage), in MiB.")
+    job_log_mb: int = Field(16, gt=0, description="A job's log kept in the store, in MiB (the tail is kept).")
+
+
 class Settings(BaseSettings):
     """mendflow's settings. Every field has a default so a fresh laptop needs none of them."""
 
@@ -127,6 +136,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
 
     def resolved_store_url(self) -> str:
         return self.store_url or (self.state_dir / "artefacts").resolve().as_uri()

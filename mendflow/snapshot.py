@@ -16,13 +16,16 @@ import re
 import shutil
 import tarfile
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 from urllib.parse import urlsplit, urlunsplit
 
 import pygit2
 from pygit2.enums import FetchPrune, RepositoryOpenFlag
 
-from mendflow.errors import CommitNotFoundError, RepoNotFoundError
+from mendflow.errors import CommitNotFoundError, RepoNotFoundError, TooLargeError
 from mendflow.identity import SOURCE_URL_KEY
 from mendflow.settings import Settings, get_settings
 
@@ -62,21 +65,35 @@ def resolve_commit(repo: pygit2.Repository, rev: str | None = None) -> tuple[str
     return str(commit.id), _branch_of(repo, rev)
 
 
-def archive(repo: pygit2.Repository, sha: str) -> bytes:
-    """A deterministic .tar.gz of the commit's tree, like ``git archive``; submodules are skipped."""
+def archive(repo: pygit2.Repository, sha: str, limits: SnapshotLimits | None = None) -> bytes:
+    """A deterministic .tar.gz of the commit's tree, in memory: for small trees (tests, tools)."""
+    raw = io.BytesIO()
+    archive_to(repo, sha, raw, limits)
+    return raw.getvalue()
+
+
+def archive_to(repo: pygit2.Repository, sha: str, dest: IO[bytes], limits: SnapshotLimits | None = None) -> int:
+    """Stream the commit's tree to ``dest`` as a deterministic .tar.gz, like ``git archive``; submodules skipped.
+
+    The sizes are read from object headers and checked against ``limits`` before any content is read, so a
+    repository with a huge blob is refused without the trusted process ever holding it. Returns the bytes of
+    content archived.
+    """
     try:
         tree = repo.revparse_single(sha).peel(pygit2.Tree)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
         hint = "pass a sha returned by resolve_commit"
         raise CommitNotFoundError(f"{sha!r} is not a commit in {_describe(repo)}", hint=hint) from exc
-    raw = io.BytesIO()
+    entries = list(_walk(repo, tree, ""))
+    total = _check_sizes(repo, entries, limits or SnapshotLimits(), sha)
     # filename='' and mtime=0 keep the gzip header free of names and clocks.
     with (
-        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz,
+        gzip.GzipFile(filename="", mode="wb", fileobj=dest, mtime=0, compresslevel=6) as gz,
         tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT, encoding="utf-8") as tar,
     ):
-        _add_tree(repo, tar, tree, "")
-    return raw.getvalue()
+        for path, mode, oid in entries:
+            _add_entry(repo, tar, path, mode, oid)
+    return total
 
 
 # -- opening and cloning -----------------------------------------------------------------------------
@@ -191,28 +208,73 @@ def _describe(repo: pygit2.Repository) -> str:
 # -- archive ------------------------------------------------------------------------------------------
 
 
-def _add_tree(repo: pygit2.Repository, tar: tarfile.TarFile, tree: pygit2.Tree, prefix: str) -> None:
+@dataclass(frozen=True)
+class SnapshotLimits:
+    """What a snapshot may hold; past either, the commit is refused before its content is read."""
+
+    max_bytes: int = 2048 * 1024 * 1024
+    max_file_bytes: int = 100 * 1024 * 1024
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SnapshotLimits:
+        mib = 1024 * 1024
+        return cls(settings.limits.snapshot_mb * mib, settings.limits.snapshot_file_mb * mib)
+
+
+def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, int, pygit2.Oid]]:
+    """``(path, mode, oid)`` of every entry to archive, parents before children; unsafe names skipped."""
     for entry in tree:
         name = (entry.raw_name or b"").decode("utf-8", "surrogateescape")
         if name in ("", ".", "..") or "/" in name or name.lower() == ".git":
             log.warning("snapshot: skipped unsafe tree entry %r", name)
             continue
         path = f"{prefix}{name}"
-        mode = entry.filemode
-        if mode == _MODE_SUBMODULE:
+        if entry.filemode == _MODE_SUBMODULE:
             log.warning("snapshot: skipped submodule %s (submodules are not part of the archive)", path)
-        elif mode == _MODE_TREE:
-            tar.addfile(_info(path, tarfile.DIRTYPE, 0o755))
-            _add_tree(repo, tar, repo[entry.id].peel(pygit2.Tree), f"{path}/")
-        elif mode == _MODE_LINK:
-            info = _info(path, tarfile.SYMTYPE, 0o777)
-            info.linkname = _blob_data(repo, entry.id).decode("utf-8", "surrogateescape")
-            tar.addfile(info)
-        else:
-            data = _blob_data(repo, entry.id)
-            info = _info(path, tarfile.REGTYPE, 0o755 if mode == _MODE_EXEC else 0o644)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
+            continue
+        yield path, entry.filemode, entry.id
+        if entry.filemode == _MODE_TREE:
+            yield from _walk(repo, repo[entry.id].peel(pygit2.Tree), f"{path}/")
+
+
+def _check_sizes(
+    repo: pygit2.Repository, entries: list[tuple[str, int, pygit2.Oid]], limits: SnapshotLimits, sha: str
+) -> int:
+    total = 0
+    hint = "raise MENDFLOW_LIMITS__SNAPSHOT_MB / MENDFLOW_LIMITS__SNAPSHOT_FILE_MB, or keep large files out of git"
+    for path, mode, oid in entries:
+        if mode == _MODE_TREE:
+            continue
+        size = repo.odb.read_header(oid)[1]  # header only: the content is not inflated
+        if size > limits.max_file_bytes:
+            raise TooLargeError(
+                f"{path} at {sha[:12]} is {_mib(size)}, over the {_mib(limits.max_file_bytes)} a file may be",
+                hint=hint,
+            )
+        total += size
+        if total > limits.max_bytes:
+            raise TooLargeError(
+                f"the tree of {sha[:12]} is over the {_mib(limits.max_bytes)} a snapshot may hold", hint=hint
+            )
+    return total
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.0f} MiB"
+
+
+def _add_entry(repo: pygit2.Repository, tar: tarfile.TarFile, path: str, mode: int, oid: pygit2.Oid) -> None:
+    if mode == _MODE_TREE:
+        tar.addfile(_info(path, tarfile.DIRTYPE, 0o755))
+    elif mode == _MODE_LINK:
+        info = _info(path, tarfile.SYMTYPE, 0o777)
+        info.linkname = _blob_data(repo, oid).decode("utf-8", "surrogateescape")
+        tar.addfile(info)
+    else:
+        data = _blob_data(repo, oid)
+        info = _info(path, tarfile.REGTYPE, 0o755 if mode == _MODE_EXEC else 0o644)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
 
 
 def _blob_data(repo: pygit2.Repository, oid: pygit2.Oid) -> bytes:

@@ -7,6 +7,9 @@ reaches a job. Later stages open the repository at ``path`` locally and never fe
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pygit2
 from pydantic import BaseModel, ConfigDict
 
@@ -52,7 +55,7 @@ def resolve(
 ) -> Source:
     """Open (or fetch) ``location`` once, fix the commit and snapshot it; ``repo_id`` overrides the identity."""
     source = locate(location, commit, branch, settings, repo_id)
-    return _frozen(source, source.open(), store)
+    return _frozen(source, source.open(), store, settings)
 
 
 def locate(
@@ -68,14 +71,22 @@ def locate(
     )
 
 
-def at(source: Source, sha: str, branch: str, store: ArtefactStore) -> Source:
+def at(source: Source, sha: str, branch: str, store: ArtefactStore, settings: Settings) -> Source:
     """Another commit of the same repository (e.g. the generated tests' commit), without a new fetch."""
     moved = source.model_copy(update={"commit_sha": sha, "branch": branch, "archive_key": ""})
-    return _frozen(moved, source.open(), store)
+    return _frozen(moved, source.open(), store, settings)
 
 
-def _frozen(source: Source, repo: pygit2.Repository, store: ArtefactStore) -> Source:
+def _frozen(source: Source, repo: pygit2.Repository, store: ArtefactStore, settings: Settings) -> Source:
     key = source.artefacts.source(source.commit_sha)
     if not store.exists(key):  # content-addressed by commit: a retry or a re-run reuses it
-        store.put_bytes(key, snapshot.archive(repo, source.commit_sha))
+        publish_snapshot(repo, source.commit_sha, store, key, settings)
     return source.model_copy(update={"archive_key": key})
+
+
+def publish_snapshot(repo: pygit2.Repository, sha: str, store: ArtefactStore, key: str, settings: Settings) -> None:
+    """Archive ``sha`` into a temporary file and stream it to ``key``: the snapshot is never held in memory."""
+    with tempfile.NamedTemporaryFile(prefix="mendflow-snapshot-", suffix=".tar.gz") as spool:
+        snapshot.archive_to(repo, sha, spool, snapshot.SnapshotLimits.from_settings(settings))
+        spool.flush()
+        store.put_file(key, Path(spool.name))

@@ -37,7 +37,7 @@ def resolve_source(repo: str, commit: str | None, branch: str | None, repo_id: s
 def source_at(source: Source, sha: str, branch: str) -> Source:
     """Another commit of the run's repository (the generated tests' commit), from the local repository."""
     settings = get_settings()
-    return sources.at(source, sha, branch, open_store(settings.resolved_store_url(), settings))
+    return sources.at(source, sha, branch, open_store(settings.resolved_store_url(), settings), settings)
 
 
 def _attempt_number() -> int:

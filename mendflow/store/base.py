@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from pathlib import Path
 
 
 def artefact_prefix(repo: str, commit: str, stage: str, attempt: int) -> str:
@@ -21,6 +22,13 @@ class ArtefactStore(ABC):
     @abstractmethod
     def put_bytes(self, key: str, data: bytes) -> str:
         """Write ``data`` at ``key`` atomically; return the artefact's URL."""
+
+    def put_file(self, key: str, path: Path) -> str:
+        """Write the file at ``path`` to ``key`` atomically, streamed; return the artefact's URL.
+
+        Backends override this to stream; the fallback reads the file whole.
+        """
+        return self.put_bytes(key, path.read_bytes())
 
     @abstractmethod
     def get_bytes(self, key: str) -> bytes:

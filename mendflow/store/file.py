@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from mendflow.errors import ArtefactNotFoundError, StoreError, StoreUnreachableError
 from mendflow.store.base import ArtefactStore
@@ -37,6 +39,19 @@ class FileStore(ArtefactStore):
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             _atomic_write(target, data)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write {key!r} to {self.root}: {exc.strerror or exc}",
+                hint="check free space and permissions of the store directory",
+            ) from exc
+        return self.url_for(key)
+
+    def put_file(self, key: str, path: Path) -> str:
+        target = self._path(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("rb") as src:
+                _atomic_write_stream(target, src)
         except OSError as exc:
             raise StoreError(
                 f"cannot write {key!r} to {self.root}: {exc.strerror or exc}",
@@ -93,11 +108,15 @@ class FileStore(ArtefactStore):
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
+    _atomic_write_stream(target, io.BytesIO(data))
+
+
+def _atomic_write_stream(target: Path, src: BinaryIO) -> None:
     """Temp file in the same directory (same filesystem, so os.replace is atomic), fsync, then rename."""
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f"{TMP_MARKER}-{target.name}-")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            shutil.copyfileobj(src, fh, 1024 * 1024)
             fh.flush()
             os.fsync(fh.fileno())
         _commit(tmp_name, target)

@@ -21,6 +21,7 @@ from mendflow.launcher.base import JobState, Launcher
 from mendflow.llm import LLMClient
 from mendflow.settings import Settings, get_settings
 from mendflow.snippets import SnippetSource
+from mendflow.source import publish_snapshot
 from mendflow.store import open_store
 from mendflow.store.base import ArtefactStore
 from mendflow.testgen import layout
@@ -65,7 +66,7 @@ class _Run:
     def _snapshot(self) -> str:
         key = self.artefacts.source(self.spec.parent_commit_sha)  # the build stage's key: shared
         if not self.store.exists(key):
-            self.store.put_bytes(key, snapshot.archive(self.repo, self.spec.parent_commit_sha))
+            publish_snapshot(self.repo, self.spec.parent_commit_sha, self.store, key, self.settings)
         return key
 
     def targets_payload(self) -> list[dict[str, Any]]:
