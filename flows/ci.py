@@ -9,11 +9,11 @@ from pydantic import Field
 
 from mendflow.contracts import BuildReport
 from tasks.ci import build, resolve_source
-from tasks.outcome import flow_run_name
+from tasks.outcome import cancel_when_interrupted, flow_run_name
 from tasks.runs import name_run
 
 
-@flow(name="ci-build", flow_run_name=flow_run_name, timeout_seconds=3 * 3600)
+@flow(name="ci-build", flow_run_name=flow_run_name, on_crashed=[cancel_when_interrupted], timeout_seconds=3 * 3600)
 def ci_build(
     repo: Annotated[str, Field(description="Clone URL or path of the repository.")],
     commit: Annotated[str | None, Field(description="sha, tag or branch; default branch head or HEAD.")] = None,

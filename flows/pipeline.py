@@ -18,7 +18,7 @@ from rag_indexer.api import open_index
 from tasks.ci import build, resolve_source, source_at
 from tasks.index import index_commit
 from tasks.merge import merge_tested_branch
-from tasks.outcome import ChangePlan, Run, finish, flow_run_name
+from tasks.outcome import ChangePlan, Run, cancel_when_interrupted, finish, flow_run_name
 from tasks.plan import plan_tests_task
 from tasks.runs import branch_lock, name_run
 from tasks.testgen import build_tests_task
@@ -27,7 +27,12 @@ from tasks.verify import verify
 PIPELINE_TIMEOUT_SEC = 4 * 3600  # the longest stage (generation) is bounded by its jobs' own deadlines
 
 
-@flow(name="self-healing-pipeline", flow_run_name=flow_run_name, timeout_seconds=PIPELINE_TIMEOUT_SEC)
+@flow(
+    name="self-healing-pipeline",
+    flow_run_name=flow_run_name,
+    on_crashed=[cancel_when_interrupted],
+    timeout_seconds=PIPELINE_TIMEOUT_SEC,
+)
 def self_healing_pipeline(
     repo: Annotated[str, Field(description="Clone URL or path of the repository (the push's event.payload.repo).")],
     commit: Annotated[str | None, Field(description="The pushed sha; default the branch head or HEAD.")] = None,

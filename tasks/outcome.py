@@ -7,10 +7,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefect import get_run_logger
+from prefect import Flow, get_client, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.client.schemas.objects import FlowRun
 from prefect.runtime import flow_run
-from prefect.states import Completed, Failed, State
+from prefect.states import Cancelled, Completed, Failed, State
 from pydantic import BaseModel, Field
 
 from mendflow import events
@@ -30,6 +31,10 @@ STATE_NAMES = {
     PipelineOutcome.NO_TESTS_KEPT: "No tests kept",
     PipelineOutcome.REGRESSION: "Regression",
 }
+
+
+# What Prefect's crash message says for a SIGINT (KeyboardInterrupt) or SIGTERM (TerminationSignal).
+_SIGNAL_WORDS = ("interrupt signal", "termination signal")
 
 
 class ChangePlan(BaseModel):
@@ -101,6 +106,18 @@ def pipeline_summary(result: PipelineResult) -> str:
     delta = "" if result.coverage_delta_pct is None else f", coverage {result.coverage_delta_pct:+.1f} points"
     merged = f", merged as {result.merged_sha[:12]}" if result.merged_sha else ""
     return f"{result.outcome.value}: {kept}{delta}{merged}"
+
+
+def cancel_when_interrupted(flow: Flow[..., Any], flow_run: FlowRun, state: State[Any]) -> None:
+    """``on_crashed`` hook: a run stopped by SIGINT/SIGTERM was cancelled by its user, not crashed.
+
+    Prefect calls a signal a crash; the launcher has already stopped the run's jobs on the way out (its
+    ``finally``), so the run is recorded Cancelled, which is what the person who pressed Ctrl-C did.
+    """
+    if not any(word in (state.message or "") for word in _SIGNAL_WORDS):
+        return
+    with get_client(sync_client=True) as client:
+        client.set_flow_run_state(flow_run.id, Cancelled(message=state.message), force=True)
 
 
 def pipeline_result(state: State[Any]) -> PipelineResult:

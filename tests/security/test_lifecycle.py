@@ -1,0 +1,91 @@
+"""A run stopped by SIGTERM or SIGINT stops its jobs within 10 s and is recorded Cancelled, not Running."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.fixtures.prefect import PrefectServer
+from tests.fixtures.repos import RepoFactory
+
+pytestmark = [pytest.mark.slow]
+
+SLOW_TESTS = {
+    "pyproject.toml": '[project]\nname = "slow"\nversion = "0"\n',
+    "slow/__init__.py": "",
+    "tests/test_slow.py": "import time\n\n\ndef test_slow() -> None:\n    time.sleep(300)\n",
+}
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _job_pids(cli: subprocess.Popen[bytes]) -> set[int]:
+    return {pid for pid in _descendants(cli.pid) if "mendflow_runner" in _cmdline(pid)}
+
+
+def _wait_for_job(cli: subprocess.Popen[bytes], timeout: float = 240) -> set[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and cli.poll() is None:
+        # the job's tests are running once the runner has a child (pytest under coverage)
+        jobs = _job_pids(cli)
+        if jobs and any(_descendants(pid) for pid in jobs):
+            return jobs
+        time.sleep(0.5)
+    raise AssertionError("the build job never started")
+
+
+def _last_run_state(server: PrefectServer) -> str:
+    body = {"limit": 1, "sort": "START_TIME_DESC"}
+    runs = httpx.post(f"{server.api_url}/flow_runs/filter", json=body, timeout=10).json()
+    return str(runs[0]["state_type"])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_the_jobs_and_cancels_the_run(
+    sig: signal.Signals, make_repo: RepoFactory, prefect_server: PrefectServer, tmp_path: Path
+) -> None:
+    repo = make_repo(SLOW_TESTS, name="slow")
+    env = {**os.environ, "MENDFLOW_STATE_DIR": str(tmp_path / "state"), "PREFECT_API_URL": prefect_server.api_url}
+    cli = subprocess.Popen([sys.executable, "-m", "mendflow.cli", "build", str(repo)], env=env)
+    try:
+        jobs = _wait_for_job(cli)
+        cli.send_signal(sig)
+        cli.wait(timeout=10)
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in jobs):
+            time.sleep(0.1)
+        assert not [p for p in jobs if Path(f"/proc/{p}").exists()], "job processes outlived the run"
+        assert _last_run_state(prefect_server) == "CANCELLED"
+    finally:
+        if cli.poll() is None:
+            cli.kill()
