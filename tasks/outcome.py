@@ -15,13 +15,13 @@ from prefect.states import Cancelled, Completed, Failed, State
 from pydantic import BaseModel, Field
 
 from mendflow import events
+from mendflow.alerts import COVERAGE_DROP_MAX_POINTS
 from mendflow.contracts import PipelineOutcome, PipelineResult, Regression
 from mendflow.errors import ContractError
 from mendflow.render import coverage_comparison_rows, pipeline_markdown
 from mendflow.source import Source
 from tasks.runs import Progress
 
-COVERAGE_DROP_ALERT_PCT = 5.0  # seed 000 §7: coverage_drop > 5 % between B1 and B2
 # The name of the run's final state says the outcome in the UI and to `mendflow run --deployment`, which reads
 # it back: only the state travels from a worker to a CI job, the returned PipelineResult stays with the worker.
 STATE_NAMES = {
@@ -93,7 +93,7 @@ def coverage_delta(source: Source, result: PipelineResult) -> float | None:
         table=coverage_comparison_rows(b1, b2), key="coverage-b1-b2", description="Line coverage by file, B1 → B2"
     )
     delta = round(b2.coverage.line_pct - b1.coverage.line_pct, 2)
-    if delta < -COVERAGE_DROP_ALERT_PCT:
+    if delta < -COVERAGE_DROP_MAX_POINTS:
         events.emit(
             source.repo_id, source.commit_sha, "coverage", "drop",
             b1=b1.coverage.line_pct, b2=b2.coverage.line_pct, delta=delta,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from prefect import get_run_logger, task
@@ -36,6 +37,7 @@ def build_tests_task(
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)
     key = source.artefacts.generated(source.commit_sha, spec.id, testgen_fingerprint(settings))
+    started = time.perf_counter()
     result = reuse_or_run(
         store, key, GeneratedTests, lambda: _generate(source, spec, index, settings, progress),
         valid=lambda g: g.precheck is not BuildStatus.ERRORED,
@@ -52,6 +54,7 @@ def build_tests_task(
         spec_id=spec.id, testbuilder_new_tests=len(result.kept), tb_llm_tokens=result.llm_tokens,
         tb_dropped=len(result.dropped), testbuilder_selfcheck_failures=result.repair_rounds,
         generator=result.generator, branch=result.branch_name, commit_sha=result.commit_sha,
+        tb_duration_sec=round(time.perf_counter() - started, 1),
     )  # fmt: skip
     get_run_logger().info(
         "GeneratedTests for %s: %s, %d kept, %d dropped (%s)",
