@@ -40,4 +40,7 @@ def prepare(repo: str, commit: str | None, branch: str | None, launcher: str | N
     # than its default 20 s to come up. There is no internet for its telemetry either.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    from mendflow.cli.server import tie_temporary_server  # imports Prefect's server: only flow commands pay
+
+    tie_temporary_server()
     return location

@@ -89,3 +89,27 @@ def test_a_signal_stops_the_jobs_and_cancels_the_run(
     finally:
         if cli.poll() is None:
             cli.kill()
+
+
+def _temporary_servers(cli: subprocess.Popen[bytes]) -> set[int]:
+    return {pid for pid in _descendants(cli.pid) if "prefect.server.api.server:create_app" in _cmdline(pid)}
+
+
+def test_the_temporary_prefect_server_dies_with_a_killed_command(make_repo: RepoFactory, tmp_path: Path) -> None:
+    repo = make_repo(SLOW_TESTS, name="slow")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
+    env.update(MENDFLOW_STATE_DIR=str(tmp_path / "state"), PREFECT_HOME=str(tmp_path / "prefect"))
+    cli = subprocess.Popen([sys.executable, "-m", "mendflow.cli", "build", str(repo)], env=env)
+    try:
+        _wait_for_job(cli)
+        servers = _temporary_servers(cli)
+        assert servers, "no temporary server was started"
+        cli.kill()
+        cli.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in servers):
+            time.sleep(0.2)
+        assert not [p for p in servers if Path(f"/proc/{p}").exists()], "the temporary server outlived its command"
+    finally:
+        if cli.poll() is None:
+            cli.kill()
