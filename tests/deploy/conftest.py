@@ -1,10 +1,15 @@
 """Real parts for the deployment tests: `prefect deploy` of this checkout's prefect.yaml, a process worker,
-`mendflow webhook` as a subprocess, and a git repository with a small passing Python project."""
+`mendflow webhook` as a subprocess, and a git repository with a small passing Python project.
+
+The process deployments `git_clone` mendflow's code on the worker, so the tests deploy them from a git
+snapshot of this working tree (``code_snapshot``): workers run the code under test, not the last commit.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -58,11 +63,13 @@ def poll(what: str, probe: Callable[[], T | None], timeout: float = 90, every: f
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
-def prefect_cli(server: PrefectServer, *args: str, timeout: float = 300) -> str:
+def prefect_cli(
+    server: PrefectServer, *args: str, timeout: float = 300, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> str:
     result = subprocess.run(
         [sys.executable, "-m", "prefect", "--no-prompt", *args],
-        cwd=ROOT,
-        env={**os.environ, **server.env},
+        cwd=cwd,
+        env={**os.environ, **server.env, **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -79,44 +86,68 @@ def pipeline_trigger() -> dict[str, Any]:
     return dict(pipeline["triggers"][0])
 
 
+def git(cwd: Path, *args: str) -> str:
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    if result.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed in {cwd}: {result.stderr[-2000:]}")
+    return result.stdout
+
+
+def code_snapshot(dest: Path, branch: str = "main") -> Path:
+    """A git repository holding this working tree as one commit on ``branch`` (tracked and untracked files
+    that .gitignore lets through): what a worker clones, uncommitted changes included."""
+    listed = git(ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
+    dest.mkdir(parents=True)
+    for rel in filter(None, listed):
+        source = ROOT / rel
+        if source.is_file():  # a tracked file deleted in the working tree is listed but gone
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel)
+    git(dest, "init", "-q", "-b", branch)
+    git(dest, "add", "-A")
+    git(dest, "-c", "user.name=mendflow-tests", "-c", "user.email=tests@mendflow.invalid", "commit", "-qm", "code")
+    return dest
+
+
 @dataclass
 class Deployed:
     target_id: UUID
     deploy_seconds: float
+    code_repo: Path  # what the process deployments clone
+
+
+def create_pools(server: PrefectServer) -> None:
+    prefect_cli(server, "work-pool", "create", "mendflow-process", "--type", "process", "--overwrite")
+    template = ROOT / "k8s" / "prefect" / "base-job-template.json"
+    prefect_cli(
+        server,
+        *("work-pool", "create", "mendflow-kubernetes", "--type", "kubernetes", "--overwrite"),
+        *("--base-job-template", str(template)),
+    )
 
 
 @pytest.fixture(scope="module")
-def deployed(prefect_server: PrefectServer) -> Deployed:
-    """Pools created, then this checkout's prefect.yaml deployed (all of it once every flow exists)."""
-    prefect_cli(prefect_server, "work-pool", "create", "mendflow-process", "--type", "process", "--overwrite")
+def deployed(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFactory) -> Deployed:
+    """Pools created, then this checkout's prefect.yaml deployed, cloning from a snapshot of the working tree."""
+    code = code_snapshot(tmp_path_factory.mktemp("code") / "mendflow")
+    env = {"MENDFLOW_CODE_REPO": str(code), "MENDFLOW_CODE_BRANCH": "main"}
+    create_pools(prefect_server)
     started = time.monotonic()
     if HAS_PIPELINE and HAS_REINDEX:
-        template = ROOT / "k8s" / "prefect" / "base-job-template.json"
-        extra = ["--base-job-template", str(template)] if template.exists() else []
-        prefect_cli(
-            prefect_server,
-            "work-pool",
-            "create",
-            "mendflow-kubernetes",
-            "--type",
-            "kubernetes",
-            "--overwrite",
-            *extra,
-        )
-        prefect_cli(prefect_server, "deploy", "--all")
+        prefect_cli(prefect_server, "deploy", "--all", env=env)
     else:
         trigger = [] if HAS_PIPELINE else ["--trigger", json.dumps(pipeline_trigger())]
-        prefect_cli(prefect_server, "deploy", "--name", TARGET, *trigger)
+        prefect_cli(prefect_server, "deploy", "--name", TARGET, *trigger, env=env)
         if HAS_REINDEX:
-            prefect_cli(prefect_server, "deploy", "--name", "reindex-repo/default")
+            prefect_cli(prefect_server, "deploy", "--name", "reindex-repo/default", env=env)
     elapsed = time.monotonic() - started
     with get_client(sync_client=True) as client:
-        return Deployed(client.read_deployment_by_name(TARGET).id, elapsed)
+        return Deployed(client.read_deployment_by_name(TARGET).id, elapsed, code)
 
 
-def _start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+def _start(cmd: list[str], env: dict[str, str], log: Path, cwd: Path = ROOT) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -133,7 +164,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def worker(
     prefect_server: PrefectServer, deployed: Deployed, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Path]:
-    """A real process worker on mendflow-process; yields its log."""
+    """A real process worker on mendflow-process, started outside the checkout; yields its log."""
     home = tmp_path_factory.mktemp("worker")
     env = {
         **os.environ,
@@ -145,7 +176,7 @@ def worker(
     }
     log = home / "worker.log"
     cmd = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "mendflow-process", "--type", "process"]
-    proc = _start(cmd, env, log)
+    proc = _start(cmd, env, log, cwd=home)
     yield log
     _stop(proc)
 

@@ -178,6 +178,11 @@ def test_run_parameters_come_from_the_event(github_run: GithubPush, source_repo:
     assert (params["repo"], params["commit"], params["branch"]) == (str(source_repo.path), github_run.commit, "main")
 
 
+def test_run_repo_id_is_the_pushed_repositorys_owner_and_name(github_run: GithubPush) -> None:
+    """The clone URL is a local path (no owner in it): repo_id comes from the push, not from the URL."""
+    assert github_run.timed.run.parameters["repo_id"] == "acme/calc"
+
+
 def test_run_has_artifacts(github_run: GithubPush) -> None:
     with get_client(sync_client=True) as client:
         artifacts = client.read_artifacts(
