@@ -64,7 +64,9 @@ def build_attempt(source: Source, stage: str) -> BuildReport:
     prefix = source.artefacts.build(source.commit_sha, stage, attempt)
     staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
     result = get_launcher(settings).run(job_spec(source, stage, attempt, staging, store, settings))
-    report = publish(store, staging, prefix, collect_report(store, staging, result, source, stage, attempt))
+    max_bytes = settings.limits.job_output_mb * 1024 * 1024
+    collected = collect_report(store, staging, result, source, stage, attempt, max_bytes)
+    report = publish(store, staging, prefix, collected, max_bytes)
     if report.status is BuildStatus.ERRORED and report.fail_reason is not FailReason.BAD_INPUT:
         raise BuildErrored(report)
     return report

@@ -6,17 +6,20 @@ trusted side asked for (commit), and a job that wrote nothing usable becomes an 
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
 from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason
-from mendflow.errors import MendflowError
+from mendflow.errors import MendflowError, TooLargeError
 from mendflow.keys import REPORT
 from mendflow.launcher.base import JobResult, JobSpec, JobState
 from mendflow.settings import Settings
 from mendflow.source import Source
 from mendflow.store.base import ArtefactStore
+
+log = logging.getLogger(__name__)
 
 IMAGE = "ci-runner-python"
 # Published in this order; report.json goes last and is the commit marker of an attempt.
@@ -100,7 +103,13 @@ def errored_report(
 
 
 def collect_report(
-    store: ArtefactStore, staging: str, result: JobResult, source: Source, stage: str, attempt: int
+    store: ArtefactStore,
+    staging: str,
+    result: JobResult,
+    source: Source,
+    stage: str,
+    attempt: int,
+    max_bytes: int,
 ) -> BuildReport:
     """The job's own report when it wrote a valid one, else an ERRORED report that says why."""
     key = f"{staging}/{REPORT}"
@@ -110,7 +119,9 @@ def collect_report(
             why = f"{why}; last output: {result.log_tail.strip().splitlines()[-1][:300]}"
         return errored_report(source, stage, attempt, _JOB_FAILURES[result.state], why, result.duration_sec)
     try:
-        report = BuildReport.model_validate_json(store.get_bytes(key))
+        report = BuildReport.model_validate_json(store.get_capped(key, max_bytes))
+    except TooLargeError as exc:  # the repository's doing: a retry would write it again
+        return errored_report(source, stage, attempt, FailReason.BAD_INPUT, exc.one_line(), result.duration_sec)
     except ValidationError as exc:
         why = f"the job's {REPORT} breaks the BuildReport contract: {exc.errors()[0]['msg']}"
         return errored_report(source, stage, attempt, FailReason.RUNNER_CRASH, why, result.duration_sec)
@@ -123,11 +134,19 @@ def collect_report(
     )
 
 
-def publish(store: ArtefactStore, staging: str, prefix: str, report: BuildReport) -> BuildReport:
-    """Move the staged artefacts to their final keys; the report is written last, as the commit."""
+def publish(store: ArtefactStore, staging: str, prefix: str, report: BuildReport, max_bytes: int) -> BuildReport:
+    """Move the staged artefacts to their final keys; the report is written last, as the commit.
+
+    An artefact over ``max_bytes`` (a job may write anything) is not kept; the log says which.
+    """
     for name in ARTEFACTS:
-        if store.exists(f"{staging}/{name}"):
-            store.put_bytes(f"{prefix}/{name}", store.get_bytes(f"{staging}/{name}"))
+        staged = f"{staging}/{name}"
+        if not store.exists(staged):
+            continue
+        if (size := store.size(staged)) > max_bytes:
+            log.warning("not keeping %s: %d bytes, over the %d a job may return", name, size, max_bytes)
+            continue
+        store.copy(staged, f"{prefix}/{name}")
     report = report.model_copy(update={"artefact_url": store.url_for(prefix)})
     store.put_bytes(f"{prefix}/{REPORT}", report.model_dump_json(indent=2).encode())
     store.delete_prefix(staging)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from pathlib import Path
 
+from mendflow.errors import TooLargeError
+
 
 def artefact_prefix(repo: str, commit: str, stage: str, attempt: int) -> str:
     return f"{repo}/{commit}/{stage}/{attempt}"
@@ -33,6 +35,24 @@ class ArtefactStore(ABC):
     @abstractmethod
     def get_bytes(self, key: str) -> bytes:
         """Read ``key``; raise ArtefactNotFoundError when absent."""
+
+    def get_capped(self, key: str, max_bytes: int) -> bytes:
+        """Read ``key`` only when it holds at most ``max_bytes``: for what a job wrote, which may be anything."""
+        size = self.size(key)
+        if size > max_bytes:
+            raise TooLargeError(
+                f"{key.rsplit('/', 1)[-1]} is {size} bytes, over the {max_bytes} a job may return",
+                hint="raise MENDFLOW_LIMITS__JOB_OUTPUT_MB if the repository really needs it",
+            )
+        return self.get_bytes(key)
+
+    @abstractmethod
+    def size(self, key: str) -> int:
+        """Bytes stored at ``key``; raise ArtefactNotFoundError when absent."""
+
+    @abstractmethod
+    def copy(self, source_key: str, dest_key: str) -> str:
+        """Copy one key to another atomically, without passing the bytes through memory; return its URL."""
 
     @abstractmethod
     def exists(self, key: str) -> bool: ...

@@ -68,6 +68,19 @@ class FileStore(ArtefactStore):
                 hint="check the repo/commit/stage/attempt in the key, or rerun the stage that writes it",
             ) from exc
 
+    def size(self, key: str) -> int:
+        try:
+            return self._path(key).stat().st_size
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise ArtefactNotFoundError(
+                f"artefact {key!r} not found in {self.url}",
+                hint="check the repo/commit/stage/attempt in the key, or rerun the stage that writes it",
+            ) from exc
+
+    def copy(self, source_key: str, dest_key: str) -> str:
+        self.size(source_key)  # a missing source is ArtefactNotFoundError, like the other backends
+        return self.put_file(dest_key, self._path(source_key))
+
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 

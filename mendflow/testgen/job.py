@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from mendflow import keys
 from mendflow.contracts import TestgenJobResult
-from mendflow.errors import ArtefactNotFoundError
+from mendflow.errors import ArtefactNotFoundError, TooLargeError
 from mendflow.jobcode import TESTGEN_PACKAGE, zipapp_bytes
 from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput
 from mendflow.progress import LINE_PREFIX
@@ -151,8 +151,9 @@ def run_job(
         labels={"stage": "testbuilder", "spec": name},
     )
     result: JobResult = launcher.run(spec, on_output)
+    max_bytes = settings.limits.job_output_mb * 1024 * 1024
     try:
-        data = TestgenJobResult.model_validate_json(store.get_bytes(f"{prefix}/result.json"))
+        data = TestgenJobResult.model_validate_json(store.get_capped(f"{prefix}/result.json", max_bytes))
     except ArtefactNotFoundError:
         why = result.reason or f"the job ended ({result.state}) without writing result.json"
         tail = result.log_tail.strip().splitlines()[-1:] if result.log_tail else []
@@ -161,6 +162,8 @@ def run_job(
             reason=f"{why}{'; last output: ' + tail[0][:300] if tail else ''}",
             duration_sec=result.duration_sec,
         )
+    except TooLargeError as exc:
+        return JobOutcome(JobState.ERROR, reason=exc.one_line(), duration_sec=result.duration_sec)
     except ValidationError as exc:
         why = f"the job's result.json breaks the TestgenJobResult contract: {exc.errors()[0]['msg']}"
         return JobOutcome(JobState.ERROR, reason=why, duration_sec=result.duration_sec)
