@@ -8,11 +8,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 
-def mendflow(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def mendflow(*args: str, cwd: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("MENDFLOW_", "BUILD_TIMEOUT", "MIN_LINE"))}
     return subprocess.run(
         [sys.executable, "-m", "mendflow.cli", *args],
@@ -21,6 +22,7 @@ def mendflow(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         env={**clean, **env},
         timeout=60,
         check=False,
+        cwd=cwd,
     )
 
 
@@ -32,7 +34,10 @@ def assert_one_line(result: subprocess.CompletedProcess[str], *words: str) -> No
     assert all(word in lines[0] for word in words), lines[0]
 
 
-@pytest.mark.parametrize("command", ["build", "run", "index", "search", "webhook", "plan", "gen", "reap"])
+COMMANDS = ["build", "run", "index", "search", "webhook", "plan", "gen", "reap", "metrics"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
 def test_unknown_option(command: str) -> None:
     assert_one_line(mendflow(command, "--bogus"), "--bogus")
 
@@ -55,10 +60,20 @@ def test_missing_argument(args: list[str], word: str) -> None:
         (["reap", "--older-than", "soon"], "--older-than"),
         (["run", ".", "--deployment", "d/x", "--timeout", "abc"], "--timeout"),
         (["search", "x", "--k", "many"], "--k"),
+        (["webhook", "--port", "x"], "--port"),
+        (["metrics", "--port", "x"], "--port"),
+        (["plan", "--report", "/no/such/report.json"], "/no/such/report.json"),
+        (["gen", "--spec", "/no/such/spec.json"], "/no/such/spec.json"),
+        (["index", "/no/such/tree"], "/no/such/tree"),
     ],
 )
 def test_malformed_value(args: list[str], word: str) -> None:
     assert_one_line(mendflow(*args), word)
+
+
+@pytest.mark.parametrize("command", ["build", "run"])
+def test_no_repository_outside_a_repository(command: str, tmp_path: Path) -> None:
+    assert_one_line(mendflow(command, cwd=str(tmp_path)), "not a git repository")
 
 
 def test_unknown_command() -> None:
