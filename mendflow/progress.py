@@ -9,6 +9,7 @@ Listeners are called on the reporting thread, which is often a launcher's output
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import unicodedata
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeGuard
 
 log = logging.getLogger(__name__)
 
@@ -92,3 +94,44 @@ def _publish(update: Update) -> None:
             listener(update)
         except Exception:  # a display's bug must not fail the stage that reported
             log.warning("progress listener %r failed", listener, exc_info=True)
+
+
+OnProgress = Callable[[int, int], None]  # (units done, in all): moves a progress display
+
+
+def parse_progress(line: str, total: int) -> int | None:
+    """``done`` from a job's progress line, clamped to [0, total]; None unless it is one, for ``total`` units.
+
+    The line is the job's, so anything may be in it: a claim about another total, or a line that is not
+    JSON, not an object, or holds no integers, says nothing.
+    """
+    if not line.startswith(LINE_PREFIX):
+        return None
+    try:
+        fields = json.loads(line[len(LINE_PREFIX) :])
+    except (ValueError, RecursionError):  # RecursionError: 4 KiB of "[" nest deeper than the parser goes
+        return None
+    if not isinstance(fields, dict):
+        return None
+    done, claimed = fields.get("done"), fields.get("total")
+    if not _is_int(done) or not _is_int(claimed) or claimed != total:
+        return None
+    return max(0, min(total, done))
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class ProgressReader:
+    """A launcher ``on_output`` that calls ``on_progress(done, total)`` for each progress line moving forward."""
+
+    def __init__(self, total: int, on_progress: OnProgress) -> None:
+        self.total, self.on_progress = total, on_progress
+        self.done = 0
+
+    def __call__(self, line: str) -> None:
+        done = parse_progress(line, self.total)
+        if done is not None and done > self.done:  # a repeated or backward claim would only jerk the bar
+            self.done = done
+            self.on_progress(done, self.total)

@@ -15,7 +15,15 @@ from prefect.context import TaskRunContext
 
 from mendflow import events
 from mendflow import source as sources
-from mendflow.ci.job import BuildErrored, collect_report, job_spec, latest_report, metrics_payload, publish
+from mendflow.ci.job import (
+    BuildErrored,
+    collect_report,
+    job_spec,
+    latest_report,
+    metrics_payload,
+    phase_progress,
+    publish,
+)
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from mendflow.launcher import get_launcher
 from mendflow.render import artifact_key, build_markdown, coverage_rows
@@ -63,7 +71,8 @@ def build_attempt(source: Source, stage: str) -> BuildReport:
     store = open_store(settings.resolved_store_url(), settings)
     prefix = source.artefacts.build(source.commit_sha, stage, attempt)
     staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
-    result = get_launcher(settings).run(job_spec(source, stage, attempt, staging, store, settings))
+    spec = job_spec(source, stage, attempt, staging, store, settings)
+    result = get_launcher(settings).run(spec, phase_progress(stage))
     max_bytes = settings.limits.job_output_mb * 1024 * 1024
     collected = collect_report(store, staging, result, source, stage, attempt, max_bytes)
     report = publish(store, staging, prefix, collected, max_bytes)

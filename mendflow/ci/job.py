@@ -11,10 +11,12 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
+from mendflow import progress
 from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason
 from mendflow.errors import MendflowError, TooLargeError
 from mendflow.keys import REPORT
-from mendflow.launcher.base import JobResult, JobSpec, JobState
+from mendflow.launcher.base import JobResult, JobSpec, JobState, OnOutput
+from mendflow.progress import ProgressReader
 from mendflow.settings import Settings
 from mendflow.source import Source
 from mendflow.store.base import ArtefactStore
@@ -24,6 +26,8 @@ log = logging.getLogger(__name__)
 IMAGE = "ci-runner-python"
 # Published in this order; report.json goes last and is the commit marker of an attempt.
 ARTEFACTS = ("coverage.json", "junit.xml", "runner.log")
+# The runner's phases in order (images/ci-runner-python/mendflow_runner/progress.py prints as each starts).
+PHASES = ("unpack", "dependencies", "lint", "tests", "coverage")
 OUT = "{workspace}/out"
 
 _JOB_FAILURES = {
@@ -165,3 +169,15 @@ def latest_report(store: ArtefactStore, source: Source, stage: str) -> BuildRepo
         return None
     report = BuildReport.model_validate_json(store.get_bytes(attempts[max(attempts)]))
     return None if report.status is BuildStatus.ERRORED else report
+
+
+def phase_progress(stage: str) -> OnOutput:
+    """A launcher ``on_output`` turning the runner's phase lines into progress for ``stage``.
+
+    Only the count is the job's; the phase's name is ours, so a job cannot put words on the display.
+    """
+
+    def moved(done: int, total: int) -> None:
+        progress.report(stage, done, total, PHASES[done] if done < total else "")
+
+    return ProgressReader(len(PHASES), moved)

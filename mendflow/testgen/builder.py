@@ -19,6 +19,7 @@ from mendflow.keys import RepoKeys
 from mendflow.launcher import get_launcher
 from mendflow.launcher.base import JobState, Launcher
 from mendflow.llm import LLMClient
+from mendflow.progress import OnProgress, ProgressReader
 from mendflow.settings import Settings, get_settings
 from mendflow.snippets import SnippetSource
 from mendflow.source import publish_snapshot
@@ -28,7 +29,7 @@ from mendflow.testgen import layout
 from mendflow.testgen.accept import Accepted, accept
 from mendflow.testgen.commit import branch_for, commit_files
 from mendflow.testgen.context import RepoContext, gather
-from mendflow.testgen.job import JobOutcome, OnProgress, ProgressReader, expected_total, run_job
+from mendflow.testgen.job import JobOutcome, expected_total, run_job
 from mendflow.testgen.llm_gen import STAGE, TestDraft, materialise, repair_prompt, system_prompt, user_prompt
 from mendflow.testgen.secrets import scan
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -20,14 +19,12 @@ from mendflow.contracts import TestgenJobResult
 from mendflow.errors import ArtefactNotFoundError, TooLargeError
 from mendflow.jobcode import TESTGEN_PACKAGE, zipapp_bytes
 from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput
-from mendflow.progress import LINE_PREFIX
 from mendflow.settings import Settings
 from mendflow.store.base import ArtefactStore
 
 JOB_IMAGE = "ci-runner-python"  # the builder reuses the CI runner's image and its mendflow_runner package
 PYZ = "mendflow_testgen.pyz"
 OUTPUTS = ("builder.log", "result.json")  # result.json last: its presence means the job finished
-OnProgress = Callable[[int, int], None]  # (modules or files done, in all): moves a progress display
 
 
 @dataclass
@@ -69,44 +66,6 @@ def expected_total(candidates: dict[str, Any]) -> int:
     if candidates.get("mode") == "pynguin":
         return len((candidates.get("pynguin") or {}).get("modules") or [])
     return len(candidates.get("files") or {})
-
-
-def parse_progress(line: str, total: int) -> int | None:
-    """``done`` from a job's progress line, clamped to [0, total]; None unless it is one, for ``total`` units.
-
-    The line is the job's, so anything may be in it: a claim about another total, or a line that is not
-    JSON, not an object, or holds no integers, says nothing.
-    """
-    if not line.startswith(LINE_PREFIX):
-        return None
-    try:
-        fields = json.loads(line[len(LINE_PREFIX) :])
-    except (ValueError, RecursionError):  # RecursionError: 4 KiB of "[" nest deeper than the parser goes
-        return None
-    if not isinstance(fields, dict):
-        return None
-    done, claimed = fields.get("done"), fields.get("total")
-    if not _is_int(done) or not _is_int(claimed) or claimed != total:
-        return None
-    return max(0, min(total, done))
-
-
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-class ProgressReader:
-    """A launcher ``on_output`` that calls ``on_progress(done, total)`` for each progress line moving forward."""
-
-    def __init__(self, total: int, on_progress: OnProgress) -> None:
-        self.total, self.on_progress = total, on_progress
-        self.done = 0
-
-    def __call__(self, line: str) -> None:
-        done = parse_progress(line, self.total)
-        if done is not None and done > self.done:  # a repeated or backward claim would only jerk the bar
-            self.done = done
-            self.on_progress(done, self.total)
 
 
 def run_job(

@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from . import coverage_report, deps, lint, repo_config, report, testing, unpack
+from . import coverage_report, deps, lint, progress, repo_config, report, testing, unpack
 from .config import JobConfig, parse_args
 from .proc import Log
 
@@ -70,6 +70,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def timed(rep: report.Report, step: str) -> Iterator[None]:
+    progress.phase_started(step)
     start = time.monotonic()
     try:
         yield

@@ -17,11 +17,11 @@ from mendflow.contracts import BuildStatus
 from mendflow.launcher.base import JobSpec, JobState
 from mendflow.launcher.local import LocalLauncher
 from mendflow.plan import plan_tests
-from mendflow.progress import LINE_PREFIX
+from mendflow.progress import LINE_PREFIX, ProgressReader, parse_progress
 from mendflow.settings import PynguinSettings, Settings
 from mendflow.store.file import FileStore
 from mendflow.testgen import build_tests
-from mendflow.testgen.job import ProgressReader, expected_total, parse_progress
+from mendflow.testgen.job import expected_total
 from tests.mendflow.plan.helpers import measured_report, new_repo
 
 
