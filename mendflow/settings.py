@@ -58,6 +58,14 @@ class S3Settings(BaseModel):
     access_key_id: SecretStr | None = None
     secret_access_key: SecretStr | None = None
     presign_expiry_sec: int = 3600
+    bucket_block: str | None = Field(
+        None,
+        description="A prefect-aws S3Bucket block: the store is its bucket and folder, with its credentials "
+        "(use instead of MENDFLOW_STORE_URL).",
+    )
+    credentials_block: str | None = Field(
+        None, description="A prefect-aws AwsCredentials block for the s3:// store URL; wins over the keys above."
+    )
 
 
 class LLMSettings(BaseModel):
@@ -65,6 +73,7 @@ class LLMSettings(BaseModel):
 
     base_url: str | None = None
     api_key: SecretStr | None = None
+    api_key_block: str | None = Field(None, description="A Prefect Secret block holding the key; wins over api_key.")
     model: str = "gpt-4o-mini"
     embedding_model: str = "text-embedding-3-small"
     token_budget_per_run: int = 200_000
@@ -73,7 +82,7 @@ class LLMSettings(BaseModel):
 
     @property
     def enabled(self) -> bool:
-        return bool(self.base_url or self.api_key)
+        return bool(self.base_url or self.api_key or self.api_key_block)
 
 
 class IndexSettings(BaseModel):
@@ -96,6 +105,9 @@ class KubernetesSettings(BaseModel):
     image_pull_grace_sec: int = 60
     ttl_seconds_after_finished: int = 300
     service_account: str = "mendflow-job"
+    credentials_block: str | None = Field(
+        None, description="A prefect-kubernetes KubernetesCredentials block; wins over context and KUBECONFIG."
+    )
 
 
 class LimitsSettings(BaseModel):

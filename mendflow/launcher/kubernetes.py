@@ -25,6 +25,7 @@ from kubernetes import client as k
 from kubernetes import config as kconfig
 from kubernetes.client.rest import ApiException
 
+from mendflow import blocks
 from mendflow.errors import ConfigError, LaunchError
 from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput, output_sink
 from mendflow.launcher.k8s_logs import LogFollower, run_logger
@@ -50,6 +51,11 @@ class _Counter:
 def load_configuration(settings: Settings) -> k.Configuration:
     """The API client configuration: the named kubeconfig context, else the current one, else in-cluster."""
     cfg = k.Configuration()
+    from_block = blocks.kubeconfig(settings.kubernetes)
+    if from_block is not None:
+        config_dict, block_context = from_block
+        kconfig.load_kube_config_from_dict(config_dict, context=block_context, client_configuration=cfg)
+        return cfg
     context = settings.kubernetes.context
     try:
         kconfig.load_kube_config(context=context, client_configuration=cfg)

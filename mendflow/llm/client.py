@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from mendflow import blocks
 from mendflow.errors import ConfigError, LLMError
 from mendflow.llm.budget import TokenLedger, estimate_tokens
 from mendflow.settings import LLMSettings, Settings
@@ -34,7 +35,11 @@ class LLMClient:
         self.ledger = ledger or TokenLedger(settings.token_budget_per_run)
         import openai  # late: importing openai costs seconds, and offline runs never need it
 
-        key = settings.api_key.get_secret_value() if settings.api_key else "unused"  # local servers need none
+        secret = (
+            blocks.secret(settings.api_key_block, "MENDFLOW_LLM__API_KEY_BLOCK") if settings.api_key_block else None
+        )
+        secret = secret or settings.api_key
+        key = secret.get_secret_value() if secret else "unused"  # local servers need none
         self._client = openai.OpenAI(
             base_url=settings.base_url,
             api_key=key,
