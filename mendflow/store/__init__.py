@@ -7,9 +7,9 @@ from urllib.parse import unquote, urlsplit
 
 from mendflow.errors import ConfigError
 from mendflow.settings import Settings, get_settings
-from mendflow.store.base import ArtefactStore, artefact_prefix
+from mendflow.store.base import ArtefactStore
 
-__all__ = ["ArtefactStore", "artefact_prefix", "open_store"]
+__all__ = ["ArtefactStore", "open_store"]
 
 _URL_HINT = "set MENDFLOW_STORE_URL to file:///absolute/path or s3://bucket/prefix"
 

@@ -1,4 +1,4 @@
-"""The artefact store interface: keys are '<repo>/<commit>/<stage>/<attempt>/<name>'."""
+"""The artefact store interface: flat keys, built by ``mendflow/keys.py`` (``repos/<owner>/<name>/<sha>/…``)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,6 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from mendflow.errors import TooLargeError
-
-
-def artefact_prefix(repo: str, commit: str, stage: str, attempt: int) -> str:
-    return f"{repo}/{commit}/{stage}/{attempt}"
 
 
 class ArtefactStore(ABC):

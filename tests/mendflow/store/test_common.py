@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 
 from mendflow.errors import ArtefactNotFoundError, StoreError
-from mendflow.store.base import ArtefactStore, artefact_prefix
+from mendflow.store.base import ArtefactStore
 from tests.mendflow.store.conftest import SimulatedCrash, StoreCase
 
 KEY = "demo/abc123/B1/1/report.json"
@@ -82,7 +82,7 @@ def test_list_of_an_unknown_prefix_is_empty(store: ArtefactStore) -> None:
 
 
 def test_delete_prefix_removes_only_keys_under_it(store: ArtefactStore) -> None:
-    gone = artefact_prefix("demo", "c1", "B1", 1)
+    gone = "demo/c1/B1/1"
     store.put_bytes(f"{gone}/report.json", b"x")
     store.put_bytes(f"{gone}/logs/out.txt", b"x")
     store.put_bytes("demo/c1/B1/2/report.json", b"x")
