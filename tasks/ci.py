@@ -75,7 +75,7 @@ def build_attempt(source: Source, stage: str) -> BuildReport:
     result = get_launcher(settings).run(spec, phase_progress(stage))
     max_bytes = settings.limits.job_output_mb * 1024 * 1024
     collected = collect_report(store, staging, result, source, stage, attempt, max_bytes)
-    report = publish(store, staging, prefix, collected, max_bytes)
+    report = publish(store, staging, prefix, collected, settings.limits)
     if report.status is BuildStatus.ERRORED and report.fail_reason is not FailReason.BAD_INPUT:
         raise BuildErrored(report)
     return report

@@ -17,11 +17,12 @@ from mendflow.errors import MendflowError, TooLargeError
 from mendflow.keys import REPORT
 from mendflow.launcher.base import JobResult, JobSpec, JobState, OnOutput
 from mendflow.progress import ProgressReader
-from mendflow.settings import Settings
+from mendflow.settings import LimitsSettings, Settings
 from mendflow.source import Source
 from mendflow.store.base import ArtefactStore
 
 log = logging.getLogger(__name__)
+MIB = 1024 * 1024
 
 IMAGE = "ci-runner-python"
 # Published in this order; report.json goes last and is the commit marker of an attempt.
@@ -138,17 +139,20 @@ def collect_report(
     )
 
 
-def publish(store: ArtefactStore, staging: str, prefix: str, report: BuildReport, max_bytes: int) -> BuildReport:
+def publish(
+    store: ArtefactStore, staging: str, prefix: str, report: BuildReport, limits: LimitsSettings
+) -> BuildReport:
     """Move the staged artefacts to their final keys; the report is written last, as the commit.
 
-    An artefact over ``max_bytes`` (a job may write anything) is not kept; the log says which.
+    An artefact over its limit (a job may write anything) is not kept; the run's log says which and why.
     """
     for name in ARTEFACTS:
         staged = f"{staging}/{name}"
         if not store.exists(staged):
             continue
-        if (size := store.size(staged)) > max_bytes:
-            log.warning("not keeping %s: %d bytes, over the %d a job may return", name, size, max_bytes)
+        max_mb = limits.job_log_mb if name.endswith(".log") else limits.job_output_mb
+        if (size := store.size(staged)) > max_mb * MIB:
+            log.warning("not keeping %s: %d bytes, over the %d MiB a job may return", name, size, max_mb)
             continue
         store.copy(staged, f"{prefix}/{name}")
     report = report.model_copy(update={"artefact_url": store.url_for(prefix)})
