@@ -30,6 +30,7 @@ def webhook(
     import uvicorn
 
     from mendflow.webhook import WebhookSettings, create_app
+    from mendflow.webhook.server import with_header_timeout
 
     settings = WebhookSettings()
     if not settings.enabled_providers():
@@ -47,4 +48,5 @@ def webhook(
         # Behind a proxy or ingress the peer address is the proxy's; nothing here trusts it anyway.
         proxy_headers=False,
         server_header=False,
+        http=with_header_timeout(settings.header_timeout_sec),
     )

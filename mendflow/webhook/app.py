@@ -1,11 +1,14 @@
 """The ASGI app: ``POST /hooks/{provider}`` and ``GET /healthz``.
 
-Order matters: size limit while reading, signature before parsing, filters before the delivery is recorded,
-and the delivery is recorded before the event is sent (released again if sending fails).
+Order matters: size limit and deadline while reading, signature before parsing, nesting depth before
+``json.loads``, filters before the delivery is recorded, and the delivery (its id *and* its signed body, so a
+replay under a new id is caught too) is recorded before the event is sent (released again if sending fails).
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 from fnmatch import fnmatchcase
 
@@ -19,7 +22,7 @@ from mendflow.errors import MendflowError
 from mendflow.webhook.config import SECRET_FIELDS, WebhookSettings
 from mendflow.webhook.dedup import DeliveryStore
 from mendflow.webhook.emit import Emitter, post_event
-from mendflow.webhook.errors import EmitError, PayloadTooLargeError, ProviderDisabledError
+from mendflow.webhook.errors import BodyTimeoutError, EmitError, PayloadTooLargeError, ProviderDisabledError
 from mendflow.webhook.push import PARSERS, PushEvent, decode_json, delivery_id, event_kind
 from mendflow.webhook.verify import VERIFIERS
 
@@ -27,6 +30,17 @@ log = logging.getLogger("mendflow.webhook")
 
 # URL segment → provider; Forgejo speaks Gitea's protocol.
 ROUTES = {"github": "github", "gitlab": "gitlab", "gitea": "gitea", "forgejo": "gitea", "git": "git"}
+
+
+async def read_body(request: Request, limit: int, timeout_sec: float) -> bytes:
+    """The body, 413 past ``limit`` bytes, 408 when it has not all arrived within ``timeout_sec``."""
+    try:
+        async with asyncio.timeout(timeout_sec):
+            return await read_limited(request, limit)
+    except TimeoutError as exc:
+        raise BodyTimeoutError(
+            f"the body did not arrive within {timeout_sec:g} s", hint="send the whole body at once"
+        ) from exc
 
 
 async def read_limited(request: Request, limit: int) -> bytes:
@@ -42,6 +56,11 @@ async def read_limited(request: Request, limit: int) -> bytes:
             raise PayloadTooLargeError(f"body exceeds {limit} bytes", hint="raise max_body_bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def body_key(provider: str, body: bytes) -> str:
+    """The signed body's identity: a replay under a new delivery id carries the same bytes and signature."""
+    return f"{provider}:body:{hashlib.sha256(body).hexdigest()}"
 
 
 def ignore_reason(push: PushEvent, settings: WebhookSettings) -> str | None:
@@ -84,25 +103,25 @@ def create_app(
         if provider is None:
             return _reply(404, error=f"unknown provider {request.path_params['provider']!r}")
         secret = _secret(settings, provider)
-        body = await read_limited(request, settings.max_body_bytes)
+        body = await read_body(request, settings.max_body_bytes, settings.body_timeout_sec)
         VERIFIERS[provider](request.headers, body, secret)
         kind = event_kind(provider, request.headers)
         if kind == "ping":
             return _reply(200, status="pong")
         if kind != "push":
             return _reply(202, status="ignored", reason=f"{kind} is not a push")
-        push = PARSERS[provider](decode_json(body))
+        push = PARSERS[provider](decode_json(body, settings.max_json_depth))
         if reason := ignore_reason(push, settings):
             log.info("ignored %s push to %s %s: %s", provider, push.repo_name, push.ref, reason)
             return _reply(202, status="ignored", reason=reason)
         key = f"{provider}:{delivery_id(provider, request.headers, body)}"
-        if not await run_in_threadpool(store.claim, key):
-            log.info("duplicate delivery %s ignored", key)
+        if not await run_in_threadpool(store.claim, key, body_key(provider, body)):
+            log.info("duplicate delivery %s ignored (its id or its signed body was seen)", key)
             return _reply(200, status="duplicate", delivery=key)
         try:
             event_id = await emitter(push, key)
         except EmitError:
-            await run_in_threadpool(store.release, key)
+            await run_in_threadpool(store.release, key, body_key(provider, body))
             raise
         log.info("push %s %s@%s accepted as event %s", key, push.repo_name, push.after[:12], event_id)
         return _reply(202, status="accepted", delivery=key, event_id=str(event_id))

@@ -46,6 +46,11 @@ class WebhookSettings(BaseSettings):
     max_body_bytes: int = Field(default=MIB, gt=0, description="Bigger bodies get 413 (while streaming).")
     dedup_db: Path = Field(default_factory=_default_dedup_db, description="SQLite file of seen delivery ids.")
     dedup_retention_days: int = Field(default=30, gt=0, description="Forget delivery ids after this.")
+    max_json_depth: int = Field(default=64, gt=0, description="Deeper JSON nesting gets 400 before it is parsed.")
+    header_timeout_sec: float = Field(
+        default=10.0, gt=0, description="A connection whose request headers are not in by then is closed."
+    )
+    body_timeout_sec: float = Field(default=30.0, gt=0, description="A body not in by then gets 408.")
     host: str = Field(default="127.0.0.1", description="Bind address; 0.0.0.0 in a container.")
     port: int = Field(default=8787, ge=1, le=65535)
 

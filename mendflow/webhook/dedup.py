@@ -1,4 +1,5 @@
-"""Delivery ids already turned into events, in SQLite so a replay after a restart still starts nothing."""
+"""Deliveries already turned into events (their ids and signed bodies), in SQLite: a replay after a restart
+still starts nothing."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS deliveries (key TEXT PRIMARY KEY, received
 
 
 class DeliveryStore:
-    """``claim`` is atomic (INSERT OR IGNORE on a primary key), so two concurrent copies cannot both win.
+    """``claim`` is atomic (one IMMEDIATE transaction), so two concurrent copies cannot both win.
 
     A connection per call: the app calls from a thread pool, and several uvicorn workers may share the file.
     """
@@ -38,16 +39,20 @@ class DeliveryStore:
         with closing(sqlite3.connect(self.path, timeout=10)) as conn, conn:
             yield conn
 
-    def claim(self, key: str) -> bool:
-        """True if ``key`` was new and is now recorded; False if it was seen before."""
+    def claim(self, *keys: str) -> bool:
+        """True if none of ``keys`` was seen and all are now recorded, in one transaction; else False."""
+        now = time.time()
         with self._connect() as db:
-            cursor = db.execute("INSERT OR IGNORE INTO deliveries (key, received_at) VALUES (?, ?)", (key, time.time()))
-            return cursor.rowcount == 1
+            db.execute("BEGIN IMMEDIATE")  # two copies racing for one delivery: one waits, then sees it
+            if db.execute(f"SELECT 1 FROM deliveries WHERE key IN ({','.join('?' * len(keys))})", keys).fetchone():
+                return False
+            db.executemany("INSERT INTO deliveries (key, received_at) VALUES (?, ?)", [(k, now) for k in keys])
+            return True
 
-    def release(self, key: str) -> None:
-        """Forget ``key``: its event never reached Prefect, so a redelivery must be allowed through."""
+    def release(self, *keys: str) -> None:
+        """Forget ``keys``: their event never reached Prefect, so a redelivery must be allowed through."""
         with self._connect() as db:
-            db.execute("DELETE FROM deliveries WHERE key = ?", (key,))
+            db.executemany("DELETE FROM deliveries WHERE key = ?", [(k,) for k in keys])
 
     def prune(self) -> int:
         """Drop ids older than the retention; providers do not redeliver after days."""

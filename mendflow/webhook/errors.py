@@ -35,6 +35,12 @@ class PayloadTooLargeError(WebhookError):
     status_code = 413
 
 
+class BodyTimeoutError(WebhookError):
+    """The body did not arrive in time (a client trickling bytes holds a connection)."""
+
+    status_code = 408
+
+
 class MalformedPayloadError(WebhookError):
     """The body is signed correctly but is not the push payload we expect."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,28 @@ class PushEvent:
         }
 
 
-def decode_json(body: bytes) -> dict[str, Any]:
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_JSON_NESTING = re.compile(rb"[\[\]{}]")
+
+
+def json_depth_exceeds(body: bytes, limit: int) -> bool:
+    """Whether ``body`` nests arrays/objects deeper than ``limit``, found without parsing (no recursion).
+
+    Strings are blanked first (a bracket inside one is text); the scan stops as soon as the limit is passed.
+    """
+    depth = 0
+    for bracket in _JSON_NESTING.finditer(_JSON_STRING.sub(b'""', body)):
+        depth += 1 if bracket.group() in (b"[", b"{") else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def decode_json(body: bytes, max_depth: int = 64) -> dict[str, Any]:
+    if json_depth_exceeds(body, max_depth):
+        raise MalformedPayloadError(
+            f"body nests JSON deeper than {max_depth} levels", hint="send the push payload as the provider sends it"
+        )
     try:
         data = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
