@@ -71,7 +71,7 @@ class Created:
 
 def worker_env(server: PrefectServer, kubeconfig: Path, home: Path) -> dict[str, str]:
     """worker.yaml's environment, pointed at the test server and control plane."""
-    env = {e["name"]: e["value"] for e in WORKER_CONTAINER["env"]}
+    env = {e["name"]: e["value"] for e in WORKER_CONTAINER["env"] if "value" in e}  # Secret refs: none in tests
     env |= {"HOME": str(home), "PREFECT_HOME": str(home / "prefect")}
     env["PREFECT_WORKER_WEBSERVER_PORT"] = str(free_port())
     env["PREFECT_WORKER_QUERY_SECONDS"] = "2"
