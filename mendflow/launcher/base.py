@@ -11,6 +11,7 @@ progress listeners (``mendflow.progress``). The output is untrusted: lines are c
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -23,6 +24,40 @@ from mendflow import progress
 log = logging.getLogger(__name__)
 OnOutput = Callable[[str], None]
 MAX_LINE_BYTES = 4096  # a job printing one endless line must not grow the trusted side's memory
+
+
+# Never handed to a job, whatever the spec says: the trusted side's credentials and their relatives.
+CREDENTIAL_PATTERNS = (
+    "AWS_*",
+    "OPENAI_*",
+    "ANTHROPIC_*",
+    "AZURE_*",
+    "GOOGLE_*",
+    "GCP_*",
+    "PREFECT_*",
+    "GITHUB_*",
+    "GH_*",
+    "GITLAB_*",
+    "KUBECONFIG",
+    "KUBERNETES_*",
+    "MENDFLOW_S3__*",
+    "MENDFLOW_LLM__*",
+    "SSH_*",
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*CREDENTIAL*",
+    "*_KEY",
+    "*_KEY_*",
+    "*APIKEY*",
+    "*_AUTH*",
+)
+
+
+def is_credential(name: str) -> bool:
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, pattern) for pattern in CREDENTIAL_PATTERNS)
 
 
 class JobSpec(BaseModel):

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from kubernetes import client as k
 
 from mendflow.errors import ConfigError
-from mendflow.launcher.base import JobSpec
+from mendflow.launcher.base import JobSpec, is_credential
 from mendflow.settings import Settings
 
 JOB_UID = 10001  # the CI images' USER (images/*/Dockerfile); non-zero, as restricted PSA requires
@@ -118,7 +118,7 @@ def _env(spec: JobSpec) -> list[k.V1EnvVar]:
         "XDG_CACHE_HOME": CACHE_DIR,
         "UV_CACHE_DIR": f"{CACHE_DIR}/uv",
         "PIP_CACHE_DIR": f"{CACHE_DIR}/pip",
-        **spec.env,
+        **{name: value for name, value in spec.env.items() if not is_credential(name)},
         "MENDFLOW_WORKSPACE": WORKSPACE,
         "MENDFLOW_TRANSFER": transfer,  # presigned URLs: capabilities for these objects only, no credential
     }

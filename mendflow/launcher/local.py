@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import fnmatch
 import hashlib
 import os
 import pwd
@@ -46,7 +45,16 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from mendflow.jobcode import RUNNER_PACKAGE, copy_package
-from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput, OutputLines, output_sink
+from mendflow.launcher.base import (
+    JobResult,
+    JobSpec,
+    JobState,
+    Launcher,
+    OnOutput,
+    OutputLines,
+    is_credential,
+    output_sink,
+)
 from mendflow.launcher.cgroups import JobCgroups, JobLimits
 from mendflow.settings import Settings
 
@@ -63,40 +71,8 @@ JOB_MARKER = "MENDFLOW_LOCAL_JOB_ID"
 OWNER_FILE = "owner"
 TOOLS = ("uv", "ruff")
 
-# Never handed to a job, whatever the spec says: the trusted side's credentials and their relatives.
-CREDENTIAL_PATTERNS = (
-    "AWS_*",
-    "OPENAI_*",
-    "ANTHROPIC_*",
-    "AZURE_*",
-    "GOOGLE_*",
-    "GCP_*",
-    "PREFECT_*",
-    "GITHUB_*",
-    "GH_*",
-    "GITLAB_*",
-    "KUBECONFIG",
-    "KUBERNETES_*",
-    "MENDFLOW_S3__*",
-    "MENDFLOW_LLM__*",
-    "SSH_*",
-    "*TOKEN*",
-    "*SECRET*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*CREDENTIAL*",
-    "*_KEY",
-    "*_KEY_*",
-    "*APIKEY*",
-    "*_AUTH*",
-)
 # The launcher sets these itself; the spec cannot point them elsewhere.
 RESERVED_ENV = ("PATH", "HOME", "TMPDIR", "UV_CACHE_DIR", JOB_MARKER, "LD_PRELOAD", "LD_LIBRARY_PATH")
-
-
-def is_credential(name: str) -> bool:
-    upper = name.upper()
-    return any(fnmatch.fnmatchcase(upper, pattern) for pattern in CREDENTIAL_PATTERNS)
 
 
 def _dir(path: Path, mode: int, uid: int | None = None, gid: int | None = None) -> Path:
@@ -292,6 +268,9 @@ class LocalLauncher(Launcher):
             HOME=str(ws.sub("home")),
             TMPDIR=str(ws.sub("tmp")),
             UV_CACHE_DIR=str(self.cache),
+            # Copies, not hard links: a hard-linked venv file *is* the cached one, so a job changing a package
+            # in its venv would change what the next job of any repository installs.
+            UV_LINK_MODE="copy",
             UV_PYTHON_DOWNLOADS="never",
             PYTHONDONTWRITEBYTECODE="1",
         )

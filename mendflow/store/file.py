@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from stat import S_ISREG
 from typing import BinaryIO
 
 from mendflow.errors import ArtefactNotFoundError, StoreError, StoreUnreachableError
@@ -70,7 +71,10 @@ class FileStore(ArtefactStore):
 
     def size(self, key: str) -> int:
         try:
-            return self._path(key).stat().st_size
+            stat = self._path(key).stat()
+            if not S_ISREG(stat.st_mode):  # a directory is a prefix of keys, not an artefact
+                raise FileNotFoundError(key)
+            return stat.st_size
         except (FileNotFoundError, NotADirectoryError) as exc:
             raise ArtefactNotFoundError(
                 f"artefact {key!r} not found in {self.url}",
@@ -102,7 +106,8 @@ class FileStore(ArtefactStore):
             for child in self.root.iterdir() if self.root.is_dir() else []:
                 _remove(child)
             return
-        _remove(self.root / norm)
+        if (self.root / norm).is_dir():  # a prefix names a directory; an artefact's own key is no prefix
+            _remove(self.root / norm)
 
     def download_url(self, key: str) -> str:
         return self.url_for(key)

@@ -1,131 +1,117 @@
-"""What every launcher promises, run against each backend: a new launcher is a new ``LauncherCase`` here.
-
-A job is described by what it does (succeed, fail with a code and a line, hang); each case turns that into
-its backend's terms: a real process for the local launcher, a pod that kwok plays out on the real control
-plane for Kubernetes. The assertions are the contract, the same for both.
-"""
+"""What every launcher promises (``mendflow/launcher/base.py``), run against each backend by the ``launcher``
+fixture (``conftest.py``): the same job, the same assertions; only how the job is played differs."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from abc import ABC, abstractmethod
-from pathlib import Path
-from typing import Any
+import os
+import signal
+import threading
 
 import pytest
-from kubernetes import client as k
-from kubernetes.client.rest import ApiException
 
-from mendflow.launcher.base import JobResult, JobSpec, JobState
-from mendflow.launcher.local import LocalLauncher
-from mendflow.settings import KubernetesSettings, SandboxSettings, Settings
-from tests.fixtures.kube import EXIT_CODE_ANNOTATION, MESSAGE_ANNOTATION, OUTCOME_ANNOTATION
-from tests.k8s import fixtures as k8s_fixtures
-from tests.k8s.fixtures import JOBS_NS, Deployed
-from tests.mendflow.launcher.test_kubernetes import GRACE_SEC, KwokLauncher, _spec, use_kubeconfig
-
-pytestmark = pytest.mark.slow
-_session_fixture = k8s_fixtures.k8s_deployed_fixture
+from mendflow.launcher.base import JobState
+from tests.mendflow.launcher.conftest import Job, LauncherCase
 
 FAIL_LINE = "E   assert 1 == 2"
-SCRIPTS = {
-    "succeed": "print('done')",
-    "fail": f"print({FAIL_LINE!r}, flush=True); raise SystemExit(3)",
-    "hang": "import time; time.sleep(120)",
-}
+SECRET = "parent-secret"
 
 
-class LauncherCase(ABC):
-    @abstractmethod
-    def run(self, does: str, timeout_sec: int = 60) -> JobResult:
-        """Run a job that does ``does`` (a key of SCRIPTS)."""
-
-    @abstractmethod
-    def leftovers(self) -> list[str]:
-        """What the jobs run so far left behind (processes, directories, Jobs)."""
-
-
-class LocalCase(LauncherCase):
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.launcher = LocalLauncher(Settings(cache_dir=base / "cache", sandbox=SandboxSettings(local_base_dir=base)))
-
-    def run(self, does: str, timeout_sec: int = 60) -> JobResult:
-        spec = JobSpec(name=f"common-{does}", command=["python", "-c", SCRIPTS[does]], timeout_sec=timeout_sec)
-        return self.launcher.run(spec)
-
-    def leftovers(self) -> list[str]:
-        jobs = self.base / "jobs"
-        return [p.name for p in jobs.iterdir()] if jobs.is_dir() else []
-
-
-class KubernetesCase(LauncherCase):
-    OUTCOMES: dict[str, dict[str, str]] = {
-        "succeed": {},
-        "fail": {OUTCOME_ANNOTATION: "fail", EXIT_CODE_ANNOTATION: "3", MESSAGE_ANNOTATION: FAIL_LINE},
-        "hang": {OUTCOME_ANNOTATION: "hang"},
-    }
-
-    def __init__(self, settings: Settings, batch: Any) -> None:
-        self.settings, self.batch = settings, batch
-        self.names: list[str] = []
-
-    def run(self, does: str, timeout_sec: int = 60) -> JobResult:
-        launcher = KwokLauncher(self.settings, self.OUTCOMES[does])
-        result = launcher.run(_spec(timeout_sec=timeout_sec))
-        self.names += launcher.job_names
-        return result
-
-    def leftovers(self) -> list[str]:
-        return [name for name in self.names if _job_alive(self.batch, name)]
-
-
-def _job_alive(batch: Any, name: str) -> bool:
-    try:
-        job = batch.read_namespaced_job(name, JOBS_NS)
-    except ApiException as exc:
-        if exc.status == 404:
-            return False
-        raise
-    return job.metadata.deletion_timestamp is None
-
-
-@pytest.fixture(params=["local", "kubernetes"])
-def case(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LauncherCase:
-    if request.param == "local":
-        # the job's uid must reach its base directory: pytest's tmp_path (mode 0700, root's) is out of its reach
-        base = Path(tempfile.mkdtemp(prefix="mendflow-common-", dir="/var/tmp"))
-        request.addfinalizer(lambda: shutil.rmtree(base, ignore_errors=True))
-        return LocalCase(base)
-    deployed: Deployed = request.getfixturevalue("k8s_deployed")
-    use_kubeconfig(monkeypatch, deployed.worker_kubeconfig)
-    settings = Settings(
-        kubernetes=KubernetesSettings(namespace=JOBS_NS, context="mendflow-test", image_pull_grace_sec=GRACE_SEC)
-    )
-    return KubernetesCase(settings, k.BatchV1Api(deployed.admin()))
-
-
-def test_a_job_that_succeeds_is_succeeded_with_exit_0(case: LauncherCase) -> None:
-    result = case.run("succeed")
+def test_a_job_that_succeeds_is_succeeded_with_exit_0(launcher: LauncherCase) -> None:
+    result = launcher.run(Job())
     assert (result.state, result.exit_code) == (JobState.SUCCEEDED, 0), result.reason
 
 
-def test_a_non_zero_exit_is_failed_with_its_code(case: LauncherCase) -> None:
-    result = case.run("fail")
-    assert (result.state, result.exit_code) == (JobState.FAILED, 3) and "code 3" in result.reason
+def test_a_non_zero_exit_is_failed_with_its_code(launcher: LauncherCase) -> None:
+    result = launcher.run(Job(prints=(FAIL_LINE,), exit_code=3))
+    assert (result.state, result.exit_code) == (JobState.FAILED, 3) and "code 3" in str(result.reason)
 
 
-def test_a_failed_job_keeps_the_tail_of_its_output(case: LauncherCase) -> None:
-    assert FAIL_LINE in case.run("fail").log_tail
+def test_a_failed_job_keeps_the_tail_of_its_output(launcher: LauncherCase) -> None:
+    assert FAIL_LINE in launcher.run(Job(prints=("collecting", FAIL_LINE), exit_code=1)).log_tail
 
 
-def test_a_job_past_its_timeout_is_timed_out(case: LauncherCase) -> None:
-    assert case.run("hang", timeout_sec=2).state is JobState.TIMED_OUT
+def test_a_job_past_its_timeout_is_timed_out(launcher: LauncherCase) -> None:
+    result = launcher.run(Job(hangs=True, timeout_sec=2))
+    assert result.state is JobState.TIMED_OUT, result.reason
 
 
-def test_nothing_of_a_job_is_left_once_it_returns(case: LauncherCase) -> None:
-    for does in ("succeed", "fail"):
-        case.run(does)
-    case.run("hang", timeout_sec=2)
-    assert case.leftovers() == []
+def test_a_job_over_its_memory_limit_is_oom_killed_naming_the_limit(launcher: LauncherCase) -> None:
+    result = launcher.run(Job(exhausts_memory=True, memory_limit_mb=256))
+    assert result.state is JobState.OOM_KILLED, result.reason
+    assert "256" in str(result.reason)
+
+
+def test_a_job_that_cannot_start_is_an_error_naming_what(launcher: LauncherCase) -> None:
+    result = launcher.run(Job(cannot_start=True))
+    assert result.state is JobState.ERROR
+    assert launcher.unstartable in str(result.reason)
+
+
+def test_outputs_the_job_wrote_are_delivered_and_listed(launcher: LauncherCase) -> None:
+    result = launcher.run(Job(writes={"report.json": "{}"}, outputs=("report.json",)))
+    assert result.state is JobState.SUCCEEDED, result.reason
+    assert result.outputs == {"report.json": launcher.output_url("report.json")}
+
+
+def test_a_failed_job_still_delivers_what_it_wrote(launcher: LauncherCase) -> None:
+    # A failing build's report is the result: it says which tests failed.
+    result = launcher.run(Job(exit_code=1, writes={"report.json": "{}"}, outputs=("report.json",)))
+    assert result.state is JobState.FAILED
+    assert result.outputs == {"report.json": launcher.output_url("report.json")}
+
+
+def test_an_output_the_job_did_not_write_is_not_listed(launcher: LauncherCase) -> None:
+    job = Job(exit_code=1, writes={"report.json": "{}"}, outputs=("report.json", "coverage.json"))
+    assert list(launcher.run(job).outputs) == ["report.json"]
+
+
+def test_output_lines_reach_the_callback_in_order(launcher: LauncherCase) -> None:
+    if launcher.no_output_stream:
+        pytest.skip(launcher.no_output_stream)
+    lines: list[str] = []
+    result = launcher.run(Job(prints=("one", "two", "three")), lines.append)
+    assert result.state is JobState.SUCCEEDED, result.reason
+    assert lines == ["one", "two", "three"]
+
+
+def test_a_callback_that_raises_changes_nothing_for_the_job(launcher: LauncherCase) -> None:
+    if launcher.no_output_stream:
+        pytest.skip(launcher.no_output_stream)
+    seen: list[str] = []
+
+    def broken_display(line: str) -> None:
+        seen.append(line)
+        raise RuntimeError("the display broke")
+
+    result = launcher.run(Job(prints=("one", "two"), writes={"r.json": "{}"}, outputs=("r.json",)), broken_display)
+    assert (result.state, list(result.outputs), seen) == (JobState.SUCCEEDED, ["r.json"], ["one", "two"])
+
+
+def test_the_callers_credentials_do_not_reach_the_job(launcher: LauncherCase, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY", "PREFECT_API_KEY", "MENDFLOW_S3__SECRET_ACCESS_KEY"):
+        monkeypatch.setenv(name, SECRET)
+    env = launcher.job_env(Job(env={"FOO": "bar"}))
+    assert env["FOO"] == "bar" and SECRET not in env.values()
+
+
+def test_credentials_named_in_the_spec_do_not_reach_the_job(launcher: LauncherCase) -> None:
+    passed = {"GITHUB_TOKEN": "t", "OPENAI_API_KEY": "k", "AWS_ACCESS_KEY_ID": "a", "DB_PASSWORD": "p"}
+    env = launcher.job_env(Job(env={**passed, "FOO": "bar"}))
+    assert [name for name in passed if name in env] == []
+
+
+def test_an_interrupted_run_is_cleaned_up_before_the_interrupt_propagates(launcher: LauncherCase) -> None:
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            launcher.run(Job(hangs=True, timeout_sec=120))
+    finally:
+        timer.cancel()
+    assert launcher.leftovers() == []
+
+
+def test_nothing_of_a_job_is_left_once_it_returns(launcher: LauncherCase) -> None:
+    for job in (Job(), Job(exit_code=3), Job(hangs=True, timeout_sec=2), Job(exhausts_memory=True)):
+        launcher.run(job)
+    assert launcher.leftovers() == []

@@ -6,8 +6,6 @@ every test also proves the least-privilege Role is enough.
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,8 +23,6 @@ from mendflow.launcher.base import JobResult, JobSpec, JobState
 from mendflow.launcher.kubernetes import KubernetesLauncher, reap
 from mendflow.settings import KubernetesSettings, Settings
 from tests.fixtures.kube import (
-    EXIT_CODE_ANNOTATION,
-    MESSAGE_ANNOTATION,
     OUTCOME_ANNOTATION,
     PULL_ERROR_IMAGE_MARKER,
     RUN_DURATION_ANNOTATION,
@@ -180,18 +176,6 @@ def test_privileged_spec_is_rejected_by_admission(settings: Settings, admin: Any
     assert err.value.status == 403 and "violates PodSecurity" in err.value.body
 
 
-def test_non_zero_exit_is_failed_with_code_and_output(settings: Settings) -> None:
-    annotations = {
-        OUTCOME_ANNOTATION: "fail",
-        EXIT_CODE_ANNOTATION: "3",
-        MESSAGE_ANNOTATION: "E   assert 1 == 2",
-    }
-    result, _ = _run(KwokLauncher(settings, annotations))
-    assert (result.state, result.exit_code) == (JobState.FAILED, 3)
-    assert result.reason == "the command exited with code 3"
-    assert "assert 1 == 2" in result.log_tail
-
-
 def test_deadline_exceeded_is_timed_out_with_reason(settings: Settings, admin: Any) -> None:
     launcher = KwokLauncher(settings, {OUTCOME_ANNOTATION: "hang"})
     result, took = _run(launcher, _spec(timeout_sec=2))
@@ -239,18 +223,6 @@ def test_job_that_makes_no_pod_is_an_error_saying_why(settings: Settings) -> Non
     assert result.state is JobState.ERROR
     assert "no pod was created" in str(result.reason) and "no-such-account" in str(result.reason)
     assert took < GRACE_SEC + 10
-
-
-def test_interrupt_deletes_the_job(settings: Settings, admin: Any) -> None:
-    launcher = KwokLauncher(settings, {OUTCOME_ANNOTATION: "hang"})
-    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            launcher.run(_spec())
-    finally:
-        timer.cancel()
-    _assert_deleted(admin[0], launcher.job_names[0])
 
 
 def test_crash_while_watching_deletes_the_job(settings: Settings, admin: Any, monkeypatch: pytest.MonkeyPatch) -> None:
