@@ -65,7 +65,13 @@ def _wait_for_job(cli: subprocess.Popen[bytes], timeout: float = 240) -> set[int
 
 
 def _last_run_state(server: PrefectServer) -> str:
-    body = {"limit": 1, "sort": "START_TIME_DESC"}
+    # this CLI's run: a ci-build that started (other tests' deployments leave scheduled runs in the future)
+    body = {
+        "limit": 1,
+        "sort": "START_TIME_DESC",
+        "flows": {"name": {"any_": ["ci-build"]}},
+        "flow_runs": {"state": {"type": {"not_any_": ["SCHEDULED", "PENDING"]}}},
+    }
     runs = httpx.post(f"{server.api_url}/flow_runs/filter", json=body, timeout=10).json()
     return str(runs[0]["state_type"])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -77,6 +78,22 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def _read(fh: IO[bytes]) -> str:
     fh.seek(0)
     return fh.read().decode("utf-8", errors="replace")
+
+
+def offline(argv: list[str], writable: Path) -> list[str]:
+    """``argv`` with no network (a fresh namespace: not even the host's loopback, where the Prefect API may
+    listen), its own ``/tmp`` and ``/dev/shm`` (gone when it ends), and every path but ``writable`` read-only.
+
+    bubblewrap does it unprivileged when the machine has it (the local launcher's hosts: the bootstrap
+    installs it); a Kubernetes pod gets the same from its NetworkPolicy and emptyDirs, so without bwrap the
+    command runs as it is.
+    """
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
+        return argv
+    where = str(writable)
+    sandbox = ["--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
+    return [bwrap, *sandbox, "--tmpfs", "/tmp", "--bind", where, where, "--", *argv]
 
 
 def run(argv: list[str], *, cwd: Path | None, env: dict[str, str], timeout: float, log: Log) -> StepResult:

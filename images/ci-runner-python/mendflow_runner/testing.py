@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import repo_config
-from .proc import Log, StepResult, run
+from . import progress, repo_config
+from .proc import Log, StepResult, offline, run
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 # Without a coverage config of its own, a repo's tests are not counted as code under test.
@@ -105,7 +105,11 @@ def run_tests(paths: Paths, marker: str, env: dict[str, str], timeout: float, lo
         "MENDFLOW_PYTEST_EVENTS": str(paths.events),
     }
     py_args = pytest_argv(paths, use)
-    step = run(coverage_argv(paths) + py_args, cwd=paths.root, env=env, timeout=timeout, log=log)
+    workspace = Path(os.path.commonpath([paths.root, paths.junit, paths.coverage_file, paths.events]))
+    argv = offline(coverage_argv(paths) + py_args, writable=workspace)
+    paths.events.unlink(missing_ok=True)  # a journal left by an earlier run in this workspace would count twice
+    with progress.TestCounter(paths.events):
+        step = run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)
     result = TestRun(step=step, command=["pytest", *py_args[2:]], marker_used=use)
     _read_journal(paths.events, result)
     result.counts = junit_counts(paths.junit)

@@ -1,0 +1,77 @@
+"""A repository's tests cannot reach the host's loopback, leave files in /tmp or /dev/shm, or change the
+packages another repository's job installs. Each is checked from the outside after a real build."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+from flows.ci import ci_build
+from mendflow.contracts import BuildStatus
+from tests.fixtures.repos import RepoFactory
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
+
+PYPROJECT = '[project]\nname = "probe"\nversion = "0"\ndependencies = ["iniconfig==2.0.0"]\n'
+
+
+class Listener:
+    """A TCP listener on the host's loopback that records every connection made to it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+
+def _build(make_repo: RepoFactory, name: str, test_body: str) -> BuildStatus:
+    files = {"pyproject.toml": PYPROJECT, "probe/__init__.py": "", "tests/test_probe.py": test_body}
+    return ci_build(repo=str(make_repo(files, name=name)), stage="B1").status
+
+
+def test_a_test_cannot_reach_the_hosts_loopback(make_repo: RepoFactory) -> None:
+    listener = Listener()
+    body = (
+        "import socket\n\n\ndef test_reach() -> None:\n"
+        "    with socket.socket() as s:\n        s.settimeout(2)\n"
+        f"        s.connect_ex(('127.0.0.1', {listener.port}))\n"
+    )
+    assert _build(make_repo, "reach", body) is BuildStatus.PASSED
+    assert listener.connections == 0
+    listener.sock.close()
+
+
+@pytest.mark.parametrize("directory", ["/tmp", "/dev/shm"])
+def test_nothing_a_test_writes_to_a_shared_temp_dir_outlives_it(make_repo: RepoFactory, directory: str) -> None:
+    marker = Path(directory) / f"mendflow-leak-{uuid.uuid4().hex}"
+    body = f"from pathlib import Path\n\n\ndef test_leak() -> None:\n    Path({str(marker)!r}).write_text('x')\n"
+    assert _build(make_repo, "leak", body) is BuildStatus.PASSED
+    assert not marker.exists()
+
+
+def test_a_repo_cannot_change_the_packages_another_repo_installs(make_repo: RepoFactory) -> None:
+    # the venv's copy (a hard link into the shared cache, before) and the cache's own files
+    tamper = (
+        "import os\nfrom pathlib import Path\n\nimport iniconfig\n\n\ndef test_tamper() -> None:\n"
+        "    cache = Path(os.environ.get('UV_CACHE_DIR', '/nonexistent'))\n"
+        "    for path in [Path(iniconfig.__file__), *cache.rglob('iniconfig/__init__.py')]:\n"
+        "        try:\n            path.open('a').write('\\nPOISONED = True\\n')\n"
+        "        except OSError:\n            pass\n"
+    )
+    check = "import iniconfig\n\n\ndef test_clean() -> None:\n    assert not hasattr(iniconfig, 'POISONED')\n"
+    assert _build(make_repo, "attacker", tamper) is BuildStatus.PASSED
+    assert _build(make_repo, "victim", check) is BuildStatus.PASSED
