@@ -36,23 +36,20 @@ class FileStore(ArtefactStore):
             ) from exc
 
     def put_bytes(self, key: str, data: bytes) -> str:
-        target = self._path(key)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(target, data)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot write {key!r} to {self.root}: {exc.strerror or exc}",
-                hint="check free space and permissions of the store directory",
-            ) from exc
-        return self.url_for(key)
+        return self._put(key, io.BytesIO(data))
 
     def put_file(self, key: str, path: Path) -> str:
+        try:
+            with path.open("rb") as src:
+                return self._put(key, src)
+        except FileNotFoundError as exc:
+            raise StoreError(f"cannot write {key!r}: {path} is gone", hint="write the file before storing it") from exc
+
+    def _put(self, key: str, src: BinaryIO) -> str:
         target = self._path(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("rb") as src:
-                _atomic_write_stream(target, src)
+            _atomic_write_stream(target, src)
         except OSError as exc:
             raise StoreError(
                 f"cannot write {key!r} to {self.root}: {exc.strerror or exc}",
@@ -123,10 +120,6 @@ class FileStore(ArtefactStore):
 
     def _path(self, key: str) -> Path:
         return self.root / validate_key(key)
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    _atomic_write_stream(target, io.BytesIO(data))
 
 
 def _atomic_write_stream(target: Path, src: BinaryIO) -> None:
