@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -201,18 +202,12 @@ def test_health(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
 
 
-@pytest.fixture
-def served(tmp_path: Path, recorder: Recorder) -> Iterator[int]:
-    """The app under a real uvicorn on a free port (a thread), for what only a socket can show."""
+@contextlib.contextmanager
+def serving(app: Any, **config: Any) -> Iterator[int]:
+    """``app`` under a real uvicorn on a free port (a thread), for what only a socket can show."""
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings(tmp_path), emitter=recorder),
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            timeout_graceful_shutdown=2,
-        )
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=2, **config)
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -222,6 +217,12 @@ def served(tmp_path: Path, recorder: Recorder) -> Iterator[int]:
     yield port
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture
+def served(tmp_path: Path, recorder: Recorder) -> Iterator[int]:
+    with serving(create_app(settings(tmp_path), emitter=recorder)) as port:
+        yield port
 
 
 def test_endless_chunked_body_gets_413_while_streaming(served: int) -> None:

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from starlette.testclient import TestClient
 
 from mendflow.webhook.app import create_app
 from mendflow.webhook.push import json_depth_exceeds
 from mendflow.webhook.server import with_header_timeout
-from tests.fixtures.prefect import free_port
 from tests.mendflow.webhook.samples import encode, github_headers, github_push
-from tests.mendflow.webhook.test_app import SECRET, SHA, Recorder, settings
+from tests.mendflow.webhook.test_app import SECRET, SHA, Recorder, serving, settings
 
 
 @pytest.fixture
@@ -34,18 +31,9 @@ def client(tmp_path: Path, recorder: Recorder) -> Iterator[TestClient]:
 @pytest.fixture
 def trickle_server(tmp_path: Path, recorder: Recorder) -> Iterator[int]:
     """The app under a real uvicorn with the CLI's protocol and 1 s header and body deadlines."""
-    port = free_port()
     app = create_app(settings(tmp_path, body_timeout_sec=1.0), emitter=recorder)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", http=with_header_timeout(1.0))
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield port
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(app, http=with_header_timeout(1.0)) as port:
+        yield port
 
 
 def test_a_replay_under_a_new_delivery_id_starts_nothing(client: TestClient, recorder: Recorder) -> None:
