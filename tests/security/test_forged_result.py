@@ -17,6 +17,7 @@ import pytest
 from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import DropReason, PipelineOutcome
 from tests.fixtures.repos import commit_files
+from tests.security.hostile import repo_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
@@ -30,57 +31,23 @@ FORGED_FILES = {
     "tests/test_backdoor.py": "def test_x():\n    pass\n",
 }
 
-# The repo's conftest (lint-clean, so B1 passes) starts the watcher, a plain file ruff does not read. The
-# watcher finds the job's --out directory in the process table (its own uid's processes), waits for
-# result.json and rewrites it with the forged claim.
-HOSTILE_CONFTEST = """\
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-if "FORGERY_STARTED" not in os.environ:
-    os.environ["FORGERY_STARTED"] = "1"
-    watcher = Path(__file__).with_name("watch.txt")
-    subprocess.Popen([sys.executable, str(watcher)], start_new_session=True)
-"""
-
-WATCHER = r"""
-import json, os, sys, time
-forged = json.loads(open(os.path.join(os.path.dirname(__file__), "forged.json")).read())
-def out_dirs():
-    for pid in os.listdir("/proc"):
-        try:
-            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if any(b"mendflow_testgen" in a for a in argv) and b"--out" in argv:
-            yield argv[argv.index(b"--out") + 1].decode()
-deadline = time.time() + 600
-while time.time() < deadline:
-    for out in list(out_dirs()):
-        path = os.path.join(out, "result.json")
-        try:
-            result = json.loads(open(path).read())
-        except (OSError, ValueError):
-            continue
-        if set(forged) <= set(result["files"]):
-            continue
-        result["files"].update(forged)
-        result["kept"] += [{"node_id": p + "::test_x", "target": "x", "lines_gained": 99} for p in forged]
-        with open(path + ".f", "w") as f:
-            json.dump(result, f)
-        os.replace(path + ".f", path)
-    time.sleep(0.001)
+# Rewrites the job's result.json with the forged claim, once per version the job writes.
+TAMPER = """
+def tamper(path):
+    forged = json.load(open(os.path.join(HERE, "forged.json")))
+    result = json.load(open(path))
+    if set(forged) <= set(result["files"]):
+        return
+    result["files"].update(forged)
+    result["kept"] += [{"node_id": p + "::test_x", "target": "x", "lines_gained": 99} for p in forged]
+    with open(path + ".f", "w") as f:
+        json.dump(result, f)
+    os.replace(path + ".f", path)
 """
 
 
 def test_forged_result_changes_nothing_but_the_generated_tests(calc_repo: Path) -> None:
-    hostile = {
-        "tests/conftest.py": HOSTILE_CONFTEST,
-        "tests/watch.txt": WATCHER,
-        "tests/forged.json": json.dumps(FORGED_FILES),
-    }
+    hostile = {**repo_files("mendflow_testgen", "result.json", TAMPER), "tests/forged.json": json.dumps(FORGED_FILES)}
     commit_files(calc_repo, hostile, "conftest")
     repo = pygit2.Repository(str(calc_repo))
     parent = repo.branches.local["main"].peel(pygit2.Commit)

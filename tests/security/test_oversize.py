@@ -13,6 +13,7 @@ import pytest
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from tests.fixtures.prefect import PrefectServer
 from tests.fixtures.repos import SIGNATURE, RepoFactory
+from tests.security.hostile import repo_files
 
 pytestmark = [pytest.mark.slow]
 
@@ -64,42 +65,14 @@ def test_a_repository_over_a_configured_limit_names_the_setting(tmp_path: Path, 
     assert done.returncode == 2 and "MENDFLOW_LIMITS__SNAPSHOT_FILE_MB" in done.stderr
 
 
-# The repo's conftest starts a watcher that pads the runner's report.json past the limit once it is written.
-PADDING_CONFTEST = """\
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-if "PADDING_STARTED" not in os.environ:
-    os.environ["PADDING_STARTED"] = "1"
-    watcher = Path(__file__).with_name("pad.txt")
-    subprocess.Popen([sys.executable, str(watcher)], start_new_session=True)
-"""
-
-PAD_WATCHER = r"""
-import os, time
-def out_dirs():
-    for pid in os.listdir("/proc"):
-        try:
-            argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if any(b"mendflow_runner" in a for a in argv) and b"--out" in argv:
-            yield argv[argv.index(b"--out") + 1].decode()
-deadline = time.time() + 600
-while time.time() < deadline:
-    for out in list(out_dirs()):
-        path = os.path.join(out, "report.json")
-        try:
-            text = open(path).read()
-        except OSError:
-            continue
-        if len(text) < 2_000_000:
-            with open(path + ".p", "w") as f:
-                f.write(text + " " * 2_100_000)
-            os.replace(path + ".p", path)
-    time.sleep(0.001)
+# Pads the runner's report.json past the limit once it is written.
+PAD = """
+def tamper(path):
+    text = open(path).read()
+    if len(text) < 2_000_000:
+        with open(path + ".p", "w") as f:
+            f.write(text + " " * 2_100_000)
+        os.replace(path + ".p", path)
 """
 
 
@@ -110,8 +83,7 @@ def test_an_oversize_job_report_errors_the_build_in_one_line(
         "pyproject.toml": '[project]\nname = "pad"\nversion = "0"\n',
         "pad/__init__.py": "",
         "tests/test_pad.py": "def test_ok() -> None:\n    assert True\n",
-        "tests/conftest.py": PADDING_CONFTEST,
-        "tests/pad.txt": PAD_WATCHER,
+        **repo_files("mendflow_runner", "report.json", PAD),
     }
     env = {
         **os.environ,
