@@ -25,10 +25,14 @@ log = logging.getLogger(__name__)
 # module is done; images/ci-runner-python/mendflow_testgen/progress.py spells the same prefix (stdlib only).
 LINE_PREFIX = "MENDFLOW_PROGRESS "
 DETAIL_CHARS = 300
+MAX_PROGRESS_LINE = 1024  # a real progress line is under 300 characters; a longer one is not read at all
+MAX_COUNT = 1_000_000  # more tests than this in one suite is a claim, not a count
 
 
 class Kind(StrEnum):
-    STAGE = "stage"  # a stage's measured progress: done of total
+    STAGE = "stage"  # a stage's measured progress: done of total (the pipeline: percent)
+    PHASE = "phase"  # a build job's phase began: ``done`` phases of ``total`` are over, ``detail`` its name
+    COUNT = "count"  # items within the current phase: ``done`` tests of ``total`` ran, ``detail`` the phase
     OUTPUT = "output"  # a line a job printed: no measure, the job's latest words
 
 
@@ -74,6 +78,16 @@ def report(stage: str, done: float, total: float, detail: str = "") -> None:
     _publish(Update(Kind.STAGE, stage, done, total, detail))
 
 
+def phase(stage: str, done: int, total: int, name: str) -> None:
+    """A job's phase ``name`` began, ``done`` of its ``total`` phases being over."""
+    _publish(Update(Kind.PHASE, stage, done, total, name))
+
+
+def count(stage: str, done: int, total: int, phase_name: str) -> None:
+    """``done`` of ``total`` items (tests) of the running phase are through."""
+    _publish(Update(Kind.COUNT, stage, done, total, phase_name))
+
+
 def job_output(stage: str, line: str) -> None:
     """A job printed ``line`` (untrusted: control characters are dropped before any listener sees it)."""
     if _listeners:  # read without the lock: a listener added this instant may miss one line, no harm
@@ -99,19 +113,24 @@ def _publish(update: Update) -> None:
 OnProgress = Callable[[int, int], None]  # (units done, in all): moves a progress display
 
 
+def progress_fields(line: str) -> dict[str, object] | None:
+    """The JSON object of a job's progress line; None unless the line is one (and short enough to be one)."""
+    if not line.startswith(LINE_PREFIX) or len(line) > MAX_PROGRESS_LINE:
+        return None
+    try:
+        fields = json.loads(line[len(LINE_PREFIX) :])
+    except (ValueError, RecursionError):  # RecursionError: 4 KiB of "[" nest deeper than the parser goes
+        return None
+    return fields if isinstance(fields, dict) else None
+
+
 def parse_progress(line: str, total: int) -> int | None:
     """``done`` from a job's progress line, clamped to [0, total]; None unless it is one, for ``total`` units.
 
     The line is the job's, so anything may be in it: a claim about another total, or a line that is not
     JSON, not an object, or holds no integers, says nothing.
     """
-    if not line.startswith(LINE_PREFIX):
-        return None
-    try:
-        fields = json.loads(line[len(LINE_PREFIX) :])
-    except (ValueError, RecursionError):  # RecursionError: 4 KiB of "[" nest deeper than the parser goes
-        return None
-    if not isinstance(fields, dict):
+    if (fields := progress_fields(line)) is None:
         return None
     done, claimed = fields.get("done"), fields.get("total")
     if not _is_int(done) or not _is_int(claimed) or claimed != total:
@@ -135,3 +154,32 @@ class ProgressReader:
         if done is not None and done > self.done:  # a repeated or backward claim would only jerk the bar
             self.done = done
             self.on_progress(done, self.total)
+
+
+@dataclass(frozen=True)
+class PhaseClaim:
+    """What a build job's progress line may say: which phase began (an index into the trusted side's list of
+    phases), and within the tests phase how many tests of how many are through."""
+
+    done: int
+    count: tuple[int, int] | None = None
+
+
+def parse_phase(line: str, phases: tuple[str, ...]) -> PhaseClaim | None:
+    """The claim of a runner's phase line, read strictly; None for anything else.
+
+    Accepted: ``{"done": i, "total": len(phases), "item": ...}`` with ``0 <= i < len(phases)``, plus
+    ``"tests_done"``/``"tests_total"`` (``0 <= tests_done <= tests_total <= MAX_COUNT``) only while the
+    "tests" phase runs. ``item`` is never read: the phase's name is ``phases[i]``, the trusted side's word.
+    """
+    if (fields := progress_fields(line)) is None:
+        return None
+    done, total = fields.get("done"), fields.get("total")
+    if not _is_int(done) or total != len(phases) or not _is_int(total) or not 0 <= done < total:
+        return None
+    if "tests_done" not in fields and "tests_total" not in fields:
+        return PhaseClaim(done)
+    ran, of = fields.get("tests_done"), fields.get("tests_total")
+    if phases[done] != "tests" or not _is_int(ran) or not _is_int(of) or not 0 <= ran <= of <= MAX_COUNT:
+        return None
+    return PhaseClaim(done, (ran, of))

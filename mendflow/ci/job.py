@@ -16,7 +16,6 @@ from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReaso
 from mendflow.errors import MendflowError, TooLargeError
 from mendflow.keys import REPORT
 from mendflow.launcher.base import JobResult, JobSpec, JobState, OnOutput
-from mendflow.progress import ProgressReader
 from mendflow.settings import LimitsSettings, Settings
 from mendflow.source import Source
 from mendflow.store.base import ArtefactStore
@@ -27,7 +26,8 @@ MIB = 1024 * 1024
 IMAGE = "ci-runner-python"
 # Published in this order; report.json goes last and is the commit marker of an attempt.
 ARTEFACTS = ("coverage.json", "junit.xml", "runner.log")
-# The runner's phases in order (images/ci-runner-python/mendflow_runner/progress.py prints as each starts).
+# The runner's phases in order (images/ci-runner-python/mendflow_runner/progress.py prints as each starts,
+# and during "tests" how many tests of how many collected are through).
 PHASES = ("unpack", "dependencies", "lint", "tests", "coverage")
 OUT = "{workspace}/out"
 
@@ -175,13 +175,30 @@ def latest_report(store: ArtefactStore, source: Source, stage: str) -> BuildRepo
     return None if report.status is BuildStatus.ERRORED else report
 
 
-def phase_progress(stage: str) -> OnOutput:
-    """A launcher ``on_output`` turning the runner's phase lines into progress for ``stage``.
+class PhaseProgress:
+    """A launcher ``on_output`` turning the runner's phase lines into ``mendflow.progress`` phases and counts.
 
-    Only the count is the job's; the phase's name is ours, so a job cannot put words on the display.
+    The job's output is untrusted: a line is read only through ``progress.parse_phase`` (the phase's name is
+    ours, the numbers are bounded), a phase never moves backward and a count only within the tests phase.
     """
 
-    def moved(done: int, total: int) -> None:
-        progress.report(stage, done, total, PHASES[done] if done < total else "")
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self.phase = 0  # the runner starts in "unpack": the bar starts there without a move
+        self.counted: tuple[int, int] | None = None
 
-    return ProgressReader(len(PHASES), moved)
+    def __call__(self, line: str) -> None:
+        claim = progress.parse_phase(line, PHASES)
+        if claim is None or claim.done < self.phase:
+            return
+        if claim.done > self.phase:
+            self.phase, self.counted = claim.done, None
+            progress.phase(self.stage, claim.done, len(PHASES), PHASES[claim.done])
+        if claim.count is not None and claim.count != self.counted:
+            self.counted = claim.count
+            progress.count(self.stage, *claim.count, PHASES[claim.done])
+
+
+def phase_progress(stage: str) -> OnOutput:
+    """The ``on_output`` of a build job of ``stage`` (B1, B2, build): its phases as progress."""
+    return PhaseProgress(stage)

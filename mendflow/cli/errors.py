@@ -6,7 +6,11 @@ typer app raises; the bundled ones are imported here, the one place that knows a
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 from pydantic import ValidationError
+from pydantic_settings import BaseSettings
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from mendflow.errors import MendflowError
@@ -22,18 +26,59 @@ def one_line(exc: BaseException) -> tuple[str, int] | None:
         return "", USAGE_EXIT  # click printed the help already
     if isinstance(exc, ClickException):
         return _flatten(exc.format_message()) + " (see --help)", USAGE_EXIT
-    if isinstance(exc, ValidationError) and exc.title == "Settings":
-        return bad_setting(exc), USAGE_EXIT
+    if isinstance(exc, ValidationError) and (settings := settings_class(exc)) is not None:
+        return bad_setting(exc, settings), USAGE_EXIT
     return None
 
 
-def bad_setting(exc: ValidationError) -> str:
-    """The first invalid setting, named as its environment variable, and what it accepts."""
+def settings_class(exc: ValidationError) -> type[BaseSettings] | None:
+    """The settings class an error is about (mendflow's ``Settings``, ``WebhookSettings``, Prefect's…).
+
+    Settings are read from the environment, so their errors are the user's to fix; a data model's are not.
+    Two classes may share a name (mendflow's and Prefect's ``Settings``): the one with the field wins.
+    """
+    named = [cls for cls in _all_settings() if cls.__name__ == exc.title]
+    loc = exc.errors()[0]["loc"]
+    first = str(loc[0]) if loc else ""
+    return next((cls for cls in named if first in cls.model_fields or _aliases(cls, first) != [first]), None) or (
+        named[0] if named else None
+    )
+
+
+def _all_settings() -> list[type[BaseSettings]]:
+    found: list[type[BaseSettings]] = []
+    pending = list(BaseSettings.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending += cls.__subclasses__()
+    return sorted(found, key=lambda cls: not cls.__module__.startswith("mendflow"))
+
+
+def bad_setting(exc: ValidationError, settings: type[BaseSettings] | None = None) -> str:
+    """The first invalid setting, named as the environment variable that holds it, and what it accepts."""
     error = exc.errors()[0]
-    parts = [str(part) for part in error["loc"]]
-    # An aliased field (BUILD_TIMEOUT_SEC) reports its alias, already a variable name; others their field path.
-    variable = parts[0] if parts and parts[0].isupper() else "MENDFLOW_" + "__".join(parts).upper()
+    variable = _variable(settings, [str(part) for part in error["loc"]], error.get("input"))
     return f"bad setting {variable}={error.get('input')!r}: {_flatten(error['msg'])}"
+
+
+def _variable(settings: type[BaseSettings] | None, parts: list[str], value: Any) -> str:
+    config = settings.model_config if settings is not None else {}
+    prefix, delimiter = config.get("env_prefix") or "MENDFLOW_", config.get("env_nested_delimiter") or "__"
+    if parts and parts[0].isupper():  # an aliased field reports its first alias, already a variable name
+        aliases = _aliases(settings, parts[0])
+        # Name the alias the user actually set (BUILD_TIMEOUT_SEC) rather than the first one.
+        return next((a for a in aliases if os.environ.get(a) == value), parts[0])
+    return (prefix + delimiter.join(parts)).upper()
+
+
+def _aliases(settings: type[BaseSettings] | None, first: str) -> list[str]:
+    for field in settings.model_fields.values() if settings is not None else ():
+        choices = getattr(field.validation_alias, "choices", None) or []
+        names = [c for c in choices if isinstance(c, str)]
+        if first in names:
+            return names
+    return [first]
 
 
 def _flatten(text: str) -> str:

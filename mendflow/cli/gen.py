@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mendflow.cli import app
+from mendflow.cli.common import repo_location
 from mendflow.cli.plan import read_model, write_atomic
 from mendflow.contracts import BuildStatus, GeneratedTests, TestSpec
 from mendflow.settings import get_settings
@@ -38,10 +39,12 @@ def gen(
     """Generate tests for a TestSpec, gate them in the sandbox, commit the keepers; exit 0 PASSED, 1 FAILED."""
     from mendflow.testgen import build_tests  # late: keeps `mendflow --help` fast
 
+    settings = get_settings()  # a bad setting is reported before any work
+    location = repo_location(repo)
     test_spec = read_model(spec, TestSpec, "TestSpec")
     console = Console(stderr=True)
     with console.status(f"building tests for {test_spec.id} …"):
-        result = build_tests(test_spec, repo, get_settings(), use_llm=False if offline else None)
+        result = build_tests(test_spec, location, settings, use_llm=False if offline else None)
     if out is not None:
         write_atomic(out, result.model_dump_json(indent=2) + "\n")
     console.print(result_table(result))

@@ -16,6 +16,8 @@ from mendflow.settings import get_settings
 
 
 def _existing(path: str) -> str:
+    if not path.strip():
+        raise InputError("the path is empty", hint="give the path of a git work tree")
     if not Path(path).expanduser().exists():
         raise InputError(f"{path}: no such path", hint="give the path of a git work tree")
     return str(Path(path).expanduser().resolve())
@@ -64,6 +66,8 @@ def search(
     """Search the code index (hybrid when embeddings are configured, else BM25 + symbol names)."""
     from rag_indexer.api import open_index
 
+    if not query.strip():
+        raise InputError("the query is empty", hint="give words or identifiers to search for")
     filters = {"repo": repo, "ref": ref, "path": path, "language": language}
     with open_index(get_settings()) as code_index:
         hits = code_index.search(query, k=k, alpha=alpha, filters=filters)

@@ -14,8 +14,9 @@ from rich.console import Console
 from rich.table import Table
 
 from mendflow.cli import app
+from mendflow.cli.common import repo_location
 from mendflow.contracts import BuildReport, TestSpec
-from mendflow.errors import ContractError, InputError
+from mendflow.errors import InputError
 from mendflow.settings import get_settings
 
 
@@ -24,6 +25,8 @@ def read_json_file(path: Path, what: str) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise InputError(f"{path}: no such {what} file", hint="check the path") from exc
+    except OSError as exc:  # a directory, no permission
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}", hint=f"pass the {what} file") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path} is not JSON: {exc}", hint=f"pass the {what} file mendflow wrote") from exc
 
@@ -34,7 +37,8 @@ def read_model(path: Path, model: type[BaseModel], what: str) -> Any:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
-        raise ContractError(
+        # The user's file, so bad input (exit 2), though the words are the contract's.
+        raise InputError(
             f"{path} is not a valid {model.__name__}: {where}: {err['msg']}",
             hint=f"pass a {what} file written by this version of mendflow",
         ) from exc
@@ -42,8 +46,11 @@ def read_model(path: Path, model: type[BaseModel], what: str) -> Any:
 
 def write_atomic(path: Path, text: str) -> None:
     """Temp file beside the target, then rename: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}", hint="choose another --out") from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -74,11 +81,13 @@ def plan(
     """Plan the missing tests of a build: which functions, which cases; writes a TestSpec."""
     from mendflow.plan import plan_tests  # late: keeps `mendflow --help` fast
 
+    settings = get_settings()  # a bad setting is reported before any work
+    location = repo_location(repo)
     build = read_model(report, BuildReport, "build report")
     plan_data = read_json_file(plan_file, "plan") if plan_file else None
     if plan_data is not None and not isinstance(plan_data, dict):
         raise InputError(f"{plan_file} must hold a JSON object", hint='e.g. {"steps": ["..."]}')
-    spec = plan_tests(build, repo, plan_data, get_settings(), use_llm=False if offline else None)
+    spec = plan_tests(build, location, plan_data, settings, use_llm=False if offline else None)
     write_atomic(out, spec.model_dump_json(indent=2) + "\n")
     console = Console(stderr=True)
     console.print(spec_table(spec))

@@ -13,7 +13,8 @@ from mendflow.settings import get_settings
 @app.command("reap")
 def reap(
     older_than: Annotated[
-        int | None, typer.Option(help="Age in seconds; default twice the build timeout (plus the image pull grace).")
+        int | None,
+        typer.Option(min=0, help="Age in seconds; default twice the build timeout (plus the image pull grace)."),
     ] = None,
 ) -> None:
     """Delete mendflow Jobs and Pods (kubernetes) or local jobs' processes, cgroups and directories past the age."""

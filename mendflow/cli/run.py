@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -11,10 +12,11 @@ from rich.markdown import Markdown
 
 from mendflow.cli import app
 from mendflow.cli.build import print_report, short_name, showing_progress
-from mendflow.cli.common import prepare
+from mendflow.cli.common import LauncherName, prepare
 from mendflow.contracts import PipelineOutcome, PipelineResult
 from mendflow.errors import InputError, RunNotFinishedError
 
+DEPLOYMENT_NAME = re.compile(r"[^/\s]+/[^/\s]+")
 EXIT_CODES = {
     PipelineOutcome.MERGED: 0,
     PipelineOutcome.READY: 0,
@@ -43,13 +45,15 @@ def print_result(console: Console, result: PipelineResult) -> None:
     console.print(f"[bold]{result.outcome.value}[/]" + (f" as {result.merged_sha[:12]}" if result.merged_sha else ""))
 
 
-def run_here(repo: str, commit: str | None, branch: str | None, launcher: str | None, as_json: bool) -> int:
-    location = prepare(repo, commit, branch, launcher)
+def run_here(
+    repo: str, commit: str | None, branch: str | None, launcher: LauncherName | None, as_json: bool, verbose: bool
+) -> int:
+    location = prepare(repo, commit, branch, launcher, verbose)
     from flows.pipeline import self_healing_pipeline  # late: importing prefect costs a second
     from tasks.outcome import pipeline_result
 
     console = Console(stderr=as_json)
-    with showing_progress(f"healing {short_name(location)}"):
+    with showing_progress(f"healing {short_name(location)}", phase_row=True):
         result = pipeline_result(self_healing_pipeline(repo=location, commit=commit, branch=branch, return_state=True))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
@@ -92,14 +96,17 @@ def run(
     repo: Annotated[str, typer.Argument(help="Path of a git repository or a clone URL.")] = ".",
     commit: Annotated[str | None, typer.Option(help="Commit sha, tag or branch.")] = None,
     branch: Annotated[str | None, typer.Option(help="Branch the commit belongs to (merge target).")] = None,
-    launcher: Annotated[str | None, typer.Option(help="local | kubernetes (default from settings).")] = None,
+    launcher: Annotated[LauncherName | None, typer.Option(help="Default from MENDFLOW_LAUNCHER.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the PipelineResult as JSON on stdout.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also show Prefect's log on stderr.")] = False,
     deployment: Annotated[
         str | None,
         typer.Option(help="Run on this Prefect deployment's worker instead, e.g. self-healing-pipeline/default."),
     ] = None,
     wait: Annotated[bool, typer.Option("--wait", help="With --deployment: wait and exit with the outcome.")] = False,
-    timeout: Annotated[float | None, typer.Option(help="With --wait: give up after this many seconds.")] = None,
+    timeout: Annotated[
+        float | None, typer.Option(min=0.0, help="With --wait: give up after this many seconds.")
+    ] = None,
 ) -> None:
     """Build, write the missing tests, build again, merge; exit 0 merged/ready, 1 regression, 4 no test kept.
 
@@ -108,7 +115,11 @@ def run(
     if deployment is None:
         if wait or timeout is not None:
             raise InputError("--wait and --timeout go with --deployment", hint="a local run always waits")
-        raise typer.Exit(run_here(repo, commit, branch, launcher, as_json))
+        raise typer.Exit(run_here(repo, commit, branch, launcher, as_json, verbose))
+    if not DEPLOYMENT_NAME.fullmatch(deployment):
+        raise InputError(
+            f"--deployment {deployment!r} is not FLOW/DEPLOYMENT", hint="e.g. self-healing-pipeline/default"
+        )
     if launcher or as_json:
         raise InputError("--launcher and --json do not go with --deployment", hint="the deployment's worker decides")
     raise typer.Exit(run_deployed(deployment, repo, commit, branch, wait, timeout))

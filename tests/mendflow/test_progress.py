@@ -23,9 +23,10 @@ from rich.console import Console
 from rich.progress import Progress as RichProgress
 
 from mendflow import progress
-from mendflow.cli.build import ProgressView
+from mendflow.ci.job import PHASES, phase_progress
+from mendflow.cli.build import PlainView, ProgressView
 from mendflow.contracts import BuildReport, BuildStatus, PipelineOutcome
-from mendflow.progress import Kind, Update
+from mendflow.progress import MAX_COUNT, MAX_PROGRESS_LINE, Kind, PhaseClaim, Update, parse_phase
 from tasks.runs import Progress
 from tests.fixtures.repos import RepoFactory, commit_files
 from tests.flows.sample_repos import PASSING
@@ -66,6 +67,72 @@ def test_a_job_line_loses_its_control_and_format_characters() -> None:
     assert heard == [Update(Kind.OUTPUT, "B1", detail="]0;pwned ok  gnp.exe")]
 
 
+# -- a build job's phase lines, read strictly -------------------------------------------------------------
+
+TESTS = PHASES.index("tests")
+
+
+def phase_line(**fields: object) -> str:
+    return progress.LINE_PREFIX + json.dumps({"total": len(PHASES), "item": "x", **fields})
+
+
+def test_a_phase_line_claims_its_phase_and_its_tests_count() -> None:
+    line = phase_line(done=TESTS, tests_done=3, tests_total=7)
+    assert parse_phase(line, PHASES) == PhaseClaim(TESTS, (3, 7))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        phase_line(done=len(PHASES)),  # past the last phase
+        phase_line(done=-1),
+        phase_line(done=10**40),
+        phase_line(done=1.0),
+        phase_line(done=True),
+        phase_line(done="1"),
+        progress.LINE_PREFIX + json.dumps({"done": 1, "total": 99}),  # another job's total
+        progress.LINE_PREFIX + json.dumps({"done": 1, "total": float(len(PHASES))}),
+        phase_line(done=1, tests_done=1, tests_total=2),  # a count outside the tests phase
+        phase_line(done=TESTS, tests_done=3, tests_total=2),  # more through than collected
+        phase_line(done=TESTS, tests_done=-1, tests_total=2),
+        phase_line(done=TESTS, tests_done=1, tests_total=MAX_COUNT + 1),
+        phase_line(done=TESTS, tests_done=1),  # half a count
+        phase_line(done=1, item="x" * MAX_PROGRESS_LINE),  # too long to be ours, valid JSON or not
+        progress.LINE_PREFIX + "[" * 4000,
+        progress.LINE_PREFIX + "[1, 2]",
+        "pytest says " + phase_line(done=1),  # the prefix must start the line
+        "\x1b[2J" + phase_line(done=1),
+    ],
+)
+def test_anything_else_claims_nothing(line: str) -> None:
+    assert parse_phase(line, PHASES) is None
+
+
+def phase_updates(lines: list[str]) -> list[tuple[Kind, float, float, str]]:
+    heard: list[Update] = []
+    with progress.listening(heard.append):
+        reader = phase_progress("B1")
+        for line in lines:
+            reader(line)
+    return [(u.kind, u.done, u.total, u.detail) for u in heard if u.kind in (Kind.PHASE, Kind.COUNT)]
+
+
+def test_phases_move_forward_under_our_names_and_counts_only_when_they_change() -> None:
+    lines = [
+        phase_line(done=1, item="<b>evil</b>"),
+        phase_line(done=TESTS, tests_done=0, tests_total=4),
+        phase_line(done=TESTS, tests_done=0, tests_total=4),  # the same count again
+        phase_line(done=1),  # backward
+        phase_line(done=TESTS, tests_done=4, tests_total=4),
+    ]
+    assert phase_updates(lines) == [
+        (Kind.PHASE, 1, len(PHASES), "dependencies"),
+        (Kind.PHASE, TESTS, len(PHASES), "tests"),
+        (Kind.COUNT, 0, 4, "tests"),
+        (Kind.COUNT, 4, 4, "tests"),
+    ]
+
+
 # -- the CLI's view ----------------------------------------------------------------------------------------
 
 
@@ -87,6 +154,35 @@ def test_the_view_shows_a_jobs_line_as_text_never_as_markup() -> None:
     show(Update(Kind.OUTPUT, "B1", detail=progress.LINE_PREFIX + '{"done": 1, "total": 2}'))  # not for people
     bar.console.print(bar)  # renders without a markup error
     assert bar.tasks[0].fields["job"] == "B1 · [bold red]$ uv sync[/] [/unbalanced]"
+
+
+def test_the_run_shows_a_jobs_phases_on_a_row_of_their_own_moving_with_the_tests() -> None:
+    bar = RichProgress(console=Console(file=io.StringIO(), force_terminal=True))
+    show = ProgressView(bar, bar.add_task("healing", total=None, job=""), phase_row=True)
+    show(Update(Kind.PHASE, "B1", TESTS, len(PHASES), "tests"))
+    show(Update(Kind.COUNT, "B1", 2, 4, "tests"))
+    run_row, job_row = bar.tasks
+    assert run_row.description == "healing"
+    assert (job_row.description, job_row.completed, job_row.total) == ("B1 · tests 2/4", TESTS + 0.5, len(PHASES))
+
+
+def plain(*updates: Update) -> list[str]:
+    out = io.StringIO()
+    show = PlainView(Console(file=out, width=200))
+    for update in updates:
+        show(update)
+    return out.getvalue().splitlines()
+
+
+def test_without_a_terminal_each_phase_and_stage_is_one_line_and_running_counts_are_not() -> None:
+    assert plain(
+        Update(Kind.PHASE, "B1", 1, 5, "dependencies"),
+        Update(Kind.OUTPUT, "B1", detail="Resolved 12 packages"),
+        Update(Kind.COUNT, "B1", 1, 2, "tests"),
+        Update(Kind.COUNT, "B1", 2, 2, "tests"),
+        stage("tests: generate", 51.0, "2/5 modules"),
+        stage("tests: generate", 51.0, "2/5 modules"),
+    ) == ["B1: dependencies (2/5)", "B1: tests 2/2 done", "tests: generate 2/5 modules (51%)"]
 
 
 # -- the pipeline's Progress, on a real Prefect server -----------------------------------------------------

@@ -23,7 +23,7 @@ def _stages(lines: list[str]) -> list[tuple[float, str]]:
         reader = phase_progress("B1")
         for line in lines:
             reader(line)
-    return [(u.done, u.detail) for u in seen if u.kind is progress.Kind.STAGE]
+    return [(u.done, u.detail) for u in seen if u.kind is progress.Kind.PHASE]
 
 
 def test_a_phase_line_reports_the_phase_by_our_name() -> None:
@@ -57,5 +57,5 @@ def test_a_real_build_reports_every_phase_in_order(make_repo: RepoFactory, tmp_p
     seen: list[progress.Update] = []
     with progress.listening(seen.append):
         ci_build(repo=str(repo), stage="B1")
-    details = [u.detail for u in seen if u.kind is progress.Kind.STAGE and u.stage == "B1"]
+    details = [u.detail for u in seen if u.kind is progress.Kind.PHASE and u.stage == "B1"]
     assert details == list(PHASES[1:])  # unpack is phase 0: the bar starts there without a move

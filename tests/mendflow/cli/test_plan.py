@@ -47,7 +47,7 @@ def test_plan_with_a_broken_report_fails_in_one_line(
 
     code = _run(monkeypatch, "plan", "--report", str(report), "--out", str(tmp_path / "spec.json"))
 
-    assert code == 1
+    assert code == 2
     err = capsys.readouterr().err
     assert "is not a valid BuildReport" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "spec.json").exists()

@@ -1,8 +1,9 @@
 """pytest plugin the runner loads into the repo's pytest (``-p mendflow_job_plugin``).
 
 It switches coverage.py's dynamic context to the pytest node id around each test (so coverage contexts name
-tests the way later stages select them) and journals each test's start and outcome to the file named by
-``MENDFLOW_PYTEST_EVENTS``, so a suite killed mid-test still tells which test was running.
+tests the way later stages select them) and journals how many tests were collected, then each test's start and
+outcome, to the file named by ``MENDFLOW_PYTEST_EVENTS``: a suite killed mid-test still tells which test was
+running, and the runner reads the journal as it grows to print how many tests are through.
 Stdlib + pytest + coverage only; it lives outside the package so the repo's venv can import it alone.
 """
 
@@ -32,6 +33,10 @@ def _switch(context: str) -> None:
     cov = coverage.Coverage.current() if coverage is not None else None
     if cov is not None:
         cov.switch_context(context)
+
+
+def pytest_collection_finish(session: Any) -> None:
+    _journal(event="collected", count=len(session.items))  # after -m/-k deselection: what will run
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
