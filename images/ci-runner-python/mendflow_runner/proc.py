@@ -80,10 +80,12 @@ def _read(fh: IO[bytes]) -> str:
     return fh.read().decode("utf-8", errors="replace")
 
 
-def offline(argv: list[str], writable: Path) -> list[str]:
+def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = ()) -> list[str]:
     """``argv`` with no network (a fresh namespace: not even the host's loopback, where the Prefect API may
     listen), its own ``/tmp`` and ``/dev/shm`` (gone when it ends), and every path but ``writable`` read-only.
 
+    ``readable`` are paths the command needs that may live under the host's ``/tmp`` (the runner's own
+    plugin, the interpreter): they are bound back, read-only, over the fresh ``/tmp``.
     bubblewrap does it unprivileged when the machine has it (the local launcher's hosts: the bootstrap
     installs it); a Kubernetes pod gets the same from its NetworkPolicy and emptyDirs, so without bwrap the
     command runs as it is.
@@ -91,9 +93,16 @@ def offline(argv: list[str], writable: Path) -> list[str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
         return argv
-    where = str(writable)
     sandbox = ["--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
-    return [bwrap, *sandbox, "--tmpfs", "/tmp", "--bind", where, where, "--", *argv]
+    sandbox += ["--tmpfs", "/tmp"]
+    for path in sorted({str(p.resolve()) for p in readable if _under_tmp(p.resolve())}):
+        sandbox += ["--ro-bind", path, path]
+    where = str(writable)
+    return [bwrap, *sandbox, "--bind", where, where, "--", *argv]
+
+
+def _under_tmp(path: Path) -> bool:
+    return path.is_relative_to("/tmp") and path.exists()
 
 
 def run(argv: list[str], *, cwd: Path | None, env: dict[str, str], timeout: float, log: Log) -> StepResult:

@@ -106,7 +106,8 @@ def run_tests(paths: Paths, marker: str, env: dict[str, str], timeout: float, lo
     }
     py_args = pytest_argv(paths, use)
     workspace = Path(os.path.commonpath([paths.root, paths.junit, paths.coverage_file, paths.events]))
-    argv = offline(coverage_argv(paths) + py_args, writable=workspace)
+    interpreter = Path(paths.venv_python).resolve().parent.parent  # the base install the venv links to
+    argv = offline(coverage_argv(paths) + py_args, writable=workspace, readable=(PLUGIN_DIR, interpreter))
     paths.events.unlink(missing_ok=True)  # a journal left by an earlier run in this workspace would count twice
     with progress.TestCounter(paths.events):
         step = run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)
