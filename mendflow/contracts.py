@@ -13,7 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
@@ -104,6 +104,23 @@ class BuildMetrics(Contract):
     ci_fail_reason: FailReason | None
 
 
+class FailureKind(StrEnum):
+    FAILED = "failed"  # the test ran and its body failed (an assertion, an exception)
+    ERROR = "error"  # collection, import or a fixture failed: the test never ran its body
+
+
+class TestFailure(Contract):
+    """One failing test as the runner read it from JUnit XML: enough for a person, or the healer, to act on."""
+
+    __test__ = False
+    node_id: str = Field(description="pytest node id, or 'path' for a collection error of a whole file.")
+    kind: FailureKind
+    exception: str = Field("", description="Exception class, e.g. 'ImportError', 'AssertionError'.")
+    message: str = Field("", description="The exception's first line, e.g. 'assert 3 == 4'.")
+    location: str = Field("", description="'path:line' of the deepest frame inside the repository.")
+    traceback: str = Field("", description="The failure's text, at most 4 KiB.")
+
+
 class BuildReport(Contract):
     schema_version: int = SCHEMA_VERSION
     repo: str = Field(description="Repository identity, owner/name: artefact keys, events and the index use it.")
@@ -113,6 +130,8 @@ class BuildReport(Contract):
     attempt: int = 1
     status: BuildStatus
     failed_tests: list[str] = Field(default_factory=list, description="pytest node ids.")
+    failures: list[TestFailure] = Field(default_factory=list, description="Details of failed_tests, same order.")
+    selected: list[str] = Field(default_factory=list, description="Node ids run when only these were asked for.")
     lint_errors: list[str] = Field(default_factory=list, description="'path:line:col CODE message' lines.")
     tests: TestCounts = Field(default_factory=TestCounts)
     test_command: list[str] = Field(default_factory=list)
@@ -259,7 +278,156 @@ class Regression(Contract):
     summary_md: str = ""
 
 
+class ErrorCategory(StrEnum):
+    """What kind of break a failing test shows (seed 004's error_category)."""
+
+    IMPORT = "import"  # ImportError / ModuleNotFoundError: a module or name moved or was renamed
+    NAME = "name"  # NameError / AttributeError of a symbol the commit renamed or removed
+    SIGNATURE = "signature"  # TypeError on a call: parameters renamed, added, removed or reordered
+    ASSERTION = "assertion"  # an assertion about behaviour
+    FIXTURE = "fixture"  # a fixture or setup error
+    TIMEOUT = "timeout"
+    FLAKY = "flaky"  # failed, then passed on the same inputs
+    LINT = "lint"  # a lint or format finding
+    SYNTAX = "syntax"
+    OTHER = "other"
+
+
+class HealMethod(StrEnum):
+    UPDATE = "update"  # replace one unique string (the scalpel)
+    PATCH = "patch"  # a unified diff that must apply cleanly
+    REWRITE = "rewrite"  # the whole file's new content
+
+
+class Scope(StrEnum):
+    LOCAL = "local"
+    MULTI_LINE = "multi_line"
+    FILE_WIDE = "file_wide"
+
+
+class Assessment(Contract):
+    """The error analyzer's reading of one failure (seed 004's ``analysis``)."""
+
+    category: ErrorCategory
+    scope: Scope = Scope.LOCAL
+    locations: list[str] = Field(default_factory=list, description="'path:line' places a fix would touch.")
+    uniqueness: float = Field(0.0, ge=0.0, le=1.0, description="1.0 when the text to change occurs once.")
+    lines_to_change: int = 0
+    suggested_method: HealMethod = HealMethod.UPDATE
+    explained_by_change: bool = Field(
+        False, description="The commit changed what the test relies on (a rename, a move, a signature)."
+    )
+    change: str = Field("", description="What the commit changed there, e.g. 'calc.add renamed to calc.plus'.")
+
+
+class UpdateEdit(Contract):
+    old_str: str = Field(min_length=1, description="Must occur exactly once in the file.")
+    new_str: str
+
+
+class HealEdit(Contract):
+    """One repair in the seed's payload shape: exactly one of ``update``, ``patch``, ``new_content``.
+
+    An LLM's answer is untrusted data: parsed with this contract, then applied only to a file the healer was
+    allowed to touch and only if the no-weakening gate passes.
+    """
+
+    reasoning: str = ""
+    file_to_patch: str = Field(description="Path relative to the repository root.")
+    update: UpdateEdit | None = None
+    patch: str | None = Field(None, description="A unified diff of file_to_patch.")
+    new_content: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_payload(self) -> HealEdit:
+        given = [p for p in (self.update, self.patch, self.new_content) if p is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of update, patch, new_content")
+        return self
+
+    @property
+    def method(self) -> HealMethod:
+        if self.update is not None:
+            return HealMethod.UPDATE
+        return HealMethod.PATCH if self.patch is not None else HealMethod.REWRITE
+
+
+class HealAttempt(Contract):
+    """One repair tried, as the healing knowledge base records it (across repositories)."""
+
+    repo: str
+    commit_sha: str
+    test_id: str
+    category: ErrorCategory
+    scope: Scope
+    healer: str = Field(description="'deterministic:<rule>' or 'llm:<model>'.")
+    method: HealMethod
+    success: bool
+    tokens: int = 0
+    duration_sec: float = 0.0
+    diff_lines: int = 0
+    gate: list[str] = Field(default_factory=list, description="Why the no-weakening gate refused it; [] = passed.")
+    error: str = ""
+    diff: str = ""
+    at: datetime | None = None
+
+
+class CheckStatus(StrEnum):
+    FAILED = "failed"
+    PASSED = "passed"
+    HEALED = "healed"
+    QUARANTINED = "quarantined"  # flaky: reported, never healed
+    REGRESSION = "regression"  # a behaviour change the commit did not intend: reported, never healed
+    GAVE_UP = "gave_up"  # every method tried within the budget failed
+
+
+class ChecklistEntry(Contract):
+    """Seed 004's smart checklist, one test."""
+
+    test_id: str
+    status: CheckStatus = CheckStatus.FAILED
+    retries: int = 0
+    last_error: str = ""
+    category: ErrorCategory | None = None
+    assessment: Assessment | None = None
+    history: list[HealAttempt] = Field(default_factory=list)
+
+
+class Checklist(Contract):
+    schema_version: int = SCHEMA_VERSION
+    repo: str
+    commit_sha: str
+    stage: str
+    entries: list[ChecklistEntry] = Field(default_factory=list)
+
+
+class HealOutcome(StrEnum):
+    HEALED = "healed"  # every failure repaired; B3 passed; merged per merge mode
+    AWAITING_APPROVAL = "awaiting_approval"  # repaired, but a category needs a human's yes
+    REJECTED = "rejected"  # a human said no
+    NOT_HEALED = "not_healed"  # a real regression, or a failure no method repaired
+
+
+class HealResult(Contract):
+    """What the heal stage did to one failed build, and the evidence (the audit trail's summary)."""
+
+    schema_version: int = SCHEMA_VERSION
+    repo: str
+    commit_sha: str
+    stage: str
+    outcome: HealOutcome
+    checklist: Checklist
+    branch_name: str = ""
+    heal_commit_sha: str = ""
+    b3: BuildReport | None = None
+    approver: str = ""
+    diff: str = ""
+    summary_md: str = ""
+
+
 class PipelineOutcome(StrEnum):
+    HEALED = "healed"  # a failed build was repaired (tests only) and B3 passed
+    AWAITING_APPROVAL = "awaiting_approval"  # repaired, waiting for a human's approval
     MERGED = "merged"  # B2 passed and the branch was merged or pushed per the merge setting
     READY = "ready"  # B2 passed; merge mode 'none' leaves the branch for a human
     NOTHING_TO_ADD = "nothing_to_add"  # no target below the coverage threshold
@@ -280,6 +448,7 @@ class PipelineResult(Contract):
     generated: GeneratedTests | None = None
     b2: BuildReport | None = None
     regression: Regression | None = None
+    heal: HealResult | None = None
     merged_sha: str = ""
     coverage_delta_pct: float | None = Field(None, description="B2 line coverage minus B1's, in points.")
 
@@ -291,6 +460,8 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     "TestgenJobResult": TestgenJobResult,
     "Regression": Regression,
     "PipelineResult": PipelineResult,
+    "HealEdit": HealEdit,
+    "HealResult": HealResult,
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 REPORT = "report.json"  # a build attempt's commit marker: written last
 TOOLS = "_tools"
 SERVED = "served"  # served/<owner>/<name>.json: the repositories runs were made on
+HEAL_KB = "heal-kb"  # heal-kb/<category>/<when>-<id>.json: every repair attempt, across repositories
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,26 @@ class RepoKeys:
     def testgen(self, sha: str, spec_id: str) -> str:
         """Prefix of one test-generation run: ``<round>/`` job artefacts of each gates round."""
         return f"{self.commit(sha)}/testgen/{spec_id}"
+
+
+    def heal(self, sha: str, stage: str) -> str:
+        """Prefix of the healing of one failed build: checklist, result, audit trail, re-run attempts."""
+        return f"{self.commit(sha)}/heal/{stage}"
+
+    def checklist(self, sha: str, stage: str) -> str:
+        return f"{self.heal(sha, stage)}/checklist.json"
+
+    def heal_result(self, sha: str, stage: str) -> str:
+        return f"{self.heal(sha, stage)}/result.json"
+
+    def audit(self, sha: str, stage: str, seq: int) -> str:
+        """One decision of the audit trail (error, analysis, method, diff, gate verdict, approver), in order."""
+        return f"{self.heal(sha, stage)}/audit/{seq:04d}.json"
+
+
+def heal_attempt(category: str, stamp: str, attempt_id: str) -> str:
+    """One healing attempt in the knowledge base; ``stamp`` sorts by time (e.g. '20261125T101500Z')."""
+    return f"{HEAL_KB}/{category}/{stamp}-{attempt_id}.json"
 
 
 def served(repo_id: str) -> str:

@@ -23,6 +23,8 @@ EXIT_CODES = {
     PipelineOutcome.NOTHING_TO_ADD: 0,
     PipelineOutcome.NO_TESTS_KEPT: 4,
     PipelineOutcome.REGRESSION: 1,
+    PipelineOutcome.HEALED: 0,
+    PipelineOutcome.AWAITING_APPROVAL: 5,
 }
 
 
