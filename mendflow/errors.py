@@ -75,3 +75,7 @@ class RunNotFinishedError(MendflowError):
     """A flow run crashed, was cancelled, failed without an outcome, or is still running past the wait."""
 
     exit_code = 5
+
+
+class HealError(MendflowError):
+    """A repair could not be made as asked (text not unique, a patch that does not apply, a refused path)."""
