@@ -24,7 +24,7 @@ EXIT_CODES = {
     PipelineOutcome.NO_TESTS_KEPT: 4,
     PipelineOutcome.REGRESSION: 1,
     PipelineOutcome.HEALED: 0,
-    PipelineOutcome.AWAITING_APPROVAL: 5,
+    PipelineOutcome.AWAITING_APPROVAL: 6,
 }
 
 
