@@ -5,7 +5,7 @@ from __future__ import annotations
 import pygit2
 from pygit2.enums import CheckoutStrategy, MergeAnalysis
 
-from mendflow.errors import MendflowError
+from mendflow.errors import CommitNotFoundError, MendflowError
 
 _FALLBACK = pygit2.Signature("mendflow", "mendflow@mendflow.invalid")
 
@@ -67,3 +67,40 @@ def push_branch(repo: pygit2.Repository, branch: str, remote: str = "origin") ->
         raise MergeError(
             f"cannot push {branch} to {remote}: {exc}", hint="check the remote and its credentials"
         ) from exc
+
+
+def commit_files(repo: pygit2.Repository, parent_sha: str, branch: str, files: dict[str, str], message: str) -> str:
+    """One commit on ``branch`` whose parent is ``parent_sha`` adding or replacing ``files``; returns its sha.
+
+    Re-running with the same files returns the existing commit; with different files the branch is moved to
+    a new commit on the same parent (replacing the earlier attempt, never stacking on it).
+    """
+    try:
+        parent = repo.revparse_single(parent_sha).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError) as exc:
+        raise CommitNotFoundError(
+            f"parent commit {parent_sha[:12]} is not in the repository",
+            hint="run the stage on the repository the commit came from",
+        ) from exc
+    index = pygit2.Index()
+    index.read_tree(parent.tree)
+    for path, text in sorted(files.items()):
+        blob = repo.create_blob(text.encode("utf-8"))
+        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+    tree = index.write_tree(repo)
+    ref_name = f"refs/heads/{branch}"
+    existing = repo.references.get(ref_name)
+    if existing is not None:
+        tip = existing.peel(pygit2.Commit)
+        if tip.tree_id == tree and [p.id for p in tip.parents] == [parent.id]:
+            return str(tip.id)
+    sig = _signature(repo)
+    oid = repo.create_commit(None, sig, sig, message, tree, [parent.id])
+    repo.references.create(ref_name, oid, force=True)
+    return str(oid)
+
+
+def diff(repo: pygit2.Repository, old: str, new: str) -> str:
+    """The unified diff from commit ``old`` to commit ``new``."""
+    before, after = (repo.revparse_single(sha).peel(pygit2.Commit) for sha in (old, new))
+    return repo.diff(before, after).patch or ""

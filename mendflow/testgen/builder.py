@@ -15,6 +15,7 @@ import pygit2
 
 from mendflow import identity, snapshot
 from mendflow.contracts import BuildStatus, DroppedTest, DropReason, GeneratedTests, KeptTest, TestSpec
+from mendflow.gitops import commit_files
 from mendflow.keys import RepoKeys
 from mendflow.launcher import get_launcher
 from mendflow.launcher.base import JobState, Launcher
@@ -27,7 +28,7 @@ from mendflow.store import open_store
 from mendflow.store.base import ArtefactStore
 from mendflow.testgen import layout
 from mendflow.testgen.accept import Accepted, accept
-from mendflow.testgen.commit import branch_for, commit_files
+from mendflow.testgen.commit import branch_for
 from mendflow.testgen.context import RepoContext, gather
 from mendflow.testgen.job import JobOutcome, expected_total, run_job
 from mendflow.testgen.llm_gen import STAGE, TestDraft, materialise, repair_prompt, system_prompt, user_prompt

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pygit2
 
-from mendflow.testgen.commit import commit_files
+from mendflow.gitops import commit_files
 from tests.fixtures.repos import RepoFactory
 
 
