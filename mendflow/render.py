@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from mendflow.contracts import BuildReport, GeneratedTests, PipelineResult, Regression
+from mendflow.contracts import BuildReport, FailureKind, GeneratedTests, PipelineResult, Regression, TestFailure
 
 
 def artifact_key(*parts: str) -> str:
@@ -59,7 +60,30 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
     return "\n".join(lines) + "\n"
 
 
-def regression_markdown(regression: Regression) -> str:
+def _code(text: str, limit: int = 300) -> str:
+    """``text`` (a job's, so untrusted) as one inline code span: no backtick or newline can end it early."""
+    flat = " ".join(text.replace("`", "'").split())
+    return f"`{flat[:limit]}{'…' if len(flat) > limit else ''}`"
+
+
+def _failure_line(test: str, failure: TestFailure | None) -> str:
+    if failure is None:
+        return f"- {_code(test)}"
+    said = ": ".join(part for part in (failure.exception, failure.message) if part)
+    line = f"- {_code(test)}" + (f" — {_code(said)}" if said else "")
+    return line + (f" at {_code(failure.location)}" if failure.location else "")
+
+
+def _section(title: str, lines: list[str], limit: int) -> list[str]:
+    if not lines:
+        return []
+    more = [f"- … and {len(lines) - limit} more (see the build report)"] if len(lines) > limit else []
+    return ["", f"## {title} ({len(lines)})", "", *lines[:limit], *more]
+
+
+def regression_markdown(regression: Regression, failures: Sequence[TestFailure] = (), limit: int = 30) -> str:
+    """The Regression for a person: each failing test with its first message line, collection, import and
+    fixture errors (the test never ran) apart from tests whose body failed, then lint errors."""
     lines = [
         f"# Regression {regression.id}",
         "",
@@ -70,8 +94,16 @@ def regression_markdown(regression: Regression) -> str:
     ]
     if regression.error_reason:
         lines += ["", f"**Why:** {regression.error_reason}"]
-    lines += [f"- failed: `{t}`" for t in regression.failed_tests[:30]]
-    lines += [f"- lint: `{e}`" for e in regression.lint_errors[:30]]
+    details = {f.node_id: f for f in reversed(failures)}  # the first detail of a test wins
+    errors: list[str] = []
+    failed: list[str] = []
+    for test in regression.failed_tests:
+        detail = details.get(test)
+        is_error = detail.kind is FailureKind.ERROR if detail else "::" not in test  # a bare path: collection
+        (errors if is_error else failed).append(_failure_line(test, detail))
+    lines += _section("Errors: collection, import or fixture (the test never ran)", errors, limit)
+    lines += _section("Failed tests", failed, limit)
+    lines += _section("Lint errors", [f"- {_code(e)}" for e in regression.lint_errors], limit)
     if regression.build_report_url:
         lines += ["", f"Evidence: {regression.build_report_url}"]
     return "\n".join(lines) + "\n"

@@ -65,23 +65,23 @@ def _retry_only_errored(task: object, task_run: object, state: object) -> bool:
 
 
 @task(name="build-attempt", retry_condition_fn=_retry_only_errored, cache_policy=NO_CACHE)
-def build_attempt(source: Source, stage: str) -> BuildReport:
+def build_attempt(source: Source, stage: str, select: list[str] | None = None) -> BuildReport:
     settings = get_settings()
     attempt = _attempt_number()
     store = open_store(settings.resolved_store_url(), settings)
     prefix = source.artefacts.build(source.commit_sha, stage, attempt)
     staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
-    spec = job_spec(source, stage, attempt, staging, store, settings)
+    spec = job_spec(source, stage, attempt, staging, store, settings, select)
     result = get_launcher(settings).run(spec, phase_progress(stage))
     max_bytes = settings.limits.job_output_mb * 1024 * 1024
-    collected = collect_report(store, staging, result, source, stage, attempt, max_bytes)
+    collected = collect_report(store, staging, result, source, stage, attempt, max_bytes, select)
     report = publish(store, staging, prefix, collected, settings.limits)
     if report.status is BuildStatus.ERRORED and report.fail_reason is not FailReason.BAD_INPUT:
         raise BuildErrored(report)
     return report
 
 
-def retrying_build_attempt(settings: Settings) -> Task[[Source, str], BuildReport]:
+def retrying_build_attempt(settings: Settings) -> Task[[Source, str, list[str] | None], BuildReport]:
     """The attempt task with the configured back-off: attempt 1 immediate, then the seed's +90 s, +5 min."""
     delays = [float(d) for d in settings.retry_delays_sec[1:]]
     return build_attempt.with_options(
@@ -89,18 +89,21 @@ def retrying_build_attempt(settings: Settings) -> Task[[Source, str], BuildRepor
     )
 
 
-def build(source: Source, stage: str, reuse: bool = False) -> BuildReport:
+def build(source: Source, stage: str, reuse: bool = False, select: list[str] | None = None) -> BuildReport:
     """One build stage, retried for ERRORED only; the last attempt's report either way, recorded once.
 
     With ``reuse``, a result an earlier run published for the same commit and stage is returned instead
-    (the published report is the cache: see docs/architecture.md, "Reuse of finished stages").
+    (the published report is the cache: see docs/architecture.md, "Reuse of finished stages"); never for a
+    run of selected tests, and a selected run is never reused for the whole suite.
+    With ``select`` (pytest node ids), the job runs exactly those tests, no marker, and still lints; the
+    report's ``selected`` is ``select`` and its failed tests are only those the selection can produce.
     """
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)
-    if reuse and (done := latest_report(store, source, stage)) is not None:
+    if reuse and not select and (done := latest_report(store, source, stage)) is not None:
         get_run_logger().info("reusing %s of %s from %s", stage, source.label, done.artefact_url)
         return done
-    state = retrying_build_attempt(settings)(source, stage, return_state=True)
+    state = retrying_build_attempt(settings)(source, stage, select or None, return_state=True)
     try:
         report: BuildReport = state.result()
     except BuildErrored as exc:

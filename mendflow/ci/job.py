@@ -1,18 +1,21 @@
 """The CI job: its spec (the source tarball in, report and artefacts out) and how its outputs are read back.
 
 Everything the job uploads is untrusted: the report is parsed with its contract and checked against what the
-trusted side asked for (commit), and a job that wrote nothing usable becomes an ERRORED report saying why.
+trusted side asked for (commit, the selected node ids: ``vet_report``), and a job that wrote nothing usable
+becomes an ERRORED report saying why.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import UTC, datetime
+from pathlib import PurePosixPath
 
 from pydantic import ValidationError
 
 from mendflow import progress
-from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason
+from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason, TestFailure
 from mendflow.errors import MendflowError, TooLargeError
 from mendflow.keys import REPORT
 from mendflow.launcher.base import JobResult, JobSpec, JobState, OnOutput
@@ -30,6 +33,8 @@ ARTEFACTS = ("coverage.json", "junit.xml", "runner.log")
 # and during "tests" how many tests of how many collected are through).
 PHASES = ("unpack", "dependencies", "lint", "tests", "coverage")
 OUT = "{workspace}/out"
+MAX_FAILURES = 200  # failures detailed in a report (the runner's cap; failed_tests stays complete)
+TRACEBACK_MAX = 4096  # bytes of one failure's traceback text
 
 _JOB_FAILURES = {
     JobState.TIMED_OUT: FailReason.TIMEOUT,
@@ -54,8 +59,15 @@ class BuildErrored(MendflowError):
 
 
 def job_spec(
-    source: Source, stage: str, attempt: int, staging: str, store: ArtefactStore, settings: Settings
+    source: Source,
+    stage: str,
+    attempt: int,
+    staging: str,
+    store: ArtefactStore,
+    settings: Settings,
+    select: list[str] | None = None,
 ) -> JobSpec:
+    """The build job of ``source``; with ``select``, it runs exactly those pytest node ids (and still lints)."""
     env = {
         "MENDFLOW_JOB_REPO": source.repo_id,
         "MENDFLOW_JOB_COMMIT": source.commit_sha,
@@ -65,6 +77,8 @@ def job_spec(
         "MENDFLOW_JOB_TEST_MARKER": settings.test_marker,
         "MENDFLOW_JOB_TIMEOUT_SEC": str(settings.build_timeout_sec),
     }
+    if select:
+        env["MENDFLOW_JOB_SELECT"] = json.dumps(select)
     return JobSpec(
         name=f"build-{stage.lower()}-{source.commit_sha[:8]}-{attempt}",
         image=IMAGE,
@@ -115,8 +129,10 @@ def collect_report(
     stage: str,
     attempt: int,
     max_bytes: int,
+    select: list[str] | None = None,
 ) -> BuildReport:
-    """The job's own report when it wrote a valid one, else an ERRORED report that says why."""
+    """The job's own report when it wrote a valid one (vetted: ``vet_report``), else an ERRORED report that
+    says why."""
     key = f"{staging}/{REPORT}"
     if result.state in _ENDED_BY_LAUNCHER or not store.exists(key):
         why = result.reason or f"the job ended ({result.state}) without writing {REPORT}"
@@ -134,9 +150,55 @@ def collect_report(
         why = f"the job reported commit {report.commit_sha[:12]}, expected {source.commit_sha[:12]}"
         return errored_report(source, stage, attempt, FailReason.RUNNER_CRASH, why, result.duration_sec)
     # What the trusted side knows wins over what the job says about it.
-    return report.model_copy(
+    report = report.model_copy(
         update={"repo": source.repo_id, "stage": stage, "attempt": attempt, "branch_name": source.branch}
     )
+    return vet_report(report, select)
+
+
+def in_selection(node_id: str, select: list[str]) -> bool:
+    """Whether a failed ``node_id`` can come from running ``select``: a selected id itself, a test under a
+    selected file, class or parametrized function, or a collection error on the way to a selected test (its
+    file, a package above it, a ``conftest.py`` of a directory above it)."""
+    for chosen in select:
+        if node_id == chosen or node_id.startswith((f"{chosen}::", f"{chosen}[")):
+            return True
+        if "::" not in node_id and _collected_on_the_way(node_id, chosen.split("::", 1)[0]):
+            return True
+    return False
+
+
+def _collected_on_the_way(path: str, chosen: str) -> bool:
+    node, target = PurePosixPath(path), PurePosixPath(chosen)
+    if node == target or (node != PurePosixPath(".") and target.is_relative_to(node)):
+        return True
+    return node.name == "conftest.py" and target.is_relative_to(node.parent)
+
+
+def vet_report(report: BuildReport, select: list[str] | None = None) -> BuildReport:
+    """The job's failures as far as the trusted side can check them.
+
+    With a selection, a failed test the job was not asked to run is dropped, and ``selected`` is what was
+    asked for. Failure details are kept only for failed tests, once each, in their order, at most
+    ``MAX_FAILURES`` with tracebacks cut to ``TRACEBACK_MAX`` bytes.
+    """
+    failed = list(dict.fromkeys(report.failed_tests))
+    if select:
+        failed = [t for t in failed if in_selection(t, select)]
+    by_node: dict[str, TestFailure] = {}
+    for f in report.failures:
+        by_node.setdefault(f.node_id, f)
+    failures = [_capped(by_node[t]) for t in failed if t in by_node][:MAX_FAILURES]
+    if dropped := len(report.failed_tests) - len(failed):
+        log.warning("dropped %d failed test(s) the job reported outside what it was asked to run", dropped)
+    return report.model_copy(update={"failed_tests": failed, "failures": failures, "selected": list(select or [])})
+
+
+def _capped(failure: TestFailure) -> TestFailure:
+    data = failure.traceback.encode()
+    if len(data) <= TRACEBACK_MAX:
+        return failure
+    return failure.model_copy(update={"traceback": data[-TRACEBACK_MAX:].decode("utf-8", "ignore")})
 
 
 def publish(
@@ -166,13 +228,14 @@ def metrics_payload(report: BuildReport) -> dict[str, object]:
 
 
 def latest_report(store: ArtefactStore, source: Source, stage: str) -> BuildReport | None:
-    """An earlier run's published report for this commit and stage, if it reached a result (not ERRORED)."""
+    """An earlier run's published report for this commit and stage, if it reached a result (not ERRORED) of
+    the whole suite (a run of selected tests only says nothing about the others)."""
     keys = [k for k in store.list(source.artefacts.builds(source.commit_sha, stage)) if k.endswith(f"/{REPORT}")]
     attempts = {int(k.split("/")[-2]): k for k in keys if k.split("/")[-2].isdigit()}
     if not attempts:
         return None
     report = BuildReport.model_validate_json(store.get_bytes(attempts[max(attempts)]))
-    return None if report.status is BuildStatus.ERRORED else report
+    return None if report.status is BuildStatus.ERRORED or report.selected else report
 
 
 class PhaseProgress:

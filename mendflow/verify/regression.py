@@ -1,4 +1,8 @@
-"""A failed BuildReport → the Regression ticket filed next to its artefacts."""
+"""A failed BuildReport → the Regression ticket filed next to its artefacts.
+
+Its summary names each failing test with its first message line (from the report's ``failures``) and tells
+collection, import and fixture errors apart from failures of a test's body.
+"""
 
 from __future__ import annotations
 
@@ -21,4 +25,4 @@ def regression_from(report: BuildReport) -> Regression:
         error_reason=report.error_reason,
         build_report_url=f"{report.artefact_url}/{REPORT}" if report.artefact_url else "",
     )
-    return regression.model_copy(update={"summary_md": regression_markdown(regression)})
+    return regression.model_copy(update={"summary_md": regression_markdown(regression, report.failures)})

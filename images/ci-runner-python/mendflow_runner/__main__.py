@@ -22,6 +22,8 @@ Contract (stdlib only; the job holds no credentials):
   --stage          MENDFLOW_JOB_STAGE              'B1', 'B2' or 'build' ("build")
   --attempt        MENDFLOW_JOB_ATTEMPT            attempt number (1)
   --marker         MENDFLOW_JOB_TEST_MARKER        pytest marker, used when the repo declares it ("fast")
+  --select         MENDFLOW_JOB_SELECT             JSON list of pytest node ids: run exactly these, no
+                                                   marker (empty: the suite); recorded as ``selected``
   --timeout        MENDFLOW_JOB_TIMEOUT_SEC        the whole job's budget in seconds (900); each step
                                                    gets what is left, minus a reserve for the report
   --python         MENDFLOW_JOB_PYTHON             interpreter for the repo's venv (this interpreter)
@@ -33,8 +35,10 @@ Contract (stdlib only; the job holds no credentials):
 Steps: unpack (safe) → dependencies (uv.lock: ``uv sync --frozen --all-groups``; else each
 ``requirements*.txt`` and ``-e .[test,tests,dev]`` for a project; then pytest and coverage when the repo
 lacks them) → lint (ruff check, ruff format --check, mypy when configured) → tests (``coverage run
---branch -m pytest [-m MARKER]`` with a plugin that sets per-test dynamic contexts to pytest node ids;
-pytest-cov is not used) → coverage JSON → report.
+--branch -m pytest [-m MARKER | NODE_ID ...]`` with a plugin that sets per-test dynamic contexts to pytest node
+ids and journals each failure's exception, first line and location; pytest-cov is not used) → coverage JSON →
+report (``failed_tests`` complete, collection errors included as the file's path; ``failures`` details the
+first 200).
 
 Exit code: 0 whenever report.json was written and every upload succeeded, whatever the build's status
 (the status is in the report); 3 when an upload failed; 2 for bad command-line arguments.
@@ -87,8 +91,9 @@ class Build:
         self.remaining: Callable[[], float] = cfg.remaining
 
     def run(self) -> None:
+        self.rep.selected = list(self.cfg.select)
         with timed(self.rep, "unpack"):
-            if not self._unpack():
+            if not self._unpack() or not self._check_selection():
                 return
         with timed(self.rep, "dependencies"):
             if not self._install():
@@ -117,6 +122,14 @@ class Build:
             return False
         except OSError as exc:  # network errors fetching a presigned URL
             self.rep.errored("infrastructure", f"cannot fetch the source snapshot: {exc}")
+            return False
+        return True
+
+    def _check_selection(self) -> bool:
+        try:
+            testing.check_selection(self.src, self.cfg.select)
+        except testing.SelectionError as exc:
+            self.rep.errored("bad_input", f"--select: {exc}")
             return False
         return True
 
@@ -162,10 +175,11 @@ class Build:
             "VIRTUAL_ENV": str(self.venv),
             "PATH": f"{self.venv / 'bin'}:{self.env.get('PATH', '')}",
         }
-        run = testing.run_tests(paths, self.cfg.marker, env, self.remaining(), self.log)
+        run = testing.run_tests(paths, self.cfg.marker, env, self.remaining(), self.log, self.cfg.select)
         self.rep.test_command = run.command
         self.rep.counts = run.counts
         self.rep.failed_tests = run.failed
+        self.rep.failures = run.failures
         return run
 
     def _coverage(self, run: testing.TestRun) -> None:
@@ -191,7 +205,8 @@ class Build:
         elif sig is not None:
             rep.errored("runner_crash", f"the test suite died of signal {sig}{where}")
         elif step.returncode == 5:
-            what = f"marked '{run.marker_used}'" if run.marker_used else "at all"
+            what = "of the selected node ids" if self.cfg.select else "at all"
+            what = f"marked '{run.marker_used}'" if run.marker_used else what
             rep.failed("no_tests", f"pytest collected no tests {what}; add tests or check the test paths")
         elif step.returncode != 0:
             if not rep.failed_tests and step.returncode != 1:

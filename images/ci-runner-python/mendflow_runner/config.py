@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -27,6 +28,7 @@ class JobConfig:
     timeout_sec: float
     python: str
     workspace: Path
+    select: list[str] = field(default_factory=list)  # node ids to run instead of the suite ([]: the suite)
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -49,6 +51,19 @@ def _upload(text: str) -> tuple[str, str]:
     return name, url
 
 
+def _select(text: str) -> list[str]:
+    """A JSON list of pytest node ids ('' or '[]': none). Where they may point is checked after unpacking."""
+    if not text.strip():
+        return []
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"--select wants a JSON list of node ids: {exc}") from exc
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise argparse.ArgumentTypeError("--select wants a JSON list of node ids (strings)")
+    return value
+
+
 def parse_args(argv: list[str] | None = None) -> JobConfig:
     p = argparse.ArgumentParser(prog="python -m mendflow_runner", description=__doc__)
     p.add_argument("--source", required=True, help="path or http(s) URL of a .tar/.tar.gz snapshot")
@@ -60,6 +75,12 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
     p.add_argument("--stage", default=_env("STAGE", "build"))
     p.add_argument("--attempt", type=int, default=int(_env("ATTEMPT", "1")))
     p.add_argument("--marker", default=_env("TEST_MARKER", "fast"))
+    p.add_argument(
+        "--select",
+        type=_select,
+        default=_select(_env("SELECT", "")),
+        help="JSON list of pytest node ids to run instead of the suite (then no marker)",
+    )
     p.add_argument("--timeout", type=float, default=float(_env("TIMEOUT_SEC", "900")))
     p.add_argument("--python", default=_env("PYTHON", sys.executable))
     p.add_argument("--workspace", type=Path, default=Path(_env("WORKSPACE", "")) if _env("WORKSPACE", "") else None)
@@ -79,4 +100,5 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
         timeout_sec=a.timeout,
         python=a.python,
         workspace=workspace,
+        select=a.select,
     )

@@ -27,6 +27,8 @@ class Report:
     fail_reason: str | None = None
     error_reason: str | None = None
     failed_tests: list[str] = field(default_factory=list)
+    failures: list[dict[str, str]] = field(default_factory=list)  # TestFailure dicts, failed_tests' order
+    selected: list[str] = field(default_factory=list)
     lint_errors: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     test_command: list[str] = field(default_factory=list)
@@ -55,6 +57,8 @@ class Report:
             "attempt": self.cfg.attempt,
             "status": self.status,
             "failed_tests": self.failed_tests,
+            "failures": self.failures,
+            "selected": self.selected,
             "lint_errors": self.lint_errors,
             "tests": counts,
             "test_command": self.test_command,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import xml.etree.ElementTree as ET
@@ -18,6 +19,13 @@ PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 TEST_OMIT = "tests/*,test/*,*/tests/*,*/test/*,test_*.py,*/test_*.py,*_test.py,conftest.py,*/conftest.py"
 
 # pytest-cov's options that take a value as the next word when written without "=".
+MAX_FAILURES = 200  # failures detailed in the report; failed_tests stays complete
+TEXT_MAX = 4096  # bytes of one failure's text
+ERROR_PHASES = ("collect", "setup", "teardown")  # the test's body never ran, or ran and its fixture broke
+# "E   ImportError: cannot import name 'x' from 'calc'" in pytest's short text: the exception and its message.
+_E_LINE = re.compile(r"^E\s+(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Exit|Warning|Interrupt)):\s*(?P<msg>.*)$")
+_CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.?$", re.MULTILINE)
+
 COV_OPTIONS_WITH_VALUE = {
     "--cov",
     "--cov-report",
@@ -38,6 +46,11 @@ class TestRun:
     memory_errors: list[str] = field(default_factory=list)
     running: str | None = None  # the test that started but never reported its teardown
     counts: dict[str, int] = field(default_factory=dict)
+    failures: list[dict[str, str]] = field(default_factory=list)  # TestFailure dicts, in ``failed`` order
+
+
+class SelectionError(ValueError):
+    """A node id the runner will not hand to pytest (an option, a path outside the repository)."""
 
 
 @dataclass
@@ -49,7 +62,8 @@ class Paths:
     events: Path
 
 
-def pytest_argv(paths: Paths, marker: str | None) -> list[str]:
+def pytest_argv(paths: Paths, marker: str | None, select: list[str] | None = None) -> list[str]:
+    """pytest's arguments: the marker's suite, or exactly the ``select``ed node ids (then no marker)."""
     argv = [
         "-m",
         "pytest",
@@ -58,9 +72,33 @@ def pytest_argv(paths: Paths, marker: str | None) -> list[str]:
         "-p",
         "no:cacheprovider",
         f"--junitxml={paths.junit}",
+        "--continue-on-collection-errors",  # a module that fails to import is one failure, not the whole run
     ]
     argv += ["-o", "junit_family=xunit2", *addopts_without_cov(paths.root)]
+    if select:
+        return argv + check_selection(paths.root, select)
     return argv + (["-m", marker] if marker else [])
+
+
+def check_selection(root: Path, select: list[str]) -> list[str]:
+    """``select`` when every entry is a pytest node id of a path inside ``root``; else SelectionError.
+
+    The trusted side chose these ids, but they reach pytest's command line: no option (``-``), no argument
+    file (``@``), no absolute path, no way out of the repository (``..``, a symlink pointing outside).
+    """
+    base = root.resolve()
+    for node in select:
+        if not isinstance(node, str) or not node.strip() or node != node.strip():
+            raise SelectionError(f"not a node id: {node!r}")
+        if node.startswith(("-", "@")) or any(c in node for c in "\0\n\r"):
+            raise SelectionError(f"not a node id: {node!r}")
+        path = node.split("::", 1)[0]
+        rel = Path(path)
+        if rel.is_absolute() or ".." in rel.parts or "\\" in path:
+            raise SelectionError(f"node id outside the repository: {node!r}")
+        if not (base / rel).resolve().is_relative_to(base):
+            raise SelectionError(f"node id outside the repository: {node!r}")
+    return list(select)
 
 
 def addopts_without_cov(root: Path) -> list[str]:
@@ -95,8 +133,11 @@ def coverage_argv(paths: Paths) -> list[str]:
     return argv
 
 
-def run_tests(paths: Paths, marker: str, env: dict[str, str], timeout: float, log: Log) -> TestRun:
-    use = marker if marker and marker in repo_config.declared_markers(paths.root) else None
+def run_tests(
+    paths: Paths, marker: str, env: dict[str, str], timeout: float, log: Log, select: list[str] | None = None
+) -> TestRun:
+    """Run the suite (the ``marker``'s tests when the repo declares it), or only the ``select``ed node ids."""
+    use = marker if not select and marker and marker in repo_config.declared_markers(paths.root) else None
     paths.coverage_file.parent.mkdir(parents=True, exist_ok=True)
     env = {
         **env,
@@ -104,7 +145,7 @@ def run_tests(paths: Paths, marker: str, env: dict[str, str], timeout: float, lo
         "PYTHONPATH": os.pathsep.join(p for p in (str(PLUGIN_DIR), env.get("PYTHONPATH", "")) if p),
         "MENDFLOW_PYTEST_EVENTS": str(paths.events),
     }
-    py_args = pytest_argv(paths, use)
+    py_args = pytest_argv(paths, use, select)
     workspace = Path(os.path.commonpath([paths.root, paths.junit, paths.coverage_file, paths.events]))
     interpreter = Path(paths.venv_python).resolve().parent.parent  # the base install the venv links to
     argv = offline(coverage_argv(paths) + py_args, writable=workspace, readable=(PLUGIN_DIR, interpreter))
@@ -112,14 +153,18 @@ def run_tests(paths: Paths, marker: str, env: dict[str, str], timeout: float, lo
     with progress.TestCounter(paths.events):
         step = run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)
     result = TestRun(step=step, command=["pytest", *py_args[2:]], marker_used=use)
-    _read_journal(paths.events, result)
+    details = _read_journal(paths.events, result)
+    _conftest_error(step, paths.root, result, details)
+    result.failures = failures(result.failed, details)
     result.counts = junit_counts(paths.junit)
     return result
 
 
-def _read_journal(path: Path, result: TestRun) -> None:
+def _read_journal(path: Path, result: TestRun) -> dict[str, dict[str, str]]:
+    """Fills ``result`` from the journal; returns each failed node's first failure, merged from its events."""
+    details: dict[str, dict[str, str]] = {}
     if not path.is_file():
-        return
+        return details
     open_tests: dict[str, None] = {}
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
@@ -129,14 +174,110 @@ def _read_journal(path: Path, result: TestRun) -> None:
         node = ev.get("nodeid", "")
         if ev.get("event") == "start":
             open_tests[node] = None
+        elif ev.get("event") == "exception":
+            _merge_exception(details.setdefault(node, {}), ev)
         elif ev.get("outcome") == "failed":
             if node not in result.failed:
                 result.failed.append(node)
             if ev.get("memory_error") and node not in result.memory_errors:
                 result.memory_errors.append(node)
+            _merge_report(details.setdefault(node, {}), ev)
         if ev.get("when") == "teardown":
             open_tests.pop(node, None)
     result.running = next(reversed(open_tests), None) if open_tests else None
+    return details
+
+
+def _text(ev: dict[str, object], key: str) -> str:
+    value = ev.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _merge_report(detail: dict[str, str], ev: dict[str, object]) -> None:
+    """The failed report's fields, for a node's first failed phase only (a teardown after a failed call adds
+    nothing)."""
+    if "when" in detail:
+        return
+    detail["when"] = _text(ev, "when")
+    detail["text"] = _text(ev, "text")
+    detail["crash"] = _text(ev, "crash")
+    detail["report_location"] = _text(ev, "location")
+
+
+def _merge_exception(detail: dict[str, str], ev: dict[str, object]) -> None:
+    """The exception behind a node's first failed phase (the plugin journals it after the report)."""
+    if "exception" in detail or detail.get("when", _text(ev, "when")) != _text(ev, "when"):
+        return
+    detail["exception"] = _text(ev, "exception")
+    detail["message"] = _text(ev, "message")
+    detail["location"] = _text(ev, "location")
+
+
+def failures(failed: list[str], details: dict[str, dict[str, str]]) -> list[dict[str, str]]:
+    """``TestFailure`` dicts for the first ``MAX_FAILURES`` failed nodes, in their order."""
+    return [failure(node, details.get(node, {})) for node in failed[:MAX_FAILURES]]
+
+
+def failure(node: str, detail: dict[str, str]) -> dict[str, str]:
+    text = detail.get("text", "")
+    exception, message = detail.get("exception", ""), detail.get("message", "")
+    if not exception:  # no exception handed over (a strict xpass, a journal cut short): read pytest's text
+        exception, message = _from_text(text, detail.get("crash", ""))
+    when = detail.get("when", "call")
+    return {
+        "node_id": node,
+        "kind": "error" if when in ERROR_PHASES or "::" not in node else "failed",
+        "exception": exception[:200],
+        "message": (message or _from_text(text, detail.get("crash", ""))[1])[:500],
+        "location": detail.get("location") or detail.get("report_location", ""),
+        "traceback": cap_tail(text),
+    }
+
+
+def _from_text(text: str, crash: str) -> tuple[str, str]:
+    """(exception, first message line) from pytest's failure text: its last ``E   Name: message`` line."""
+    for line in reversed(text.splitlines()):
+        m = _E_LINE.match(line)
+        if m:
+            return m["exc"], m["msg"].strip()
+    if crash.startswith("assert "):
+        return "AssertionError", crash
+    name, sep, rest = crash.partition(": ")
+    if sep and name.replace(".", "").replace("_", "").isalnum():
+        return name, rest.strip()
+    said = [line[1:].strip() for line in text.splitlines() if line.startswith("E ") and line[1:].strip()]
+    return "", crash or (said[-1] if said else "")  # e.g. "fixture 'db' not found"
+
+
+def cap_tail(text: str, limit: int = TEXT_MAX) -> str:
+    """``text`` cut to ``limit`` UTF-8 bytes, keeping its end (where the error is)."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    marker = "[…]\n"
+    return marker + data[-(limit - len(marker.encode())) :].decode("utf-8", "ignore")
+
+
+def _conftest_error(step: StepResult, root: Path, result: TestRun, details: dict[str, dict[str, str]]) -> None:
+    """A conftest.py that fails to import stops pytest before collection (exit 4, no report): name it as a
+    collection error of that file, from what pytest printed."""
+    text = f"{step.stderr}\n{step.stdout}"
+    m = _CONFTEST.search(text)
+    if m is None:
+        return
+    path = Path(m["path"])
+    try:
+        node = path.resolve().relative_to(root.resolve()).as_posix() if path.is_absolute() else path.as_posix()
+    except (OSError, ValueError):
+        return
+    if node in result.failed:
+        return
+    body = text[m.start() :].replace(f"{root.resolve()}{os.sep}", "").replace(f"{root}{os.sep}", "")
+    lines = body.splitlines()
+    end = next((i for i, line in enumerate(lines) if i and _E_LINE.match(line)), len(lines) - 1)
+    where = next((line.split(": in ", 1)[0] for line in lines[1 : end + 1] if ": in " in line), "")
+    result.failed.insert(0, node)
+    details[node] = {"when": "collect", "text": "\n".join(lines[: end + 1]), "report_location": where}
 
 
 def junit_counts(path: Path) -> dict[str, int]:

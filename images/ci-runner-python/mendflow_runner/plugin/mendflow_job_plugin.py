@@ -4,6 +4,11 @@ It switches coverage.py's dynamic context to the pytest node id around each test
 tests the way later stages select them) and journals how many tests were collected, then each test's start and
 outcome, to the file named by ``MENDFLOW_PYTEST_EVENTS``: a suite killed mid-test still tells which test was
 running, and the runner reads the journal as it grows to print how many tests are through.
+
+For each failure it also journals what a person (or the healer) needs to act on it: on the failed report, the
+text pytest prints (cut to ``TEXT_MAX`` bytes, its end kept), its crash line and the test's own location; when
+pytest hands the exception over (``pytest_exception_interact``), the exception's class, its first line and the
+deepest traceback frame inside the repository. Paths under the repository are written relative to it.
 Stdlib + pytest + coverage only; it lives outside the package so the repo's venv can import it alone.
 """
 
@@ -11,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import traceback
+from pathlib import Path
 from typing import Any
 
 try:
@@ -19,6 +26,9 @@ except ImportError:  # pragma: no cover - the runner installs coverage
     coverage = None  # type: ignore[assignment]
 
 _EVENTS = os.environ.get("MENDFLOW_PYTEST_EVENTS", "")
+TEXT_MAX = 4096  # bytes of a failure's text kept (its end: the error is there)
+LINE_MAX = 500  # characters of a message's first line
+_ROOT = Path.cwd()  # the runner starts pytest in the repository's root
 
 
 def _journal(**event: Any) -> None:
@@ -33,6 +43,77 @@ def _switch(context: str) -> None:
     cov = coverage.Coverage.current() if coverage is not None else None
     if cov is not None:
         cov.switch_context(context)
+
+
+def _relative(text: str) -> str:
+    return text.replace(f"{_ROOT}{os.sep}", "")
+
+
+def first_line(text: str) -> str:
+    lines = [line.strip() for line in _relative(text).splitlines() if line.strip()]
+    return lines[0][:LINE_MAX] if lines else ""
+
+
+def cap_tail(text: str, limit: int = TEXT_MAX) -> str:
+    """``text`` cut to ``limit`` UTF-8 bytes, keeping its end (where the error is)."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    marker = "[…]\n"
+    return marker + data[-(limit - len(marker.encode())) :].decode("utf-8", "ignore")
+
+
+def _in_repo(filename: str) -> str | None:
+    try:
+        rel = Path(filename).resolve().relative_to(_ROOT.resolve())
+    except (OSError, ValueError):
+        return None
+    if rel.parts and (rel.parts[0] in (".venv", "venv", ".tox", ".nox") or "site-packages" in rel.parts):
+        return None
+    return rel.as_posix()
+
+
+def deepest_repo_frame(exc: BaseException) -> str:
+    """``path:line`` of the deepest frame of ``exc``'s traceback in a file of the repository ('' if none)."""
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        rel = _in_repo(frame.filename)
+        if rel is not None and frame.lineno:
+            found = f"{rel}:{frame.lineno}"
+    if not found and isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        rel = _in_repo(exc.filename)
+        found = f"{rel}:{exc.lineno}" if rel else ""
+    return found
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """A collection error wraps what went wrong (the ImportError, the SyntaxError): that is the exception."""
+    if type(exc).__name__ == "CollectError":
+        inner = exc.__cause__ or exc.__context__
+        if inner is not None:
+            return inner
+    return exc
+
+
+def _report_location(report: Any) -> str:
+    location = getattr(report, "location", None)
+    if not location or not location[0]:
+        return ""
+    path, line = location[0], location[1]
+    return f"{path}:{line + 1}" if isinstance(line, int) else str(path)
+
+
+def _failure_fields(report: Any) -> dict[str, Any]:
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    try:
+        text = report.longreprtext
+    except Exception:  # a repr that cannot print itself must not break the suite
+        text = ""
+    return {
+        "crash": first_line(str(getattr(crash, "message", "") or "")),
+        "text": cap_tail(_relative(text)),
+        "location": _report_location(report),
+    }
 
 
 def pytest_collection_finish(session: Any) -> None:
@@ -53,15 +134,39 @@ def pytest_runtest_logreport(report: Any) -> None:
     if report.failed and getattr(report, "longrepr", None) is not None:
         crash = getattr(report.longrepr, "reprcrash", None)
         memory_error = str(getattr(crash, "message", "")).startswith("MemoryError")
+    extra = _failure_fields(report) if report.failed else {}
     _journal(
         event="report",
         nodeid=report.nodeid,
         when=report.when,
         outcome=report.outcome,
         memory_error=memory_error,
+        **extra,
     )
 
 
 def pytest_collectreport(report: Any) -> None:
     if report.failed:
-        _journal(event="report", nodeid=report.nodeid, when="collect", outcome="failed", memory_error=False)
+        _journal(
+            event="report",
+            nodeid=report.nodeid,
+            when="collect",
+            outcome="failed",
+            memory_error=False,
+            **_failure_fields(report),
+        )
+
+
+def pytest_exception_interact(node: Any, call: Any, report: Any) -> None:
+    excinfo = getattr(call, "excinfo", None)
+    if excinfo is None or not getattr(report, "failed", False):
+        return
+    exc = _cause(excinfo.value)
+    _journal(
+        event="exception",
+        nodeid=report.nodeid,
+        when=getattr(call, "when", ""),
+        exception=type(exc).__name__,
+        message=first_line(str(exc)),
+        location=deepest_repo_frame(exc),
+    )

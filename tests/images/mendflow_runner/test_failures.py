@@ -1,0 +1,169 @@
+"""Each failing test's details in the report, and runs of only the selected node ids: real repos, real pytest."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from mendflow.contracts import BuildReport, BuildStatus, FailReason, FailureKind, TestFailure
+from tests.fixtures.repos import commit_files
+from tests.images.mendflow_runner.helpers import PYPROJECT, demo_files, run_runner, snapshot
+
+pytestmark = pytest.mark.slow
+
+NO_MARKERS = PYPROJECT.replace('markers = ["fast: quick tests"]\n', "")
+
+BODY_TESTS = """\
+from demo import add
+
+
+def test_add_is_wrong() -> None:
+    total = add(1, 2)
+    assert total == 4
+
+
+def test_add_with_three_arguments() -> None:
+    add(1, 2, 3)  # type: ignore[call-arg]
+
+
+def test_add_passes() -> None:
+    assert add(2, 2) == 4
+"""
+
+BROKEN_IMPORT = """\
+from demo import nope
+
+
+def test_never_runs() -> None:
+    assert nope
+"""
+
+FIXTURE_ERROR = """\
+import pytest
+
+
+@pytest.fixture
+def database() -> int:
+    raise RuntimeError("no database here")
+
+
+def test_uses_the_database(database: int) -> None:
+    assert database
+"""
+
+FIVE_TESTS = "".join(f"def test_{i}() -> None:\n    assert {i} == {i}\n\n\n" for i in range(4)) + (
+    "def test_4() -> None:\n    assert 4 == 5\n"
+)
+
+
+def _repo(path: Path, files: dict[str, str | bytes | None]) -> Path:
+    pygit2.init_repository(str(path), initial_head="main")
+    commit_files(path, files, "initial")
+    return path
+
+
+def _run(tmp: Path, uv_cache: Path, files: Mapping[str, str | None], *args: str) -> BuildReport:
+    repo = _repo(tmp / "repo", demo_files(**{"pyproject.toml": NO_MARKERS, **files}))
+    rc, data = run_runner(snapshot(repo, tmp / "src.tar.gz"), tmp / "out", uv_cache, *args)
+    assert rc == 0
+    return BuildReport.model_validate(data)
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory, uv_cache: Path) -> BuildReport:
+    """One build of a repo whose tests break every way: an import, an assertion, a call, a fixture."""
+    files = {
+        "tests/test_body.py": BODY_TESTS,
+        "tests/test_broken.py": BROKEN_IMPORT,
+        "tests/test_fixture.py": FIXTURE_ERROR,
+    }
+    return _run(tmp_path_factory.mktemp("broken"), uv_cache, files)
+
+
+def _failure(report: BuildReport, node_id: str) -> TestFailure:
+    return next(f for f in report.failures if f.node_id == node_id)
+
+
+def test_a_module_that_fails_to_import_is_a_failed_test_named_by_its_path(broken: BuildReport) -> None:
+    assert "tests/test_broken.py" in broken.failed_tests
+    assert (broken.status, broken.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+
+
+def test_an_import_error_is_an_error_with_its_exception_message_and_line(broken: BuildReport) -> None:
+    f = _failure(broken, "tests/test_broken.py")
+    assert (f.kind, f.exception, f.location) == (FailureKind.ERROR, "ImportError", "tests/test_broken.py:1")
+    assert f.message.startswith("cannot import name 'nope' from 'demo'")
+
+
+def test_a_collection_error_does_not_stop_the_other_tests(broken: BuildReport) -> None:
+    assert broken.tests.passed == 3  # test_add_passes and the two of tests/test_demo.py ran
+
+
+def test_an_assertion_is_failed_with_its_first_line_and_the_assert_line(broken: BuildReport) -> None:
+    f = _failure(broken, "tests/test_body.py::test_add_is_wrong")
+    assert (f.kind, f.exception, f.message) == (FailureKind.FAILED, "AssertionError", "assert 3 == 4")
+    assert f.location == "tests/test_body.py:6"
+    assert "assert total == 4" in f.traceback
+
+
+def test_a_type_error_in_the_body_is_failed_at_the_call(broken: BuildReport) -> None:
+    f = _failure(broken, "tests/test_body.py::test_add_with_three_arguments")
+    assert (f.kind, f.exception, f.location) == (FailureKind.FAILED, "TypeError", "tests/test_body.py:10")
+    assert "takes 2 positional arguments but 3 were given" in f.message
+
+
+def test_a_fixture_that_raises_is_an_error_of_the_test_at_the_fixture(broken: BuildReport) -> None:
+    f = _failure(broken, "tests/test_fixture.py::test_uses_the_database")
+    assert (f.kind, f.exception, f.message) == (FailureKind.ERROR, "RuntimeError", "no database here")
+    assert f.location == "tests/test_fixture.py:6"
+
+
+def test_failures_follow_failed_tests_in_order(broken: BuildReport) -> None:
+    assert [f.node_id for f in broken.failures] == broken.failed_tests
+    assert len(broken.failed_tests) == 4
+
+
+def test_a_traceback_names_paths_relative_to_the_repository(broken: BuildReport) -> None:
+    f = _failure(broken, "tests/test_broken.py")
+    assert "tests/test_broken.py" in f.traceback and "/src/tests/" not in f.traceback
+
+
+def test_a_conftest_that_fails_to_import_is_a_collection_error(tmp_path: Path, uv_cache: Path) -> None:
+    files = {"tests/conftest.py": "from demo import gone\n"}
+    report = _run(tmp_path, uv_cache, files)
+    assert report.failed_tests == ["tests/conftest.py"]
+    f = report.failures[0]
+    assert (f.kind, f.exception, f.location) == (FailureKind.ERROR, "ImportError", "tests/conftest.py:1")
+
+
+def test_a_selection_runs_only_those_tests(tmp_path: Path, uv_cache: Path) -> None:
+    chosen = ["tests/test_five.py::test_1", "tests/test_five.py::test_4"]
+    report = _run(tmp_path, uv_cache, {"tests/test_five.py": FIVE_TESTS}, "--select", json.dumps(chosen))
+    assert (report.tests.total, report.tests.passed, report.failed_tests) == (2, 1, ["tests/test_five.py::test_4"])
+    assert report.selected == chosen and report.test_command[-2:] == chosen
+
+
+def test_a_selection_from_the_environment_skips_the_marker(tmp_path: Path, uv_cache: Path) -> None:
+    repo = _repo(tmp_path / "repo", demo_files(**{"tests/test_five.py": FIVE_TESTS}))  # declares 'fast'
+    env = {"MENDFLOW_JOB_SELECT": json.dumps(["tests/test_five.py::test_2"])}
+    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache, **env)
+    report = BuildReport.model_validate(data)
+    assert rc == 0
+    assert (report.status, report.tests.total, "-m" in report.test_command) == (BuildStatus.PASSED, 1, False)
+
+
+def test_a_selection_still_lints(tmp_path: Path, uv_cache: Path) -> None:
+    files = {"tests/test_five.py": FIVE_TESTS, "demo/extra.py": "import os\n"}
+    report = _run(tmp_path, uv_cache, files, "--select", json.dumps(["tests/test_five.py::test_0"]))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
+
+
+@pytest.mark.parametrize("node", ["--collect-only", "@args.txt", "/etc/passwd", "../outside.py::test_x"])
+def test_a_selection_that_is_not_a_node_id_of_the_repo_is_bad_input(node: str, tmp_path: Path, uv_cache: Path) -> None:
+    report = _run(tmp_path, uv_cache, {}, "--select", json.dumps([node]))
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
+    assert report.selected == [node] and report.tests.total == 0
