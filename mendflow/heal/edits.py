@@ -1,0 +1,243 @@
+"""The heal stage's edit layer: seed 004's three payloads applied to a file's text, and to a working tree.
+
+``update`` is the scalpel (its ``old_str`` must occur exactly once), ``patch`` a unified diff that must apply
+cleanly (every context and removed line equal to the file's, at most an offset in line numbers, as ``git apply``
+allows), ``rewrite`` the whole new content. A payload that cannot be applied as asked raises ``HealError`` with a
+message written for the next attempt's prompt (the caller escalates to a bigger method or gives up).
+
+An LLM's payload is untrusted: ``apply_to_tree`` writes only a relative, normalised path inside the root, never
+through a symlink, only an existing regular file of bounded size, and only when the caller's policy allows it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import posixpath
+import stat
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from unidiff import PatchSet
+from unidiff.constants import LINE_TYPE_NO_NEWLINE
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import Hunk
+
+from mendflow.contracts import HealEdit
+from mendflow.errors import HealError
+
+MAX_FILE_BYTES = 256 * 1024
+_NO_NEWLINE = "\\ No newline at end of file"
+
+
+@dataclass(frozen=True)
+class AppliedEdit:
+    """One edit written to the tree, with the evidence the audit trail and the knowledge base keep."""
+
+    path: str
+    before: str
+    after: str
+    diff: str
+    diff_lines: int
+
+
+def apply_edit(edit: HealEdit, text: str) -> str:
+    """``text`` with ``edit`` applied; HealError when the payload cannot be applied exactly as given."""
+    if edit.update is not None:
+        after = _apply_update(edit.update.old_str, edit.update.new_str, text)
+    elif edit.patch is not None:
+        after = _apply_patch(edit.patch, edit.file_to_patch, text)
+    else:
+        assert edit.new_content is not None  # HealEdit guarantees exactly one payload
+        after = edit.new_content
+    if after == text:
+        raise HealError(f"the {edit.method.value} edit of {edit.file_to_patch} changes nothing")
+    return after
+
+
+def apply_to_tree(edit: HealEdit, root: Path, may_touch: Callable[[str], bool]) -> AppliedEdit:
+    """Apply ``edit`` to its file under ``root`` (atomically) if the path is safe and ``may_touch`` allows it."""
+    rel = _checked_path(edit.file_to_patch)
+    if not may_touch(rel):
+        raise HealError(f"{rel} may not be edited by the healer (policy: test files only)")
+    target = _checked_file(Path(root), rel)
+    try:
+        before = target.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HealError(f"{rel} is not UTF-8 text: {exc.reason}") from exc
+    after = apply_edit(edit, before)
+    if len(after.encode("utf-8")) > MAX_FILE_BYTES:
+        raise HealError(f"the edit would make {rel} larger than {MAX_FILE_BYTES // 1024} KiB")
+    _write_atomically(target, after)
+    diff = unified_diff(rel, before, after)
+    return AppliedEdit(path=rel, before=before, after=after, diff=diff, diff_lines=diff_size(diff))
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A git-style unified diff (``a/``/``b/`` paths); a last line without newline is marked as git marks it."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+    )
+    return "".join(line if line.endswith("\n") else f"{line}\n{_NO_NEWLINE}\n" for line in lines)
+
+
+def diff_size(diff: str) -> int:
+    """Added plus removed lines of a unified diff (file headers are not counted)."""
+    try:
+        return sum(f.added + f.removed for f in PatchSet(diff))
+    except UnidiffParseError:
+        lines = diff.splitlines()
+        return sum(1 for ln in lines if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- ")) and ln)
+
+
+# -- update -------------------------------------------------------------------------------------------------
+
+
+def _apply_update(old: str, new: str, text: str) -> str:
+    count = text.count(old)
+    if count != 1:
+        where = "does not occur" if count == 0 else f"occurs {count} times"
+        raise HealError(
+            f"update refused: old_str {where} in the file (it must occur exactly once)",
+            hint="give a longer old_str with surrounding lines, or use a patch",
+        )
+    return text.replace(old, new, 1)
+
+
+# -- patch --------------------------------------------------------------------------------------------------
+
+
+def _apply_patch(patch: str, path: str, text: str) -> str:
+    hunks = _parse_patch(patch, path)
+    lines = text.splitlines()
+    newline = "\r\n" if "\r\n" in text else "\n"
+    ends_with_newline = text.endswith("\n") or not text
+    out: list[str] = []
+    cursor = 0
+    for number, hunk in enumerate(hunks, 1):
+        source = [_bare(line.value) for line in hunk.source_lines()]
+        at = _locate(hunk, number, source, lines, cursor)
+        out += lines[cursor:at]
+        out += [_bare(line.value) for line in hunk.target_lines()]
+        cursor = at + len(source)
+        if cursor == len(lines):
+            ends_with_newline = not _target_lacks_newline(hunk)
+    out += lines[cursor:]
+    if not out:
+        return ""
+    return newline.join(out) + (newline if ends_with_newline else "")
+
+
+def _parse_patch(patch: str, path: str) -> list[Hunk]:
+    if not patch.endswith("\n"):
+        patch += "\n"
+    if not any(line.startswith("--- ") for line in patch.splitlines()):
+        patch = f"--- a/{path}\n+++ b/{path}\n{patch}"  # bare hunks: the file is the edit's file_to_patch
+    try:
+        files = PatchSet(patch)
+    except UnidiffParseError as exc:
+        raise HealError(f"patch refused: not a valid unified diff ({exc})", hint="recount the @@ line numbers") from exc
+    if len(files) != 1:
+        raise HealError(f"patch refused: it must change exactly one file, {path}, not {len(files)}")
+    (patched,) = files
+    if patched.is_added_file or patched.is_removed_file or patched.is_rename:
+        raise HealError("patch refused: it may only modify an existing file, not add, remove or rename one")
+    if patched.path not in (path, f"a/{path}", f"b/{path}"):
+        raise HealError(f"patch refused: it changes {patched.path}, not {path}")
+    if not len(patched):
+        raise HealError("patch refused: it has no hunks")
+    return list(patched)
+
+
+def _locate(hunk: Hunk, number: int, source: list[str], lines: list[str], cursor: int) -> int:
+    """Where ``hunk``'s source lines are in ``lines``: at its header's line, else the nearest exact match."""
+    stated = hunk.source_start - 1 if hunk.source_length else hunk.source_start
+    if not source:
+        if cursor <= stated <= len(lines):
+            return stated
+        raise HealError(f"patch refused: hunk {number} ({_header(hunk)}) inserts at line {stated}, outside the file")
+    found = [i for i in range(cursor, len(lines) - len(source) + 1) if lines[i : i + len(source)] == source]
+    if not found:
+        raise HealError(
+            f"patch refused: hunk {number} ({_header(hunk)}) does not apply: {_mismatch(source, lines, stated)}",
+            hint="context and removed lines must match the file exactly",
+        )
+    return min(found, key=lambda i: abs(i - stated))
+
+
+def _mismatch(source: list[str], lines: list[str], stated: int) -> str:
+    for offset, expected in enumerate(source):
+        i = stated + offset
+        found = lines[i] if 0 <= i < len(lines) else "<end of file>"
+        if found != expected:
+            return f"line {i + 1} is {found!r}, the hunk expects {expected!r}"
+    return "its lines are not in the file after the previous hunk"
+
+
+def _target_lacks_newline(hunk: Hunk) -> bool:
+    """True when the hunk's last target line is followed by git's 'No newline at end of file' marker."""
+    lacks = previous_is_target = False
+    for line in hunk:
+        if line.line_type == LINE_TYPE_NO_NEWLINE:
+            lacks = lacks or previous_is_target
+            continue
+        previous_is_target = line.is_context or line.is_added
+        lacks = lacks and not previous_is_target
+    return lacks
+
+
+def _header(hunk: Hunk) -> str:
+    return f"@@ -{hunk.source_start},{hunk.source_length} +{hunk.target_start},{hunk.target_length} @@"
+
+
+def _bare(line: str) -> str:
+    return line.removesuffix("\n").removesuffix("\r")
+
+
+# -- the tree -----------------------------------------------------------------------------------------------
+
+
+def _checked_path(path: str) -> str:
+    if not path or "\x00" in path or "\\" in path:
+        raise HealError(f"refused path {path!r}: empty, or with a NUL or a backslash")
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
+        raise HealError(f"refused path {path!r}: it must be relative to the repository root")
+    if posixpath.normpath(path) != path or path.split("/")[0] == "..":
+        raise HealError(f"refused path {path!r}: it must be normalised (no '.', '..' or empty parts) and inside")
+    return path
+
+
+def _checked_file(root: Path, rel: str) -> Path:
+    """The file ``rel`` under ``root``: no part of the way a symlink, a regular file, at most MAX_FILE_BYTES."""
+    base = root.resolve()
+    current = base
+    for part in rel.split("/"):
+        current = current / part
+        try:
+            info = current.lstat()
+        except OSError as exc:
+            raise HealError(f"refused path {rel!r}: {current.relative_to(base)}: {exc.strerror}") from exc
+        if stat.S_ISLNK(info.st_mode):
+            raise HealError(f"refused path {rel!r}: {current.relative_to(base)} is a symlink")
+    if not stat.S_ISREG(info.st_mode):
+        raise HealError(f"refused path {rel!r}: not a regular file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise HealError(f"refused path {rel!r}: {info.st_size} bytes, over {MAX_FILE_BYTES // 1024} KiB")
+    return current
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    mode = stat.S_IMODE(target.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".heal")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
