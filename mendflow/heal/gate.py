@@ -31,6 +31,7 @@ _EXACT_METHODS = {
 }  # fmt: skip
 _TRUTH_METHODS = {"assertTrue", "assertFalse", "assert_"}
 _RAISES = {"raises", "assertRaises", "assertRaisesRegex"}
+_RENAME_SIMILARITY = 0.6  # a new test this close to a vanished one is that test renamed
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class TestFacts:
     returns_early: bool = False
     broad_handlers: int = 0
     swallowing: int = 0
+    body: str = ""  # the body's source, to recognise a renamed test
 
 
 @dataclass
@@ -109,19 +111,23 @@ def changed_expectations(path: str, before: str, after: str) -> list[str]:
 
 
 def _pairs(old: FileFacts, new: FileFacts) -> dict[str, tuple[TestFacts, TestFacts | None]]:
-    """Each old test with its new self: same name, else a new test name in the same place (a rename)."""
+    """Each old test with its new self: same name, else a new test in the same scope with a similar body."""
     added = [n for n in new.tests if n not in old.tests]
     pairs: dict[str, tuple[TestFacts, TestFacts | None]] = {}
     for name, facts in old.tests.items():
         if name in new.tests:
             pairs[name] = (facts, new.tests[name])
-        else:
-            scope = name.rpartition("::")[0]
-            renamed = next((n for n in added if n.rpartition("::")[0] == scope), None)
-            if renamed is not None:
-                added.remove(renamed)
-            pairs[name] = (facts, new.tests[renamed] if renamed else None)
+            continue
+        scope = name.rpartition("::")[0]
+        renamed = next((n for n in added if n.rpartition("::")[0] == scope and _similar(facts, new.tests[n])), None)
+        if renamed is not None:
+            added.remove(renamed)
+        pairs[name] = (facts, new.tests[renamed] if renamed else None)
     return pairs
+
+
+def _similar(old: TestFacts, new: TestFacts) -> bool:
+    return SequenceMatcher(None, old.body, new.body).ratio() >= _RENAME_SIMILARITY
 
 
 def _compare(was: TestFacts, now: TestFacts) -> list[str]:
@@ -242,6 +248,7 @@ class _TestReader(ast.NodeVisitor):
 
     def read(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> TestFacts:
         self.facts.skips += _skips_in(node.decorator_list)
+        self.facts.body = "\n".join(ast.unparse(s) for s in node.body)
         for statement in node.body:
             self.visit(statement)
         last_check = max((c.lineno for c in self._check_nodes(node)), default=0)

@@ -115,6 +115,10 @@ WEAKENINGS: dict[str, tuple[tuple[str, str], str]] = {
     "try-swallows-assert": (swap(ASSERT_LINE, SWALLOWED), "test_add: a try/except (or suppress) now swallows"),
     "suppress-swallows-assert": (swap(ASSERT_LINE, SUPPRESSED), "now swallows"),
     "unparsable": (swap(ASSERT, f"{ASSERT} +"), "unparsable after the edit"),
+    "replaced-by-another-test": (
+        swap("def test_add():\n    assert add(2, 2) == 4", "def test_true():\n    assert True is not False"),
+        "test_add: test removed",
+    ),
 }  # fmt: skip
 
 
