@@ -213,21 +213,33 @@ def _signature_explains(reading: Reading, sc: SignatureChange) -> bool:
 
 
 def _occurrence_lines(tree: ast.Module, identifiers: tuple[str, ...], modules: tuple[str, ...]) -> list[int]:
+    """Lines a fix would touch: every use of a renamed identifier; for a move (``modules`` given), only the
+    imports from the old module and the ``module.name`` accesses."""
     lines: set[int] = set()
     idents = set(identifiers)
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in idents:
+        if isinstance(node, ast.Name) and node.id in idents and not modules:
             lines.add(node.lineno)
         elif isinstance(node, ast.Attribute) and node.attr in idents:
-            lines.add(node.end_lineno or node.lineno)
-        elif isinstance(node, ast.keyword) and node.arg in idents:
-            lines.add(node.lineno)
-        elif isinstance(node, ast.ImportFrom):
-            if (node.module in modules and modules) or any(a.name in idents for a in node.names):
-                lines.add(node.lineno)
-        elif isinstance(node, ast.Import) and any(a.name in modules for a in node.names):
+            if not modules or _dotted(node.value) in imported:
+                lines.add(node.end_lineno or node.lineno)
+        elif (isinstance(node, ast.keyword) and node.arg in idents) or (
+            isinstance(node, ast.ImportFrom)
+            and any(a.name in idents for a in node.names)
+            and (not modules or node.module in modules)
+        ):
             lines.add(node.lineno)
     return sorted(lines)
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
 
 
 def _test_path(failure: TestFailure) -> str:
