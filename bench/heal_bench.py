@@ -88,6 +88,8 @@ def check_case(case: Case) -> list[str]:
         changed = git(repo, "diff", "--name-only", case.parent_sha, case.commit_sha).splitlines()
     except subprocess.CalledProcessError as exc:
         return [f"{case.id}: {exc.stderr.strip()}"]
+    if git(repo, "rev-parse", "HEAD") != case.commit_sha:
+        problems.append(f"{case.id}: HEAD is not the case commit")
     if parent != case.parent_sha:
         problems.append(f"{case.id}: the case commit's parent is {parent[:10]}, not {case.parent_sha[:10]}")
     problems += [f"{case.id}: the case changes a test file, {p}" for p in changed if is_test_path(p)]

@@ -592,25 +592,41 @@ def import_line(imp: ast.ImportFrom, new_stem: str, aliases: list[ast.alias]) ->
 
 
 def new_module_text(home: Module, node: ast.FunctionDef) -> str:
-    """The moved function with what it needs: its imports copied, names the old module defines imported from it."""
+    """The moved function with what it needs: its imports copied, names the old module defines imported from it.
+
+    The old module's ``from __future__`` imports come along, and imports it only makes under ``TYPE_CHECKING``
+    stay under ``TYPE_CHECKING``.
+    """
     needed = sorted(free_names(node) - set(dir(builtins)) - {node.name})
-    lines: list[str] = []
-    from_home: list[str] = []
+    future = [ast.unparse(s) for s in home.tree.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
     simple = {b: stmt for stmt in home.tree.body for b in import_bindings(stmt)}
+    typing_only = {b: stmt for top in home.tree.body if is_type_checking(top) for stmt in top.body  # type: ignore[attr-defined]
+                   for b in import_bindings(stmt)}  # fmt: skip
     defined = module_bindings(home.tree)
+    lines: list[str] = []
+    checking: list[str] = []
+    from_home: list[str] = []
     for n in needed:
         if n in simple:
             lines.append(reduced_import(simple[n], n))
+        elif n in typing_only:
+            checking.append("    " + reduced_import(typing_only[n], n))
         elif n in defined:
             from_home.append(n)
         else:
             raise Skip(f"{n} is not bound in {home.rel}")
     if from_home:
         lines.append(f"from .{home.name.rsplit('.', 1)[-1]} import {', '.join(from_home)}")
+    if checking:
+        lines = ["from typing import TYPE_CHECKING", *lines, "", "if TYPE_CHECKING:", *checking]
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     body = "".join(home.lines[first - 1 : node.end_lineno])
-    header = "\n".join(dict.fromkeys(lines))
-    return f"{header}\n\n\n{body}" if header else body
+    header = "\n\n".join(b for b in ("\n".join(future), "\n".join(dict.fromkeys(lines))) if b)
+    return "\n\n\n".join(b for b in (header, body.rstrip("\n")) if b) + "\n"
+
+
+def is_type_checking(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.If) and dotted(stmt.test).split(".")[-1] == "TYPE_CHECKING"
 
 
 def free_names(fn: ast.FunctionDef) -> set[str]:
@@ -988,7 +1004,7 @@ def init_repo(root: Path, message: str) -> str:
     if not (root / "ruff.toml").exists():
         (root / "ruff.toml").write_text(LIBRARY_RUFF)
     git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
+    git(root, "add", "-A", "--force")  # everything the sdist ships, even what its .gitignore names
     git(root, "commit", "-q", "-m", message)
     return git(root, "rev-parse", "HEAD")
 
@@ -1003,8 +1019,8 @@ class TestRun:
 
 
 def run_tests(root: Path, python: str, lib: Library) -> TestRun:
-    """The library's whole suite, with the tree under test first on the path and no bytecode written."""
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    """The library's whole suite: the tree under test first on the path, no bytecode written, a fixed hash seed."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
     env["PYTHONPATH"] = str(root / lib.src) if lib.src else str(root)
     argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=no", "-rfE", "--no-header", "--color=no",
             "--continue-on-collection-errors", "-o", "console_output_style=classic", *lib.pytest_args]  # fmt: skip
@@ -1027,7 +1043,8 @@ class Worktree:
     def __init__(self, base: Path, dest: Path) -> None:
         if dest.exists():
             shutil.rmtree(dest)
-        shutil.copytree(base, dest, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", str(base), str(dest)], check=True)  # exactly the committed tree
         self.root = dest
 
     def apply(self, files: dict[str, str]) -> dict[str, str | None]:
