@@ -1,21 +1,25 @@
 """Flow ``self_healing_pipeline``: seed 000 §5's coordination table, composed from the stage tasks.
 
 B1 PASSED → Test Planner → TestSpec → Test Builder → precheck PASSED → B2 PASSED → merge
-B1 or B2 FAILED/ERRORED → Verifier → Regression
+B1 or B2 FAILED/ERRORED → Verifier → Regression → heal (tests only) → B3 → merge, or awaiting approval
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from prefect import flow
 from prefect.states import State
 from pydantic import Field
 
-from mendflow.contracts import BuildStatus, PipelineOutcome, PipelineResult
+from mendflow.contracts import BuildReport, BuildStatus, HealOutcome, PipelineOutcome, PipelineResult
+from mendflow.heal.healer import is_test_file
 from mendflow.settings import get_settings
+from mendflow.source import Source
 from rag_indexer.api import open_index
 from tasks.ci import build, resolve_source, source_at
+from tasks.heal import await_approval, heal, healable
 from tasks.index import index_commit
 from tasks.merge import merge_tested_branch
 from tasks.outcome import ChangePlan, Run, cancel_when_interrupted, finish, flow_run_name
@@ -48,7 +52,7 @@ def self_healing_pipeline(
         outcome=PipelineOutcome.REGRESSION, b1=build(source, "B1", reuse=True),
     ))  # fmt: skip
     if run.result.b1.status is not BuildStatus.PASSED:
-        return finish(run, regression=verify(source, run.result.b1))
+        return heal_or_report(run, source, run.result.b1)
     run.progress.set(25)
     index_commit(source)
     with open_index(get_settings(), repo=source.repo_id, ref=source.commit_sha) as index:
@@ -64,7 +68,34 @@ def self_healing_pipeline(
     run.result.b2 = build(tested, "B2", reuse=True)
     run.progress.set(95)
     if run.result.b2.status is not BuildStatus.PASSED:
-        return finish(run, regression=verify(tested, run.result.b2))
+        generated = set(run.result.generated.files)  # a B2 failure is healed in the generated tests, never the user's
+        return heal_or_report(run, tested, run.result.b2, may_touch=generated.__contains__, merge_into=source)
     with branch_lock(source):
-        run.result.merged_sha = merge_tested_branch(source, run.result.generated)
+        run.result.merged_sha = merge_tested_branch(
+            source, tested.branch, tested.commit_sha, f"tests for {run.result.generated.spec_id}"
+        )
     return finish(run, PipelineOutcome.MERGED if run.result.merged_sha else PipelineOutcome.READY)
+
+
+def heal_or_report(
+    run: Run,
+    source: Source,
+    report: BuildReport,
+    may_touch: Callable[[str], bool] = is_test_file,
+    merge_into: Source | None = None,
+) -> State[PipelineResult]:
+    """Seed 000 §5: a failed build goes to the Verifier; seed 004: then to the healer when tests failed."""
+    regression = verify(source, report)
+    if not healable(report):
+        return finish(run, regression=regression)
+    run.result.heal = await_approval(source, heal(source, report, may_touch))
+    if run.result.heal.outcome is HealOutcome.AWAITING_APPROVAL:
+        return finish(run, PipelineOutcome.AWAITING_APPROVAL)
+    if run.result.heal.outcome is not HealOutcome.HEALED:
+        return finish(run, regression=regression)
+    target = merge_into or source
+    with branch_lock(target):
+        run.result.merged_sha = merge_tested_branch(
+            target, run.result.heal.branch_name, run.result.heal.heal_commit_sha, "healed tests"
+        )
+    return finish(run, PipelineOutcome.HEALED)

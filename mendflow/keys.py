@@ -59,7 +59,6 @@ class RepoKeys:
         """Prefix of one test-generation run: ``<round>/`` job artefacts of each gates round."""
         return f"{self.commit(sha)}/testgen/{spec_id}"
 
-
     def heal(self, sha: str, stage: str) -> str:
         """Prefix of the healing of one failed build: checklist, result, audit trail, re-run attempts."""
         return f"{self.commit(sha)}/heal/{stage}"

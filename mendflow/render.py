@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from mendflow.contracts import BuildReport, FailureKind, GeneratedTests, PipelineResult, Regression, TestFailure
@@ -129,6 +130,7 @@ def pipeline_markdown(result: PipelineResult) -> str:
         ),
         ("B2", f"{b2.status.value} · line {_pct(b2.coverage.line_pct if b2.coverage else None)}" if b2 else "-"),
         ("coverage B1 → B2", cov),
+        ("heal", _heal_row(result)),
         ("merged", result.merged_sha[:12] or "-"),
     ]
     lines = [
@@ -141,6 +143,16 @@ def pipeline_markdown(result: PipelineResult) -> str:
     if gen and gen.dropped:
         lines += ["", "## Dropped tests", "", *[f"- `{d.node_id}`: {d.reason.value} {d.detail}" for d in gen.dropped]]
     return "\n".join(lines) + "\n"
+
+
+def _heal_row(result: PipelineResult) -> str:
+    heal = result.heal
+    if heal is None:
+        return "-"
+    counts = Counter(e.status.value for e in heal.checklist.entries)
+    b3 = f" · B3 {heal.b3.status.value}" if heal.b3 else ""
+    branch = f" on `{heal.branch_name}`" if heal.branch_name else ""
+    return f"{heal.outcome.value} · " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + b3 + branch
 
 
 def coverage_comparison_rows(b1: BuildReport, b2: BuildReport) -> list[dict[str, str]]:

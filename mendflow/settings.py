@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mendflow.contracts import ErrorCategory
+
 
 def _default_state_dir() -> Path:
     return Path.home() / ".local" / "state" / "mendflow"
@@ -119,6 +121,22 @@ class LimitsSettings(BaseModel):
     job_log_mb: int = Field(16, gt=0, description="A job's log kept in the store, in MiB (the tail is kept).")
 
 
+class HealSettings(BaseModel):
+    """The heal stage (seed 004): how hard it tries, and what it may merge without a human."""
+
+    enabled: bool = Field(True, description="Heal a failed B1/B2 before filing the Regression.")
+    max_rounds: int = Field(3, ge=1, le=10, description="Repair → incremental re-run rounds before giving up.")
+    llm_attempts: int = Field(3, ge=0, le=10, description="LLM repairs tried per failing test, across rounds.")
+    auto_approve: list[ErrorCategory] = Field(
+        default_factory=lambda: [ErrorCategory.IMPORT, ErrorCategory.NAME, ErrorCategory.LINT],
+        description="Categories whose test fixes merge without a human; others wait for approval.",
+    )
+    approval_wait_sec: int = Field(
+        0, ge=0, description="How long a run pauses for a human's answer in the Prefect UI; 0 ends awaiting approval."
+    )
+    check_flaky: bool = Field(True, description="Re-run the failed tests once first: a pass means flaky.")
+
+
 class Settings(BaseSettings):
     """mendflow's settings. Every field has a default so a fresh laptop needs none of them."""
 
@@ -149,6 +167,7 @@ class Settings(BaseSettings):
     index: IndexSettings = Field(default_factory=IndexSettings)
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    heal: HealSettings = Field(default_factory=HealSettings)
 
     def resolved_store_url(self) -> str:
         return self.store_url or (self.state_dir / "artefacts").resolve().as_uri()

@@ -30,6 +30,8 @@ STATE_NAMES = {
     PipelineOutcome.NOTHING_TO_ADD: "Nothing to add",
     PipelineOutcome.NO_TESTS_KEPT: "No tests kept",
     PipelineOutcome.REGRESSION: "Regression",
+    PipelineOutcome.HEALED: "Healed",
+    PipelineOutcome.AWAITING_APPROVAL: "Awaiting approval",
 }
 
 

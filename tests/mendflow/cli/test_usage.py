@@ -73,6 +73,7 @@ def test_an_unknown_option_is_named(command: str, state: Path) -> None:
 MISSING = [
     (["build", "--commit"], "--commit"),
     (["run", "--deployment"], "--deployment"),
+    (["heal", "--commit"], "--commit"),
     (["index", "--ref"], "--ref"),
     (["search"], "query"),
     (["webhook", "--port"], "--port"),
@@ -97,6 +98,7 @@ MALFORMED = [
     (["build", ".", "--commit", "no-such-commit"], "no-such-commit"),
     (["build", "--launcher", "moon"], "--launcher"),
     (["run", "git@"], "not a clone URL"),
+    (["heal", "/no/such/repository"], "/no/such/repository: no such path"),
     (["run", "--launcher", "moon"], "--launcher"),
     (["run", ".", "--deployment", "d/x", "--timeout", "abc"], "--timeout"),
     (["run", ".", "--deployment", "d/x", "--timeout", "-1"], "--timeout"),
@@ -138,6 +140,7 @@ SETTINGS = [
     (["build", "."], "PREFECT_API_URL", "notaurl"),
     (["build", "."], "PREFECT_LOGGING_LEVEL", "chatty"),
     (["run", "."], "MENDFLOW_LAUNCHER", "moon"),
+    (["heal", "."], "MENDFLOW_HEAL__MAX_ROUNDS", "many"),
     (["run", "."], "MENDFLOW_MERGE_MODE", "sometimes"),
     (["index", "."], "MENDFLOW_INDEX__BACKEND", "paper"),
     (["search", "x"], "MENDFLOW_INDEX__BACKEND", "paper"),

@@ -1,0 +1,46 @@
+"""How a healing reads to people: the heal commit's message, the result's summary and its decision."""
+
+from __future__ import annotations
+
+from mendflow.contracts import BuildReport, BuildStatus, Checklist, CheckStatus, HealAttempt, HealOutcome, HealResult
+from mendflow.heal.checklist import checklist_markdown
+
+
+def branch_for(commit_sha: str, stage: str) -> str:
+    return f"agt/healer/{commit_sha[:12]}-{stage.lower()}"
+
+
+def commit_message(checklist: Checklist, pending: list[HealAttempt]) -> str:
+    """Seed 004's audit in the commit itself: each fix in it, the test it is for and the method that made it."""
+    lines = [f"mendflow heal: repair tests broken by {checklist.commit_sha[:12]}", ""]
+    whys = {e.test_id: e.assessment.change for e in checklist.entries if e.assessment and e.assessment.change}
+    for attempt in [a for e in checklist.entries for a in e.history] + pending:
+        if attempt.diff and not attempt.gate:  # applied: the commit carries its edit
+            why = whys.get(attempt.test_id, attempt.category.value)
+            lines.append(f"- {attempt.test_id}: {attempt.healer} ({attempt.method.value}) — {why}")
+    return "\n".join(lines) + "\n"
+
+
+def outcome_of(checklist: Checklist, b3: BuildReport | None, needs_approval: bool) -> HealOutcome:
+    """Healed only when every failure was repaired (flaky ones quarantined) and the full build B3 passed."""
+    statuses = {e.status for e in checklist.entries}
+    if statuses - {CheckStatus.HEALED, CheckStatus.QUARANTINED} or b3 is None:
+        return HealOutcome.NOT_HEALED
+    if b3.status is not BuildStatus.PASSED and not only_quarantined_fail(checklist, b3):
+        return HealOutcome.NOT_HEALED
+    return HealOutcome.AWAITING_APPROVAL if needs_approval else HealOutcome.HEALED
+
+
+def only_quarantined_fail(checklist: Checklist, b3: BuildReport) -> bool:
+    """A flaky test that failed again in B3 does not undo the healing: it is reported as quarantined."""
+    quarantined = {e.test_id for e in checklist.entries if e.status is CheckStatus.QUARANTINED}
+    return b3.status is BuildStatus.FAILED and bool(b3.failed_tests) and set(b3.failed_tests) <= quarantined
+
+
+def heal_markdown(result: HealResult) -> str:
+    head = f"# Heal {result.stage} of `{result.commit_sha[:12]}`: **{result.outcome.value}**\n\n"
+    where = f"Branch `{result.branch_name}` at `{result.heal_commit_sha[:12]}`.\n\n" if result.heal_commit_sha else ""
+    b3 = f"B3: {result.b3.status.value}.\n\n" if result.b3 else ""
+    approver = f"Approved by {result.approver}.\n\n" if result.approver else ""
+    diff = f"\n\n```diff\n{result.diff[:20000]}\n```\n" if result.diff else ""
+    return head + where + b3 + approver + checklist_markdown(result.checklist) + diff

@@ -1,0 +1,166 @@
+"""Heal stage as Prefect tasks: a failed build → repaired tests on ``agt/healer/<id>``, judged by re-runs.
+
+flaky check (re-run the failed tests as they are) → rounds of repair (trusted) and incremental re-run (a CI
+job running only the still-failing tests) → B3, the full build of the heal commit → healed, awaiting
+approval or not healed. Every decision is in the audit trail; the checklist and the learned choices are
+artifacts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pygit2
+from prefect import get_run_logger
+from prefect.artifacts import create_markdown_artifact
+from prefect.exceptions import FlowPauseTimeout
+from prefect.flow_runs import pause_flow_run
+from prefect.input import RunInput
+
+from mendflow import events, gitops
+from mendflow.contracts import BuildReport, BuildStatus, Checklist, CheckStatus, FailReason, HealOutcome, HealResult
+from mendflow.heal import checklist as checks
+from mendflow.heal.audit import AuditTrail
+from mendflow.heal.changes import CommitChanges, commit_changes
+from mendflow.heal.healer import Files, Healer, is_test_file
+from mendflow.heal.knowledge import KnowledgeBase
+from mendflow.heal.report import branch_for, commit_message, heal_markdown, outcome_of
+from mendflow.render import artifact_key
+from mendflow.settings import Settings, get_settings
+from mendflow.source import Source
+from mendflow.store import open_store
+from tasks.ci import build, source_at
+from tasks.runs import run_llm
+
+
+class Approval(RunInput):
+    """A human's answer to a heal that needs one (the Prefect UI shows it as a form)."""
+
+    approve: bool
+    approver: str = ""
+    comment: str = ""
+
+
+def healable(report: BuildReport) -> bool:
+    """Tests failed (not lint, dependencies or the infrastructure): what the healer can act on."""
+    settings = get_settings()
+    return settings.heal.enabled and report.fail_reason is FailReason.TESTS and bool(report.failed_tests)
+
+
+def heal(source: Source, report: BuildReport, may_touch: Callable[[str], bool] = is_test_file) -> HealResult:
+    """Repair what broke ``report`` in test code only; B3 decides. ``may_touch``: the files healing may edit."""
+    settings = get_settings()
+    store = open_store(settings.resolved_store_url(), settings)
+    keys, stage = source.artefacts, report.stage
+    checklist = checks.checklist_from(report)
+    audit = AuditTrail(store, keys, source.commit_sha, stage)
+    if settings.heal.check_flaky:
+        quarantine_flaky(source, checklist, audit)
+    healer = Healer(
+        Files(source.open(), source.commit_sha, may_touch), changes_of(source), KnowledgeBase(store), audit,
+        source.repo_id, run_llm(settings), settings.heal.llm_attempts,
+    )  # fmt: skip
+    tested = repair_rounds(source, checklist, healer, report, settings)
+    b3 = build(tested, "B3") if tested is not None and not checks.still_failing(checklist) else None
+    needs_approval = bool(healer.approvals) or any(
+        e.category not in settings.heal.auto_approve for e in checklist.entries if e.status is CheckStatus.HEALED
+    )
+    result = HealResult(
+        repo=source.repo_id, commit_sha=source.commit_sha, stage=stage,
+        outcome=outcome_of(checklist, b3, needs_approval), checklist=checklist, b3=b3,
+        branch_name=tested.branch if tested else "", heal_commit_sha=tested.commit_sha if tested else "",
+        diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "",
+    )  # fmt: skip
+    return publish(source, result, audit, KnowledgeBase(store))
+
+
+def quarantine_flaky(source: Source, checklist: Checklist, audit: AuditTrail) -> None:
+    """Re-run the failed tests on the same commit: one that passes now is flaky — quarantined, never healed."""
+    failing = checks.still_failing(checklist)
+    if not failing:
+        return
+    rerun = build(source, f"{checklist.stage}-rerun", select=failing)
+    if rerun.status is BuildStatus.ERRORED:
+        return
+    for test_id in failing:
+        if test_id not in rerun.failed_tests:
+            checks.mark(checklist, test_id, CheckStatus.QUARANTINED, error="failed, then passed on the same commit")
+            audit.record("quarantine", test=test_id, reason="flaky: failed, then passed on the same commit")
+
+
+def changes_of(source: Source) -> CommitChanges:
+    """What the failing commit changed against its first parent (a root commit changed nothing to heal by)."""
+    repo = source.open()
+    commit = repo.revparse_single(source.commit_sha).peel(pygit2.Commit)
+    parent = str(commit.parent_ids[0]) if commit.parent_ids else source.commit_sha
+    return commit_changes(Path(source.path), parent, source.commit_sha)
+
+
+def repair_rounds(
+    source: Source, checklist: Checklist, healer: Healer, report: BuildReport, settings: Settings
+) -> Source | None:
+    """Repair, commit, re-run only what still fails; until all pass, nothing is left to try, or rounds run out."""
+    failures = {f.node_id: f for f in report.failures}
+    branch = branch_for(source.commit_sha, checklist.stage)
+    tested: Source | None = None
+    for round_no in range(1, settings.heal.max_rounds + 1):
+        repairs = healer.repair(checklist, failures)
+        if not repairs:
+            break
+        message = commit_message(checklist, [r.attempt for r in repairs])
+        sha = gitops.commit_files(source.open(), source.commit_sha, branch, healer.files.changed, message)
+        tested = source_at(source, sha, branch)
+        rerun = build(tested, f"{checklist.stage}-H{round_no}", select=checks.still_failing(checklist))
+        healer.judge(checklist, repairs, rerun)
+        failures.update({f.node_id: f for f in rerun.failures})
+        checks.save(open_store(settings.resolved_store_url(), settings), source.artefacts, checklist)
+        if not checks.still_failing(checklist):
+            break
+    for test_id in checks.still_failing(checklist):
+        checks.mark(checklist, test_id, CheckStatus.GAVE_UP)
+    return tested
+
+
+def publish(source: Source, result: HealResult, audit: AuditTrail, kb: KnowledgeBase) -> HealResult:
+    settings = get_settings()
+    store = open_store(settings.resolved_store_url(), settings)
+    result = result.model_copy(update={"summary_md": heal_markdown(result)})
+    checks.save(store, source.artefacts, result.checklist)
+    store.put_bytes(
+        source.artefacts.heal_result(source.commit_sha, result.stage), result.model_dump_json(indent=2).encode()
+    )
+    audit.record("outcome", outcome=result.outcome.value, branch=result.branch_name, sha=result.heal_commit_sha)
+    create_markdown_artifact(markdown=result.summary_md, key=artifact_key("heal", result.stage), description="Heal")
+    create_markdown_artifact(
+        markdown=audit.markdown(), key=artifact_key("heal-audit", result.stage), description="Audit trail"
+    )
+    create_markdown_artifact(markdown=kb.learned_markdown(), key="heal-learned", description="Learned repair methods")
+    healed = sum(e.status is CheckStatus.HEALED for e in result.checklist.entries)
+    events.emit(
+        source.repo_id, source.commit_sha, "heal", result.outcome.value, stage=result.stage,
+        healed=healed, tests=len(result.checklist.entries), branch=result.branch_name,
+    )  # fmt: skip
+    get_run_logger().info("heal %s of %s: %s (%d healed)", result.stage, source.label, result.outcome.value, healed)
+    return result
+
+
+def await_approval(source: Source, result: HealResult) -> HealResult:
+    """Pause the run for a human's yes or no (the diff is the heal artifact); no answer keeps it awaiting."""
+    settings = get_settings()
+    if result.outcome is not HealOutcome.AWAITING_APPROVAL or settings.heal.approval_wait_sec <= 0:
+        return result
+    try:
+        answer = pause_flow_run(
+            wait_for_input=Approval, timeout=settings.heal.approval_wait_sec, key=f"heal-{result.commit_sha[:12]}"
+        )
+    except FlowPauseTimeout:
+        return result  # nobody answered in time: the branch waits for review, the run says so
+    if answer is None:
+        return result
+    outcome = HealOutcome.HEALED if answer.approve else HealOutcome.REJECTED
+    store = open_store(settings.resolved_store_url(), settings)
+    AuditTrail(store, source.artefacts, source.commit_sha, result.stage).record(
+        "approval", approve=answer.approve, approver=answer.approver, comment=answer.comment
+    )
+    return result.model_copy(update={"outcome": outcome, "approver": answer.approver})

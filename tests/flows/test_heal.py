@@ -1,0 +1,162 @@
+"""Healing end to end: real Prefect server, real git repositories, the sandboxed runner, the scripted LLM.
+
+Each repository is made of two commits: the first passes, the second changes the source only; the loop
+must heal what an intended change broke (tests only) and report what a behaviour change broke.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+from prefect import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateName
+from prefect.flow_runs import resume_flow_run
+
+from flows.heal import heal_commit
+from flows.pipeline import self_healing_pipeline
+from mendflow.contracts import CheckStatus, ErrorCategory, HealOutcome, HealResult, PipelineOutcome
+from mendflow.settings import get_settings
+from mendflow.store import open_store
+from tasks.outcome import pipeline_result
+from tests.fixtures.llm_server import LLMServer
+from tests.fixtures.repos import commit_files
+from tests.flows.sample_repos import PYPROJECT
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
+
+SHAPES = "def area(width: float, height: float) -> float:\n    return width * height\n"
+TESTS = "from shapes import area\n\n\ndef test_area() -> None:\n    assert area(2, 3) == 6\n"
+
+
+def two_commits(make_repo: Any, after: dict[str, str | None], name: str = "shapes") -> tuple[Path, str]:
+    path = make_repo({"pyproject.toml": PYPROJECT, "shapes.py": SHAPES, "tests/test_shapes.py": TESTS}, name=name)
+    return path, commit_files(path, dict(after), "refactor")
+
+
+def heal_of(repo: Path, sha: str) -> HealResult:
+    result = heal_commit(repo=str(repo), commit=sha, branch="main")
+    assert isinstance(result, HealResult), result
+    return result
+
+
+def test_a_renamed_function_is_healed_offline_and_merged(make_repo: Any) -> None:
+    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")})
+
+    result = self_healing_pipeline(repo=str(repo), commit=sha, branch="main")
+
+    assert result.outcome is PipelineOutcome.HEALED, result.heal and result.heal.summary_md
+    assert result.heal is not None and result.heal.b3 is not None and result.heal.b3.status.value == "PASSED"
+    healed = pygit2.Repository(str(repo))[result.merged_sha].peel(pygit2.Commit).tree
+    text = healed["tests/test_shapes.py"].data.decode()
+    assert "from shapes import surface" in text and "assert surface(2, 3) == 6" in text
+    assert healed["shapes.py"].data.decode() == SHAPES.replace("def area", "def surface")  # source untouched
+
+
+def test_the_heal_commit_names_each_fix_and_its_method(make_repo: Any) -> None:
+    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")})
+
+    result = heal_of(repo, sha)
+
+    message = pygit2.Repository(str(repo))[result.heal_commit_sha].peel(pygit2.Commit).message
+    assert "- tests/test_shapes.py: deterministic:rename (update) — shapes.area renamed to shapes.surface" in message
+
+
+def test_a_behaviour_change_is_reported_not_healed(make_repo: Any) -> None:
+    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("width * height", "width + height")})
+
+    state = self_healing_pipeline(repo=str(repo), commit=sha, branch="main", return_state=True)
+
+    result = pipeline_result(state)
+    assert state.name == "Regression" and result.outcome is PipelineOutcome.REGRESSION
+    assert result.heal is not None and result.heal.outcome is HealOutcome.NOT_HEALED
+    entry = result.heal.checklist.entries[0]
+    assert (entry.status, entry.category) == (CheckStatus.REGRESSION, ErrorCategory.ASSERTION)
+    assert "agt/healer" not in "".join(pygit2.Repository(str(repo)).branches.local)
+
+
+def test_a_flaky_test_is_quarantined_not_healed(make_repo: Any) -> None:
+    # Fails in the build, passes when re-run on the same commit: flaky without a random number (the runner
+    # passes its stage label to the job's environment, and jobs share nothing else).
+    flaky = "import os\n\n\ndef test_flaky() -> None:\n    assert os.environ['MENDFLOW_JOB_STAGE'] != 'B1'\n"
+    repo, sha = two_commits(make_repo, {"tests/test_flaky.py": flaky})
+
+    result = heal_of(repo, sha)
+
+    assert [(e.test_id, e.status) for e in result.checklist.entries] == [
+        ("tests/test_flaky.py::test_flaky", CheckStatus.QUARANTINED)
+    ]
+
+
+def test_the_audit_trail_and_checklist_are_stored(make_repo: Any) -> None:
+    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")})
+
+    result = heal_of(repo, sha)
+
+    settings = get_settings()
+    keys = open_store(settings.resolved_store_url(), settings).list(f"repos/local/shapes/{sha}/heal/B1")
+    assert f"repos/local/shapes/{sha}/heal/B1/checklist.json" in keys
+    assert f"repos/local/shapes/{sha}/heal/B1/result.json" in keys
+    kinds = [k.rsplit("/", 1)[-1] for k in keys if "/audit/" in k]
+    assert len(kinds) >= 3 and result.outcome is HealOutcome.HEALED
+
+
+def test_an_llm_repair_that_deletes_the_assertion_is_refused(
+    make_repo: Any, scripted_llm: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MENDFLOW_LLM__BASE_URL", scripted_llm.url)
+    get_settings.cache_clear()
+    # A signature change no deterministic rule can map: the LLM is asked, and first tries to cheat.
+    repo, sha = two_commits(
+        make_repo, {"shapes.py": "def area(size: tuple[float, float]) -> float:\n    return size[0] * size[1]\n"}
+    )
+    cheat = {"file_to_patch": "tests/test_shapes.py", "new_content": "def test_area() -> None:\n    pass\n"}
+    fix = {
+        "file_to_patch": "tests/test_shapes.py",
+        "update": {"old_str": "assert area(2, 3) == 6", "new_str": "assert area((2, 3)) == 6"},
+    }
+    scripted_llm.reply(cheat)
+    scripted_llm.reply(fix)
+
+    result = heal_of(repo, sha)
+
+    history = result.checklist.entries[0].history
+    assert history[0].gate and not history[0].success  # the cheat never reached a build
+    assert history[-1].success and history[-1].method.value == "update"
+    assert result.outcome is HealOutcome.AWAITING_APPROVAL  # signature fixes are not auto-approved by default
+
+
+def wait_for_paused_run(timeout: float = 120) -> Any:
+    deadline = time.monotonic() + timeout
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            runs = client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(name=FlowRunFilterStateName(any_=["Paused"])))
+            )
+            if runs:
+                return runs[0]
+            time.sleep(1)
+    raise AssertionError("no run paused for approval")
+
+
+@pytest.mark.parametrize(("approve", "outcome"), [(True, HealOutcome.HEALED), (False, HealOutcome.REJECTED)])
+def test_a_human_answers_in_the_prefect_ui(
+    make_repo: Any, monkeypatch: pytest.MonkeyPatch, approve: bool, outcome: HealOutcome
+) -> None:
+    monkeypatch.setenv("MENDFLOW_HEAL__AUTO_APPROVE", "[]")
+    monkeypatch.setenv("MENDFLOW_HEAL__APPROVAL_WAIT_SEC", "300")
+    get_settings.cache_clear()
+    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")}, name=f"a{approve}")
+    results: list[Any] = []
+    runner = threading.Thread(target=lambda: results.append(heal_commit(repo=str(repo), commit=sha, branch="main")))
+    runner.start()
+
+    paused = wait_for_paused_run()
+    resume_flow_run(paused.id, run_input={"approve": approve, "approver": "alice"})
+    runner.join(300)
+
+    assert results and results[0].outcome is outcome and results[0].approver == "alice"
