@@ -64,11 +64,11 @@ def heal(source: Source, report: BuildReport, may_touch: Callable[[str], bool] =
     tested = repair_rounds(source, checklist, healer, report, settings)
     b3 = build(tested, "B3") if tested is not None and not checks.still_failing(checklist) else None
     needs_approval = bool(healer.approvals) or any(
-        e.category not in settings.heal.auto_approve for e in checklist.entries if e.status is CheckStatus.HEALED
+        a.category not in settings.heal.auto_approve for e in checklist.entries for a in e.history if a.success
     )
     result = HealResult(
         repo=source.repo_id, commit_sha=source.commit_sha, stage=stage,
-        outcome=outcome_of(checklist, b3, needs_approval), checklist=checklist, b3=b3,
+        outcome=outcome_of(checklist, report, b3, needs_approval), checklist=checklist, b3=b3,
         branch_name=tested.branch if tested else "", heal_commit_sha=tested.commit_sha if tested else "",
         diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "",
     )  # fmt: skip

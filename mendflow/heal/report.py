@@ -5,6 +5,8 @@ from __future__ import annotations
 from mendflow.contracts import BuildReport, BuildStatus, Checklist, CheckStatus, HealAttempt, HealOutcome, HealResult
 from mendflow.heal.checklist import checklist_markdown
 
+COVERAGE_SLACK_POINTS = 0.01  # rounding in the report, not a real loss
+
 
 def branch_for(commit_sha: str, stage: str) -> str:
     return f"agt/healer/{commit_sha[:12]}-{stage.lower()}"
@@ -21,14 +23,25 @@ def commit_message(checklist: Checklist, pending: list[HealAttempt]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def outcome_of(checklist: Checklist, b3: BuildReport | None, needs_approval: bool) -> HealOutcome:
-    """Healed only when every failure was repaired (flaky ones quarantined) and the full build B3 passed."""
+def outcome_of(checklist: Checklist, failed: BuildReport, b3: BuildReport | None, needs_approval: bool) -> HealOutcome:
+    """Healed only when every failure was repaired (flaky ones quarantined), the full build B3 passed and
+    its coverage is not below the failed build's (a heal never lowers coverage)."""
     statuses = {e.status for e in checklist.entries}
     if statuses - {CheckStatus.HEALED, CheckStatus.QUARANTINED} or b3 is None:
         return HealOutcome.NOT_HEALED
     if b3.status is not BuildStatus.PASSED and not only_quarantined_fail(checklist, b3):
         return HealOutcome.NOT_HEALED
+    if lowers_coverage(failed, b3):
+        return HealOutcome.NOT_HEALED
     return HealOutcome.AWAITING_APPROVAL if needs_approval else HealOutcome.HEALED
+
+
+def lowers_coverage(failed: BuildReport, b3: BuildReport) -> bool:
+    before, after = failed.coverage, b3.coverage
+    if before is None or after is None:
+        return False
+    pairs = [(before.line_pct, after.line_pct), (before.branch_pct, after.branch_pct)]
+    return any(old is not None and new is not None and new < old - COVERAGE_SLACK_POINTS for old, new in pairs)
 
 
 def only_quarantined_fail(checklist: Checklist, b3: BuildReport) -> bool:
