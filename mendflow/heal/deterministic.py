@@ -190,14 +190,14 @@ def fix_moved_import(reading: Reading, changes: CommitChanges, path: str, text: 
             reps.append((start, end, f"\n{indent}".join(stmts)))
         elif isinstance(node, ast.Attribute):
             base = _dotted(node.value)
-            module = _module_aliases(src.tree).get(base) if base else None
+            module, local = _imported_module(_module_aliases(src.tree), base)
             target = _destination(moves, module, node.attr) if module else None
             if target:
                 dest = target
                 start, end = src.span(node.value)
                 reps.append((start, end, dest))
                 for imp in ast.walk(src.tree):
-                    if isinstance(imp, ast.Import) and any((a.asname or a.name) == base for a in imp.names):
+                    if isinstance(imp, ast.Import) and any((a.asname or a.name) == local for a in imp.names):
                         added_imports.setdefault(src.span(imp)[1], set()).add(dest)
                         break
     imported = {a.name for n in ast.walk(src.tree) if isinstance(n, ast.Import) for a in n.names}
@@ -209,6 +209,17 @@ def fix_moved_import(reading: Reading, changes: CommitChanges, path: str, text: 
     said = "; ".join(m.describe() for m in moves)
     edits = _edits(path, text, reps, f"deterministic: {said}")
     return Fix("moved_import", edits) if edits else None
+
+
+def _imported_module(aliases: dict[str, str], dotted: str) -> tuple[str | None, str]:
+    """The module ``dotted`` names through an import, and the imported name it goes through: ``pkg.sub`` after
+    ``import pkg`` is ``('pkg.sub', 'pkg')`` (a submodule reached as an attribute of its package)."""
+    parts = dotted.split(".") if dotted else []
+    for cut in range(len(parts), 0, -1):
+        local = ".".join(parts[:cut])
+        if local in aliases:
+            return ".".join([aliases[local], *parts[cut:]]), local
+    return None, ""
 
 
 def _destination(moves: list[Move], module: str | None, name: str) -> str | None:

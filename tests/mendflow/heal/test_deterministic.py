@@ -187,6 +187,21 @@ def test_moved_function_used_through_its_module_gets_the_new_module(tmp_path: Pa
     assert "pkg.more.sub(3, 1) == 2 and pkg.ops.add(1, 1)" in case.test_text
 
 
+def test_moved_function_reached_through_its_package_gets_the_new_module(tmp_path: Path) -> None:
+    source = {"pkg/__init__.py": "from pkg import ops\n", "pkg/ops.py": CALC}
+    test = "import pkg\n\n\ndef test_sub():\n    assert pkg.ops.sub(3, 1) == 2\n"
+    after = {
+        "pkg/__init__.py": "from pkg import more, ops\n",
+        "pkg/ops.py": "def add(a, b):\n    return a + b\n",
+        "pkg/more.py": "def sub(a, b):\n    return a - b\n",
+    }
+    case = broken(tmp_path, source, "test_ops.py", test, after)
+    _, fixes, code = heal(case)
+    assert [f.rule for f in fixes] == ["moved_import"] and code == 0
+    assert case.test_text.startswith("import pkg\nimport pkg.more\n")
+    assert "pkg.more.sub(3, 1) == 2" in case.test_text
+
+
 def test_renamed_keyword_argument_is_healed(tmp_path: Path) -> None:
     test = "from calc import add\n\n\ndef test_add():\n    assert add(a=1, b=2) == 3\n    assert add(1, b=5) == 6\n"
     after = {"calc.py": CALC.replace("def add(a, b):\n    return a + b", "def add(x, y):\n    return x + y")}
