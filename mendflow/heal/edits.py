@@ -1,24 +1,18 @@
-"""The heal stage's edit layer: seed 004's three payloads applied to a file's text, and to a working tree.
+"""The heal stage's edit layer: seed 004's three payloads applied to a file's text.
 
 ``update`` is the scalpel (its ``old_str`` must occur exactly once), ``patch`` a unified diff that must apply
 cleanly (every context and removed line equal to the file's, at most an offset in line numbers, as ``git apply``
 allows), ``rewrite`` the whole new content. A payload that cannot be applied as asked raises ``HealError`` with a
 message written for the next attempt's prompt (the caller escalates to a bigger method or gives up).
 
-An LLM's payload is untrusted: ``apply_to_tree`` writes only a relative, normalised path inside the root, never
-through a symlink, only an existing regular file of bounded size, and only when the caller's policy allows it.
+An LLM's payload is untrusted: its ``file_to_patch`` must be a relative, normalised path (``checked_path``); the
+healer then reads that file from git, never from a work tree (``mendflow/heal/healer.py:Files``).
 """
 
 from __future__ import annotations
 
 import difflib
-import os
 import posixpath
-import stat
-import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
 from unidiff import PatchSet
 from unidiff.constants import LINE_TYPE_NO_NEWLINE
@@ -28,19 +22,7 @@ from unidiff.patch import Hunk
 from mendflow.contracts import HealEdit
 from mendflow.errors import HealError
 
-MAX_FILE_BYTES = 256 * 1024
 _NO_NEWLINE = "\\ No newline at end of file"
-
-
-@dataclass(frozen=True)
-class AppliedEdit:
-    """One edit written to the tree, with the evidence the audit trail and the knowledge base keep."""
-
-    path: str
-    before: str
-    after: str
-    diff: str
-    diff_lines: int
 
 
 def apply_edit(edit: HealEdit, text: str) -> str:
@@ -55,24 +37,6 @@ def apply_edit(edit: HealEdit, text: str) -> str:
     if after == text:
         raise HealError(f"the {edit.method.value} edit of {edit.file_to_patch} changes nothing")
     return after
-
-
-def apply_to_tree(edit: HealEdit, root: Path, may_touch: Callable[[str], bool]) -> AppliedEdit:
-    """Apply ``edit`` to its file under ``root`` (atomically) if the path is safe and ``may_touch`` allows it."""
-    rel = _checked_path(edit.file_to_patch)
-    if not may_touch(rel):
-        raise HealError(f"{rel} may not be edited by the healer (policy: test files only)")
-    target = _checked_file(Path(root), rel)
-    try:
-        before = target.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HealError(f"{rel} is not UTF-8 text: {exc.reason}") from exc
-    after = apply_edit(edit, before)
-    if len(after.encode("utf-8")) > MAX_FILE_BYTES:
-        raise HealError(f"the edit would make {rel} larger than {MAX_FILE_BYTES // 1024} KiB")
-    _write_atomically(target, after)
-    diff = unified_diff(rel, before, after)
-    return AppliedEdit(path=rel, before=before, after=after, diff=diff, diff_lines=diff_size(diff))
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
@@ -196,10 +160,11 @@ def _bare(line: str) -> str:
     return line.removesuffix("\n").removesuffix("\r")
 
 
-# -- the tree -----------------------------------------------------------------------------------------------
+# -- paths -----------------------------------------------------------------------------------------------
 
 
-def _checked_path(path: str) -> str:
+def checked_path(path: str) -> str:
+    """``path`` if it is a normalised path inside the repository (what a payload's ``file_to_patch`` must be)."""
     if not path or "\x00" in path or "\\" in path:
         raise HealError(f"refused path {path!r}: empty, or with a NUL or a backslash")
     if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
@@ -207,37 +172,3 @@ def _checked_path(path: str) -> str:
     if posixpath.normpath(path) != path or path.split("/")[0] == "..":
         raise HealError(f"refused path {path!r}: it must be normalised (no '.', '..' or empty parts) and inside")
     return path
-
-
-def _checked_file(root: Path, rel: str) -> Path:
-    """The file ``rel`` under ``root``: no part of the way a symlink, a regular file, at most MAX_FILE_BYTES."""
-    base = root.resolve()
-    current = base
-    for part in rel.split("/"):
-        current = current / part
-        try:
-            info = current.lstat()
-        except OSError as exc:
-            raise HealError(f"refused path {rel!r}: {current.relative_to(base)}: {exc.strerror}") from exc
-        if stat.S_ISLNK(info.st_mode):
-            raise HealError(f"refused path {rel!r}: {current.relative_to(base)} is a symlink")
-    if not stat.S_ISREG(info.st_mode):
-        raise HealError(f"refused path {rel!r}: not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise HealError(f"refused path {rel!r}: {info.st_size} bytes, over {MAX_FILE_BYTES // 1024} KiB")
-    return current
-
-
-def _write_atomically(target: Path, text: str) -> None:
-    mode = stat.S_IMODE(target.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".heal")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

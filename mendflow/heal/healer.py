@@ -36,7 +36,7 @@ from mendflow.heal.analyzer import analyze, choose_by_decision_tree
 from mendflow.heal.audit import AuditTrail
 from mendflow.heal.changes import CommitChanges
 from mendflow.heal.deterministic import deterministic_fixes
-from mendflow.heal.edits import apply_edit, diff_size, unified_diff
+from mendflow.heal.edits import apply_edit, checked_path, diff_size, unified_diff
 from mendflow.heal.gate import changed_expectations, weakening
 from mendflow.heal.knowledge import KnowledgeBase, escalation
 from mendflow.heal.llm_heal import ask_for_edit
@@ -78,7 +78,7 @@ class Files:
     def read(self, path: str) -> str:
         if path in self.changed:
             return self.changed[path]
-        if not self.may_touch(path):
+        if not self.may_touch(checked_path(path)):
             raise HealError(f"{path} is not a file healing may change", hint="only test code is healed")
         tree = self.repo.revparse_single(self.commit).peel(pygit2.Commit).tree
         try:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from mendflow.contracts import HealEdit, UpdateEdit
 from mendflow.errors import HealError
-from mendflow.heal.edits import MAX_FILE_BYTES, apply_edit, apply_to_tree, diff_size, unified_diff
+from mendflow.heal.edits import apply_edit, diff_size, unified_diff
 
 PATH = "tests/test_calc.py"
 BEFORE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
@@ -22,18 +19,6 @@ def update(old: str, new: str, path: str = PATH) -> HealEdit:
 
 def patch(diff: str) -> HealEdit:
     return HealEdit(file_to_patch=PATH, patch=diff)
-
-
-def only_tests(path: str) -> bool:
-    return path.startswith("tests/")
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    (tmp_path / "tests").mkdir()
-    (tmp_path / PATH).write_text(BEFORE)
-    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    return tmp_path
 
 
 # -- update -------------------------------------------------------------------------------------------------
@@ -118,70 +103,3 @@ def test_unified_diff_uses_git_paths_and_counts_changed_lines() -> None:
     diff = unified_diff(PATH, BEFORE, AFTER)
     assert diff.startswith(f"--- a/{PATH}\n+++ b/{PATH}\n")
     assert diff_size(diff) == 4
-
-
-# -- the tree -----------------------------------------------------------------------------------------------
-
-
-def test_apply_to_tree_writes_the_file_and_returns_the_evidence(tree: Path) -> None:
-    applied = apply_to_tree(update("import add", "import plus"), tree, only_tests)
-
-    assert (tree / PATH).read_text() == applied.after == BEFORE.replace("import add", "import plus")
-    assert (applied.path, applied.before, applied.diff_lines) == (PATH, BEFORE, 2)
-    assert applied.diff == unified_diff(PATH, BEFORE, applied.after)
-
-
-def test_apply_to_tree_keeps_the_file_mode(tree: Path) -> None:
-    os.chmod(tree / PATH, 0o640)
-    apply_to_tree(update("import add", "import plus"), tree, only_tests)
-    assert (tree / PATH).stat().st_mode & 0o777 == 0o640
-
-
-@pytest.mark.parametrize(
-    ("path", "reason"),
-    [
-        ("../x.py", "must be normalised"),
-        ("tests/../../x.py", "must be normalised"),
-        ("./tests/test_calc.py", "must be normalised"),
-        ("/etc/passwd", "must be relative"),
-        ("tests/missing.py", "No such file"),
-        ("tests", "not a regular file"),
-    ],
-)
-def test_apply_to_tree_refuses_a_path_outside_or_not_a_file(tree: Path, path: str, reason: str) -> None:
-    with pytest.raises(HealError, match=reason):
-        apply_to_tree(update("x", "y", path), tree, lambda p: True)
-
-
-def test_apply_to_tree_refuses_a_symlinked_file(tree: Path) -> None:
-    (tree / "tests" / "test_link.py").symlink_to(tree / "calc.py")
-    with pytest.raises(HealError, match="is a symlink"):
-        apply_to_tree(update("add", "plus", "tests/test_link.py"), tree, only_tests)
-    assert "def add" in (tree / "calc.py").read_text()
-
-
-def test_apply_to_tree_refuses_a_path_through_a_symlinked_directory(tree: Path) -> None:
-    (tree / "src").mkdir()
-    (tree / "src" / "test_x.py").write_text("x = 1\n")
-    (tree / "tests" / "linked").symlink_to(tree / "src")
-    with pytest.raises(HealError, match="tests/linked is a symlink"):
-        apply_to_tree(update("x = 1", "x = 2", "tests/linked/test_x.py"), tree, only_tests)
-
-
-def test_apply_to_tree_refuses_a_file_the_policy_does_not_allow(tree: Path) -> None:
-    with pytest.raises(HealError, match="may not be edited"):
-        apply_to_tree(update("a + b", "a - b", "calc.py"), tree, only_tests)
-    assert "a + b" in (tree / "calc.py").read_text()
-
-
-def test_apply_to_tree_refuses_an_oversized_file(tree: Path) -> None:
-    (tree / "tests" / "test_big.py").write_text("x = 1\n" + "#" * MAX_FILE_BYTES)
-    with pytest.raises(HealError, match="over 256 KiB"):
-        apply_to_tree(update("x = 1", "x = 2", "tests/test_big.py"), tree, only_tests)
-
-
-def test_apply_to_tree_leaves_the_file_alone_when_the_edit_fails(tree: Path) -> None:
-    with pytest.raises(HealError, match="does not occur"):
-        apply_to_tree(update("import subtract", "import minus"), tree, only_tests)
-    assert (tree / PATH).read_text() == BEFORE
-    assert sorted(p.name for p in (tree / "tests").iterdir()) == ["test_calc.py"]

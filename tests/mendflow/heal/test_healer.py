@@ -25,6 +25,7 @@ from mendflow.contracts import (
     Scope,
     TestFailure,
 )
+from mendflow.errors import HealError
 from mendflow.heal.audit import AuditTrail
 from mendflow.heal.changes import commit_changes
 from mendflow.heal.checklist import checklist_from
@@ -142,3 +143,38 @@ def test_a_passing_rerun_heals_the_test_and_teaches_the_knowledge_base(healer: H
 
     assert checklist.entries[0].status is CheckStatus.HEALED
     assert [(a.category, a.success) for a in healer.kb.attempts()] == [(ErrorCategory.SIGNATURE, True)]
+
+
+# -- what healing may read and change: the failing commit's blobs, never the work tree ---------------------------
+
+
+@pytest.fixture
+def files(make_repo: Any) -> Files:
+    path = make_repo({"shapes.py": BEFORE, TEST: TESTS, "tests/big_test.py": "x = 1\n" + "#" * 300_000})
+    repo = pygit2.Repository(str(path))
+    (path / "tests" / "test_link.py").symlink_to(path / "shapes.py")
+    sha = commit_files(path, {}, "a link")  # git records it as a link, whatever it points at
+    return Files(repo, sha, is_test_file)
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("../x.py", "must be normalised"),
+        ("tests/../../x.py", "must be normalised"),
+        ("./tests/test_shapes.py", "must be normalised"),
+        ("/etc/passwd", "must be relative"),
+        ("tests/test_missing.py", "is not in commit"),
+        ("shapes.py", "not a file healing may change"),
+        ("tests/big_test.py", "larger than 256 KiB"),
+        ("tests/test_link.py", "not a regular file"),
+    ],
+)
+def test_a_path_outside_the_policy_or_the_commit_is_refused(files: Files, path: str, reason: str) -> None:
+    with pytest.raises(HealError, match=reason):
+        files.read(path)
+
+
+def test_a_repaired_file_is_read_back_as_repaired(files: Files) -> None:
+    files.write(TEST, "def test_area() -> None:\n    assert True\n")
+    assert files.read(TEST).startswith("def test_area")
