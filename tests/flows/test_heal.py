@@ -66,6 +66,28 @@ def test_the_heal_commit_names_each_fix_and_its_method(make_repo: Any) -> None:
     assert "- tests/test_shapes.py: deterministic:rename (update) — shapes.area renamed to shapes.surface" in message
 
 
+def test_a_test_broken_only_by_what_a_broken_test_left_behind_is_healed_with_it(make_repo: Any) -> None:
+    units = "UNIT = ['cm']\n\n\ndef set_unit(u):\n    UNIT[0] = u\n\n\ndef describe():\n    return UNIT[0]\n"
+    metres = (
+        "import shapes\n\n\ndef test_metres():\n    shapes.set_unit('m')\n    assert shapes.describe() == 'm'\n"
+        "    shapes.set_unit('cm')\n"
+    )
+    default = "import shapes\n\n\ndef test_default_unit():\n    assert shapes.UNIT[0] == 'cm'\n"
+    files = {"pyproject.toml": PYPROJECT, "shapes.py": units, "tests/test_a.py": metres, "tests/test_b.py": default}
+    path = make_repo(files, name="units")
+    sha = commit_files(path, {"shapes.py": units.replace("describe", "show")}, "rename")
+
+    result = heal_of(path, sha)
+
+    # test_default_unit fails on the unit test_metres left set (an assertion no change explains) and passes in
+    # B3 once test_metres is repaired: healed with it, the whole suite deciding.
+    assert result.outcome is HealOutcome.HEALED, result.summary_md
+    assert {e.test_id: e.status for e in result.checklist.entries} == {
+        "tests/test_a.py::test_metres": CheckStatus.HEALED,
+        "tests/test_b.py::test_default_unit": CheckStatus.HEALED,
+    }
+
+
 def test_a_behaviour_change_is_reported_not_healed(make_repo: Any) -> None:
     repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("width * height", "width + height")})
 
