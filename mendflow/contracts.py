@@ -146,6 +146,27 @@ class BuildReport(Contract):
     runner_version: str = ""
 
 
+class FixedFile(Contract):
+    """One file the lint-fix job was asked to fix: its text after the repository's fixers, if they changed it."""
+
+    path: str = Field(description="Repository-relative path, as asked for.")
+    text: str | None = Field(None, description="The file after the fixers; null when they left it unchanged.")
+    remaining: list[str] = Field(
+        default_factory=list, description="Lint findings left in the file after fixing, as BuildReport.lint_errors."
+    )
+    error: str = Field("", description="Why this file was not fixed (not a regular Python file, not UTF-8).")
+
+
+class LintFixes(Contract):
+    """``fixes.json`` of the CI runner's fix mode (``--fix``): untrusted data, parsed with this contract and
+    vetted (``mendflow.heal.lintfix``): only asked-for paths, size-capped, valid Python, no weaker tests."""
+
+    schema_version: int = SCHEMA_VERSION
+    files: list[FixedFile] = Field(default_factory=list)
+    formatted: bool = Field(False, description="Whether `ruff format` ran (only when the repository configures ruff).")
+    error: str = Field("", description="Set when the job fixed nothing: bad input, a fixer that could not run.")
+
+
 class CaseKind(StrEnum):
     SUCCESS = "success"
     EDGE = "edge"
@@ -462,6 +483,7 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     "PipelineResult": PipelineResult,
     "HealEdit": HealEdit,
     "HealResult": HealResult,
+    "LintFixes": LintFixes,
 }
 
 
