@@ -26,6 +26,7 @@ Contract (stdlib only; the job holds no credentials):
                                                    marker (empty: the suite); recorded as ``selected``
   --timeout        MENDFLOW_JOB_TIMEOUT_SEC        the whole job's budget in seconds (900); each step
                                                    gets what is left, minus a reserve for the report
+  --fix            MENDFLOW_JOB_FIX                JSON list of repo-relative .py paths: fix mode (below)
   --python         MENDFLOW_JOB_PYTHON             interpreter for the repo's venv (this interpreter)
   --workspace      MENDFLOW_JOB_WORKSPACE          scratch dir for source and venv (``--out``/../work)
   ===============  ==============================  ==================================================
@@ -40,7 +41,11 @@ ids and journals each failure's exception, first line and location; pytest-cov i
 report (``failed_tests`` complete, collection errors included as the file's path; ``failures`` details the
 first 200).
 
-Exit code: 0 whenever report.json was written and every upload succeeded, whatever the build's status
+Fix mode (``--fix``, ``mendflow_runner.fix``): unpack, then the repo's ``ruff check --fix`` (safe fixes) and,
+when it configures ruff, ``ruff format`` on exactly those paths, offline; writes ``fixes.json``
+(``mendflow.contracts.LintFixes``) and ``runner.log`` instead of the build's files, ``fixes.json`` uploaded last.
+
+Exit code: 0 whenever report.json (fixes.json) was written and every upload succeeded, whatever the build's status
 (the status is in the report); 3 when an upload failed; 2 for bad command-line arguments.
 """
 
@@ -57,7 +62,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from . import coverage_report, deps, lint, progress, repo_config, report, testing, unpack
+from . import coverage_report, deps, fix, lint, progress, repo_config, report, testing, unpack
 from .config import JobConfig, parse_args
 from .proc import Log
 
@@ -216,12 +221,29 @@ class Build:
             rep.failed("lint")
 
 
+def fix_mode(cfg: JobConfig, log: Log) -> int:
+    """``--fix``: the repo's fixers on the asked files, ``fixes.json`` instead of a build's report."""
+    try:
+        fixes = fix.run_fix(cfg, log)
+    except Terminated as exc:
+        fixes = fix.result(error=str(exc))
+    except Exception as exc:  # the runner's own bug: still say so in fixes.json
+        log.write(traceback.format_exc())
+        fixes = fix.result(error=f"runner crash: {type(exc).__name__}: {exc}")
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    report.write_json_atomic(cfg.out / fix.OUT_NAME, fixes)
+    log.write(f"fix: {len(fixes['files'])} file(s), error={fixes['error']!r}")
+    return 3 if report.upload_all(cfg.out, cfg.uploads, log) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     cfg = parse_args(argv)
     cfg.out.mkdir(parents=True, exist_ok=True)
     log = Log(cfg.out / "runner.log")
-    rep = report.Report(cfg)
     signal.signal(signal.SIGTERM, _on_sigterm)
+    if cfg.fix is not None:
+        return fix_mode(cfg, log)
+    rep = report.Report(cfg)
     try:
         Build(cfg, rep, log).run()
     except Terminated as exc:

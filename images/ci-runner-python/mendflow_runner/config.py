@@ -29,6 +29,7 @@ class JobConfig:
     python: str
     workspace: Path
     select: list[str] = field(default_factory=list)  # node ids to run instead of the suite ([]: the suite)
+    fix: list[str] | None = None  # fix mode: the files to run the repo's fixers on (None: a build)
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -64,6 +65,19 @@ def _select(text: str) -> list[str]:
     return value
 
 
+def _fix(text: str) -> list[str] | None:
+    """Fix mode's JSON list of repository-relative paths ('': not fix mode). Checked after unpacking."""
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"--fix wants a JSON list of paths: {exc}") from exc
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise argparse.ArgumentTypeError("--fix wants a JSON list of paths (strings)")
+    return value
+
+
 def parse_args(argv: list[str] | None = None) -> JobConfig:
     p = argparse.ArgumentParser(prog="python -m mendflow_runner", description=__doc__)
     p.add_argument("--source", required=True, help="path or http(s) URL of a .tar/.tar.gz snapshot")
@@ -80,6 +94,12 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
         type=_select,
         default=_select(_env("SELECT", "")),
         help="JSON list of pytest node ids to run instead of the suite (then no marker)",
+    )
+    p.add_argument(
+        "--fix",
+        type=_fix,
+        default=_fix(_env("FIX", "")),
+        help="JSON list of paths: run the repo's ruff fixers on them and write fixes.json instead of building",
     )
     p.add_argument("--timeout", type=float, default=float(_env("TIMEOUT_SEC", "900")))
     p.add_argument("--python", default=_env("PYTHON", sys.executable))
@@ -101,4 +121,5 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
         python=a.python,
         workspace=workspace,
         select=a.select,
+        fix=a.fix,
     )

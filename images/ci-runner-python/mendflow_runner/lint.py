@@ -19,6 +19,14 @@ _MYPY_LINE = re.compile(
 _FORMAT_LINE = re.compile(r"^(?:Would reformat: (?P<old>.+)|(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): unformatted:.*)$")
 
 
+# How a step's argv is run: as it is (the lint phase), or inside the fix mode's sandbox (``proc.offline``).
+Wrap = Callable[[list[str]], list[str]]
+
+
+def _as_is(argv: list[str]) -> list[str]:
+    return argv
+
+
 class LintToolError(Exception):
     """A linter crashed or printed something we cannot read (not a lint finding)."""
 
@@ -36,10 +44,22 @@ def _rel(path: str, root: Path) -> str:
 UNCONFIGURED_RULES = "E4,E7,E9,F"
 
 
-def ruff_check(root: Path, env: dict[str, str], timeout: float, log: Log) -> list[str]:
-    rules = [] if repo_config.has_ruff_config(root) else ["--select", UNCONFIGURED_RULES]
+def ruff_rules(root: Path) -> list[str]:
+    """The rules ruff holds ``root`` to: the repository's own when it chose them, else the bug-level ones."""
+    return [] if repo_config.has_ruff_config(root) else ["--select", UNCONFIGURED_RULES]
+
+
+def targets(paths: list[str] | None) -> list[str]:
+    """What ruff is run on: the whole tree, or exactly ``paths`` — still minus what the repo's config excludes
+    (ruff checks a path named on its command line even when excluded, unless told ``--force-exclude``)."""
+    return ["."] if paths is None else ["--force-exclude", "--", *paths]
+
+
+def ruff_check(
+    root: Path, env: dict[str, str], timeout: float, log: Log, paths: list[str] | None = None, wrap: Wrap = _as_is
+) -> list[str]:
     r = run(
-        ["ruff", "check", "--output-format", "json", "--no-cache", *rules, "."],
+        wrap(["ruff", "check", "--output-format", "json", "--no-cache", *ruff_rules(root), *targets(paths)]),
         cwd=root,
         env=env,
         timeout=timeout,
@@ -59,15 +79,18 @@ def ruff_check(root: Path, env: dict[str, str], timeout: float, log: Log) -> lis
     return out
 
 
-def ruff_format(root: Path, env: dict[str, str], timeout: float, log: Log) -> list[str]:
+def ruff_format(
+    root: Path, env: dict[str, str], timeout: float, log: Log, paths: list[str] | None = None, wrap: Wrap = _as_is
+) -> list[str]:
     """One lint error per file ``ruff format`` would change; only for repos that chose ruff (formatting is
     a team's decision, not a defect)."""
     if not repo_config.has_ruff_config(root):
         return []
     base = ["ruff", "format", "--check", "--no-cache"]
-    r = run([*base, "--output-format", "concise", "."], cwd=root, env=env, timeout=timeout, log=log)
+    where = targets(paths)
+    r = run(wrap([*base, "--output-format", "concise", *where]), cwd=root, env=env, timeout=timeout, log=log)
     if r.returncode == 2 and "--output-format" in r.stderr:  # ruff before 0.9 has no formats here
-        r = run([*base, "."], cwd=root, env=env, timeout=timeout, log=log)
+        r = run(wrap([*base, *where]), cwd=root, env=env, timeout=timeout, log=log)
     if r.timed_out or r.returncode not in (0, 1):
         # ruff format exits 2 on files it cannot parse; ruff check already reports those.
         if r.returncode == 2 and "Failed to parse" in r.stderr:

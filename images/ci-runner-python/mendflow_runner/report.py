@@ -104,9 +104,13 @@ def put(url: str, body: bytes) -> int:
         conn.close()
 
 
+# The file whose arrival means the job is over (a build's report, fix mode's fixes): uploaded last.
+COMMIT_MARKERS = ("report.json", "fixes.json")
+
+
 def upload_all(out: Path, uploads: list[tuple[str, str]], log: Log) -> list[str]:
-    """Uploads every NAME=URL from ``out/NAME``, report.json last; returns the names that failed."""
-    ordered = sorted(uploads, key=lambda u: u[0] == "report.json")
+    """Uploads every NAME=URL from ``out/NAME``, the commit marker last; returns the names that failed."""
+    ordered = sorted(uploads, key=lambda u: u[0] in COMMIT_MARKERS)
     failed = []
     for name, url in ordered:
         path = out / name
