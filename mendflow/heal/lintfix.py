@@ -1,0 +1,233 @@
+"""Deterministic lint healing with the repository's own fixers (issue #15).
+
+A build that failed at lint, with every finding a ruff finding in a file healing may touch, is fixable:
+``lint_fixable`` names the files. ``fix_lint`` runs the repo's ``ruff check --fix`` (safe fixes) and, when the
+repo configures ruff, ``ruff format`` on exactly those files in a CI job (the CI runner's fix mode): the repo's
+config decides what ruff does, so it runs where untrusted code runs, sandboxed, offline, without credentials.
+The texts it returns are untrusted data: parsed with ``LintFixes`` and vetted (``vet_fixes``) — only the paths
+asked for, size-capped, valid Python, no test weakened and no expected value changed — before any is used.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pygit2
+from pydantic import ValidationError
+
+from mendflow.contracts import BuildReport, BuildStatus, FailReason, LintFixes
+from mendflow.errors import ArtefactNotFoundError, HealError, TooLargeError
+from mendflow.heal.edits import checked_path
+from mendflow.heal.gate import changed_expectations, weakening
+from mendflow.heal.healer import MAX_FILE_BYTES
+from mendflow.launcher.base import JobResult, JobSpec, Launcher
+from mendflow.settings import Settings
+from mendflow.source import Source
+from mendflow.store.base import ArtefactStore
+
+IMAGE = "ci-runner-python"  # the CI runner's image: fix mode is the same runner, told --fix
+FIXES = "fixes.json"
+OUTPUTS = ("runner.log", FIXES)  # fixes.json last: its arrival means the job is over
+FIX_TIMEOUT_SEC = 300  # ruff on a few files takes seconds; unpacking a large snapshot takes the rest
+MAX_REFUSALS = 50  # refusals kept for a job's forged extra paths: a hostile job must not grow the audit
+MAX_REMAINING = 50  # findings kept per file
+TEXT_CUT = 300  # characters of one untrusted message kept
+
+# "path:line:col CODE message", as the runner writes BuildReport.lint_errors.
+_FINDING = re.compile(r"^(?P<path>.+?):\d+:\d+ (?P<code>\S+)(?: |$)")
+# A ruff rule code (F401, I001, UP006, RUF100, PLR0913); mypy's "mypy[...]", "syntax-error" and a tool error
+# ("ruff-check-error") are not, and no fixer removes them.
+_RUFF_CODE = re.compile(r"^[A-Z]{1,6}[0-9]{1,4}$")
+_NOT_FIXABLE = {"E999"}  # a syntax error, as ruff before 0.5 names it
+_FORMAT = "FORMAT"  # the runner's finding for a file `ruff format` would change
+
+
+@dataclass(frozen=True)
+class LintFix:
+    """What the fix job returned, vetted. ``fixed`` is all the caller may use; the rest is for the audit."""
+
+    fixed: dict[str, str] = field(default_factory=dict)  # path → fixed text
+    refused: dict[str, str] = field(default_factory=dict)  # path → why its text (or the path) was not taken
+    remaining: dict[str, list[str]] = field(default_factory=dict)  # the job's word: findings left per asked path
+    error: str = ""  # why nothing was fixed (the job failed, its output broke the contract)
+    artefacts: str = ""  # store prefix of the job's fixes.json and runner.log
+
+    @property
+    def clean(self) -> bool:
+        """Whether every asked file came back fixed or unchanged, with no finding left (per the job)."""
+        return not self.error and not self.refused and not any(self.remaining.values())
+
+
+def lint_fixable(report: BuildReport, may_touch: Callable[[str], bool]) -> list[str]:
+    """The files to hand to ``fix_lint``, or ``[]`` unless the build failed at lint and every finding is a
+    ruff finding in a file healing may touch (test code; for B2 only the generated tests)."""
+    if report.status is not BuildStatus.FAILED or report.fail_reason is not FailReason.LINT:
+        return []
+    paths: list[str] = []
+    for finding in report.lint_errors:
+        path = _fixable_path(finding)
+        if path is None or not may_touch(path):
+            return []  # one finding no fixer may clear: the build stays a lint failure
+        paths.append(path)
+    return list(dict.fromkeys(paths))
+
+
+def _fixable_path(finding: str) -> str | None:
+    m = _FINDING.match(finding)
+    if m is None or m["code"] in _NOT_FIXABLE or not (m["code"] == _FORMAT or _RUFF_CODE.match(m["code"])):
+        return None
+    try:
+        return checked_path(m["path"])
+    except HealError:
+        return None
+
+
+def fix_lint(
+    source: Source, paths: list[str], stage: str, *, store: ArtefactStore, launcher: Launcher, settings: Settings
+) -> LintFix:
+    """Run the repo's fixers on ``paths`` (from ``lint_fixable``) of ``source``'s commit in a sandboxed CI job;
+    the vetted texts. ``stage`` names the failed build (B1, B2) the fixes are for."""
+    before, refused = originals(source, paths)
+    if not before:
+        return LintFix(refused=refused, error="no file to fix")
+    prefix = f"{source.artefacts.heal(source.commit_sha, stage)}/lintfix/{uuid.uuid4().hex[:12]}"
+    result = launcher.run(fix_job_spec(source, list(before), stage, prefix, store, settings))
+    fix = collect_fixes(store, prefix, result, before, settings.limits.job_output_mb * 1024 * 1024)
+    return LintFix(fix.fixed, {**refused, **fix.refused}, fix.remaining, fix.error, prefix)
+
+
+def originals(source: Source, paths: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Each path's text at the commit, read from git (what the vetting compares with), and the paths refused
+    before any job runs."""
+    repo = source.open()
+    tree = repo.revparse_single(source.commit_sha).peel(pygit2.Commit).tree
+    texts: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    for path in dict.fromkeys(paths):
+        read = _read(repo, tree, path)
+        if isinstance(read, bytes):
+            texts[path] = read.decode()
+        else:
+            refused[path] = read
+    return texts, refused
+
+
+def _read(repo: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | str:
+    """The blob's bytes, or why not: not a regular file, too large, or not UTF-8 (a fixer's rewrite of it
+    could not be compared text for text)."""
+    try:
+        entry = tree[checked_path(path)]
+    except (HealError, KeyError):
+        return "not a file of the commit"
+    if entry.filemode != pygit2.enums.FileMode.BLOB:  # a link, an executable or a directory
+        return "not a regular file"
+    blob = repo[entry.id].peel(pygit2.Blob)
+    if blob.size > MAX_FILE_BYTES:
+        return f"larger than {MAX_FILE_BYTES // 1024} KiB"
+    try:
+        blob.data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    return bytes(blob.data)
+
+
+def fix_job_spec(
+    source: Source, paths: list[str], stage: str, prefix: str, store: ArtefactStore, settings: Settings
+) -> JobSpec:
+    """The CI runner in fix mode on ``paths``: the build's sandbox, image and limits; no credential, only the
+    snapshot in and presigned outputs out."""
+    timeout = min(FIX_TIMEOUT_SEC, settings.build_timeout_sec)
+    return JobSpec(
+        name=f"lintfix-{stage.lower()}-{source.commit_sha[:8]}",
+        image=IMAGE,
+        command=[
+            "python",
+            "-m",
+            "mendflow_runner",
+            "--source",
+            "{workspace}/in/source.tar.gz",
+            "--out",
+            "{workspace}/out",
+        ],
+        env={
+            "MENDFLOW_JOB_REPO": source.repo_id,
+            "MENDFLOW_JOB_COMMIT": source.commit_sha,
+            "MENDFLOW_JOB_STAGE": stage,
+            "MENDFLOW_JOB_FIX": json.dumps(paths),
+            "MENDFLOW_JOB_TIMEOUT_SEC": str(timeout),
+        },
+        cpu_limit=settings.sandbox.cpu_limit,
+        memory_limit_mb=settings.sandbox.memory_limit_mb,
+        timeout_sec=timeout + 30,  # the runner keeps its own deadline; this is the backstop
+        inputs={"source.tar.gz": store.download_url(source.archive_key)},
+        outputs={name: store.upload_url(f"{prefix}/{name}") for name in OUTPUTS},
+        labels={"repo": source.repo_id, "commit": source.commit_sha, "stage": f"{stage}-lintfix"},
+    )
+
+
+def collect_fixes(
+    store: ArtefactStore, prefix: str, result: JobResult, before: dict[str, str], max_bytes: int
+) -> LintFix:
+    """The job's ``fixes.json`` under ``prefix``, parsed and vetted against ``before`` (path → text asked for)."""
+    try:
+        fixes = LintFixes.model_validate_json(store.get_capped(f"{prefix}/{FIXES}", max_bytes))
+    except ArtefactNotFoundError:
+        why = result.reason or f"the job ended ({result.state}) without writing {FIXES}"
+        tail = result.log_tail.strip().splitlines()[-1:] if result.log_tail else []
+        return LintFix(error=f"{why}; last output: {tail[0][:TEXT_CUT]}" if tail else why)
+    except TooLargeError as exc:
+        return LintFix(error=exc.one_line())
+    except ValidationError as exc:
+        return LintFix(error=f"the job's {FIXES} breaks the LintFixes contract: {exc.errors()[0]['msg']}")
+    return vet_fixes(fixes, before)
+
+
+def vet_fixes(fixes: LintFixes, before: dict[str, str]) -> LintFix:
+    """Only texts for paths asked for, each size-capped, valid Python, weakening no test and changing no
+    expected value; anything else is refused with a reason. A path listed twice is refused: which is real?"""
+    if fixes.error:
+        return LintFix(error=f"the fix job fixed nothing: {fixes.error[:TEXT_CUT]}")
+    counts: dict[str, int] = {}
+    for entry in fixes.files:
+        counts[entry.path] = counts.get(entry.path, 0) + 1
+    fixed: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    remaining: dict[str, list[str]] = {}
+    for entry in fixes.files:
+        path = entry.path
+        if path not in before:
+            if len(refused) < MAX_REFUSALS:
+                refused[path[:TEXT_CUT]] = "not asked for"
+            continue
+        remaining[path] = [f[:TEXT_CUT] for f in entry.remaining if f.startswith(f"{path}:")][:MAX_REMAINING]
+        if counts[path] > 1:
+            refused[path] = "listed more than once"
+        elif entry.error:
+            refused[path] = f"the fix job did not fix it: {entry.error[:TEXT_CUT]}"
+        elif entry.text is not None and entry.text != before[path]:
+            if why := refusal(path, before[path], entry.text):
+                refused[path] = why
+            else:
+                fixed[path] = entry.text
+    return LintFix(fixed, refused, remaining)
+
+
+def refusal(path: str, before: str, after: str) -> str:
+    """Why ``after`` may not replace ``before`` ('' when it may): a fixer's output is untrusted text."""
+    if len(after.encode()) > MAX_FILE_BYTES:
+        return f"larger than {MAX_FILE_BYTES // 1024} KiB"
+    try:
+        ast.parse(after, filename=path)
+    except (SyntaxError, ValueError) as exc:
+        return f"not valid Python: {exc}"[:TEXT_CUT]
+    if verdicts := weakening(path, before, after):
+        return f"weakens the tests: {'; '.join(verdicts)}"[:TEXT_CUT]
+    # A linter or formatter has no business changing what a test expects; only a person may approve that.
+    if changed := changed_expectations(path, before, after):
+        return f"changes an expected value: {'; '.join(changed)}"[:TEXT_CUT]
+    return ""
