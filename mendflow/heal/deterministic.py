@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mendflow.contracts import Assessment, ErrorCategory, HealEdit, TestFailure, UpdateEdit
 from mendflow.heal.analyzer import Reading, read_failure
@@ -158,8 +158,13 @@ def _alias_token(src: _Source, node: ast.ImportFrom | ast.Import, alias: ast.ali
 
 
 def fix_moved_import(reading: Reading, changes: CommitChanges, path: str, text: str) -> Fix | None:
-    """``from old.mod import X`` → ``from new.mod import X`` (split off when other names stay), and ``old.mod.X``
-    uses of ``import old.mod`` → ``new.mod.X`` with ``import new.mod`` added."""
+    """Imports and module accesses of a moved function pointed at its new module, with the smallest edits:
+
+    - ``from old.mod import X`` → ``from new.mod import X``; when other names stay, ``X`` leaves the list (a
+      parenthesised, multi-line one keeps its lines) and ``from new.mod import X`` follows the statement;
+    - ``old.mod.X`` after ``import old.mod`` → ``new.mod.X``, with ``import new.mod`` added;
+    - ``mod.X`` after ``from pkg import mod`` → ``new_mod.X``, with ``new_mod`` imported the same way (``mod``
+      stays imported only while the test still uses it, so no unused import is left behind)."""
     moves = [m for m in changes.moves if not reading.name or m.name == reading.name]
     if reading.module:
         moves = [m for m in moves if m.old_module == reading.module] or [
@@ -168,47 +173,228 @@ def fix_moved_import(reading: Reading, changes: CommitChanges, path: str, text: 
     if not moves:
         return None
     src = _Source(text)
-    reps: list[Replacement] = []
-    added_imports: dict[int, set[str]] = {}  # end offset of an ``import old`` statement → modules to add
+    plans: dict[int, _ImportPlan] = {}
+    reps = _moved_names(src, moves, plans)
+    attrs = _moved_attributes(src, moves, plans)
+    if attrs is None:
+        return None
+    reps += attrs
     for node in ast.walk(src.tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            moved = {a.name: _destination(moves, node.module, a.name) for a in node.names}
-            if not any(moved.values()):
-                continue
-            indent = src.indent(node.lineno)
-            by_module: dict[str, list[str]] = {}
-            for alias in node.names:
-                dest = moved[alias.name] or node.module or ""
-                by_module.setdefault(dest, []).append(alias.name + (f" as {alias.asname}" if alias.asname else ""))
-            if len(by_module) == 1:  # only the module changes: replace just its dotted name
-                start, _ = src.span(node)
-                at = src.text.index(node.module, start)
-                reps.append((at, at + len(node.module), next(iter(by_module))))
-                continue
-            stmts = [f"from {mod} import {', '.join(names)}" for mod, names in by_module.items()]
-            start, end = src.span(node)
-            reps.append((start, end, f"\n{indent}".join(stmts)))
-        elif isinstance(node, ast.Attribute):
-            base = _dotted(node.value)
-            module, local = _imported_module(_module_aliases(src.tree), base)
-            target = _destination(moves, module, node.attr) if module else None
-            if target:
-                dest = target
-                start, end = src.span(node.value)
-                reps.append((start, end, dest))
-                for imp in ast.walk(src.tree):
-                    if isinstance(imp, ast.Import) and any((a.asname or a.name) == local for a in imp.names):
-                        added_imports.setdefault(src.span(imp)[1], set()).add(dest)
-                        break
+        if isinstance(node, ast.ImportFrom) and id(node) in plans:
+            rendered = _render_plan(src, node, plans[id(node)])
+            if rendered is None:
+                return None
+            reps += rendered
+    said = "; ".join(m.describe() for m in moves)
+    edits = _edits(path, text, reps, f"deterministic: {said}")
+    return Fix("moved_import", edits) if edits else None
+
+
+@dataclass
+class _ImportPlan:
+    """The changes to one ``from m import ...`` statement, rendered together so their edits never overlap."""
+
+    drop: set[int] = field(default_factory=set)  # aliases (by index) that leave the statement
+    replace: dict[int, str] = field(default_factory=dict)  # alias index → the text that takes its place
+    insert: dict[int, list[str]] = field(default_factory=dict)  # alias index → names added right after it
+    after: dict[str, list[str]] = field(default_factory=dict)  # module → names imported on a line of their own
+
+
+def _moved_names(src: _Source, moves: list[Move], plans: dict[int, _ImportPlan]) -> list[Replacement]:
+    """``from old import X``: the module replaced when every name goes to one place, else a plan that drops
+    the moved names and imports them from their new modules on the next line."""
+    reps: list[Replacement] = []
+    for node in ast.walk(src.tree):
+        if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0):
+            continue
+        moved = {i: _destination(moves, node.module, a.name) for i, a in enumerate(node.names)}
+        targets = {i: d for i, d in moved.items() if d}
+        if not targets:
+            continue
+        if len(targets) == len(node.names) and len(set(targets.values())) == 1:  # only the module changes
+            at = src.text.index(node.module, src.span(node)[0])
+            reps.append((at, at + len(node.module), next(iter(targets.values()))))
+            continue
+        plan = plans.setdefault(id(node), _ImportPlan())
+        for i, dest in targets.items():
+            plan.drop.add(i)
+            plan.after.setdefault(dest, []).append(_alias_text(node.names[i]))
+    return reps
+
+
+def _alias_text(alias: ast.alias) -> str:
+    return alias.name + (f" as {alias.asname}" if alias.asname else "")
+
+
+def _moved_attributes(src: _Source, moves: list[Move], plans: dict[int, _ImportPlan]) -> list[Replacement] | None:
+    """``module.X`` accesses of a moved ``X``: the module expression replaced, and its import planned; None when
+    the new module's name is already bound to something else in the test file."""
+    reps: list[Replacement] = []
+    bindings = _module_bindings(src.tree, moves)
+    added: dict[int, set[str]] = {}  # end offset of an ``import old`` statement → modules to add
+    from_uses: dict[tuple[int, int], str] = {}  # (statement, alias) of ``from pkg import mod`` → new local name
+    replaced: dict[str, int] = {}  # local name → accesses rewritten
+    for node in ast.walk(src.tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        module, local = _imported_module({k: v[0] for k, v in bindings.items()}, _dotted(node.value))
+        dest = _destination(moves, module, node.attr) if module else None
+        if not dest:
+            continue
+        _, stmt, alias_index = bindings[local]
+        replaced[local] = replaced.get(local, 0) + 1
+        if isinstance(stmt, ast.Import):
+            reps.append((*src.span(node.value), dest))
+            added.setdefault(src.span(stmt)[1], set()).add(dest)
+            continue
+        new_local = dest.rsplit(".", 1)[-1]
+        if new_local != local and new_local in _bound_names(src.tree):
+            return None
+        reps.append((*src.span(node.value), new_local))
+        from_uses[(id(stmt), alias_index)] = dest
+    reps += _added_imports(src, added)
+    for node in ast.walk(src.tree):
+        if isinstance(node, ast.ImportFrom):
+            for i, alias in enumerate(node.names):
+                if (id(node), i) in from_uses:
+                    local = alias.asname or alias.name
+                    still_used = _name_uses(src.tree, local) > replaced.get(local, 0)
+                    _plan_module_import(node, i, from_uses[(id(node), i)], still_used, plans)
+    return reps
+
+
+def _added_imports(src: _Source, added: dict[int, set[str]]) -> list[Replacement]:
+    """``import new.mod`` after each ``import old.mod`` whose accesses moved, unless already imported."""
     imported = {a.name for n in ast.walk(src.tree) if isinstance(n, ast.Import) for a in n.names}
-    for end, modules in added_imports.items():
+    reps: list[Replacement] = []
+    for end, modules in added.items():
         indent = src.indent(_line_of(src.starts, end) + 1)
         extra = "".join(f"\n{indent}import {m}" for m in sorted(modules - imported))
         if extra:
             reps.append((end, end, extra))
-    said = "; ".join(m.describe() for m in moves)
-    edits = _edits(path, text, reps, f"deterministic: {said}")
-    return Fix("moved_import", edits) if edits else None
+    return reps
+
+
+def _plan_module_import(
+    node: ast.ImportFrom, index: int, dest: str, still_used: bool, plans: dict[int, _ImportPlan]
+) -> None:
+    """``from pkg import mod`` when ``mod.X`` now reads ``new_mod.X``: ``new_mod`` imported from its package, in
+    the same statement when it is the same package; ``mod`` kept only while still used."""
+    package, _, new_local = dest.rpartition(".")
+    plan = plans.setdefault(id(node), _ImportPlan())
+    if package == node.module and still_used:
+        plan.insert.setdefault(index, []).append(new_local)
+    elif package == node.module:
+        plan.replace[index] = new_local
+    else:
+        if not still_used:
+            plan.drop.add(index)
+        plan.after.setdefault(package, []).append(new_local)
+
+
+def _module_bindings(tree: ast.Module, moves: list[Move]) -> dict[str, tuple[str, ast.Import | ast.ImportFrom, int]]:
+    """Local name → (module, its import statement, the alias's index): ``import a.b`` binds 'a.b', ``import
+    a.b as m`` binds 'm', and ``from a import b`` binds 'b' when ``a.b`` is (or holds) a module a move left."""
+    old_modules = {m.old_module for m in moves}
+    out: dict[str, tuple[str, ast.Import | ast.ImportFrom, int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for i, alias in enumerate(node.names):
+                out[alias.asname or alias.name] = (alias.name, node, i)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for i, alias in enumerate(node.names):
+                full = f"{node.module}.{alias.name}"
+                if any(old == full or old.startswith(f"{full}.") for old in old_modules):
+                    out[alias.asname or alias.name] = (full, node, i)
+    return out
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the test file binds or reads (a new import must not shadow one of them)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def _name_uses(tree: ast.Module, name: str) -> int:
+    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name)
+
+
+def _render_plan(src: _Source, node: ast.ImportFrom, plan: _ImportPlan) -> list[Replacement] | None:
+    """The edits of one statement's plan; None when it cannot be done in place (a ``;`` after it)."""
+    after = [f"from {module} import {', '.join(names)}" for module, names in plan.after.items()]
+    start, end = src.span(node)
+    indent = src.indent(node.lineno)
+    if len(plan.drop) == len(node.names):  # every name goes: the statement becomes the new ones
+        return [(start, end, f"\n{indent}".join(after))]
+    reps = [_alias_replacement(src, node.names[i], text) for i, text in plan.replace.items()]
+    for i, names in plan.insert.items():
+        at = src.span(node.names[i])[1]
+        reps.append((at, at, "".join(f", {n}" for n in names)))
+    reps += _dropped(src, node.names, plan.drop)
+    if after:
+        line_end = src.starts[(node.end_lineno or node.lineno)] - 1
+        rest = src.text[end : line_end + 1]
+        if ";" in rest.split("#", 1)[0]:
+            return None
+        at = line_end if src.text[line_end : line_end + 1] == "\n" else len(src.text)
+        reps.append((at, at, "".join(f"\n{indent}{stmt}" for stmt in after)))
+    return reps
+
+
+def _alias_replacement(src: _Source, alias: ast.alias, text: str) -> Replacement:
+    return (*src.span(alias), text)
+
+
+def _dropped(src: _Source, aliases: list[ast.alias], drop: set[int]) -> list[Replacement]:
+    """Removals of the dropped aliases, one per run of adjacent ones, taking the comma on the side that keeps
+    the list's layout: ``a, b, c`` → ``a, c``; a name alone on its line of a parenthesised list loses the line."""
+    reps: list[Replacement] = []
+    runs: list[list[int]] = []
+    for i in sorted(drop):
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    for run in runs:
+        first, last = src.span(aliases[run[0]]), src.span(aliases[run[-1]])
+        prev = src.span(aliases[run[0] - 1]) if run[0] > 0 else None
+        nxt = src.span(aliases[run[-1] + 1]) if run[-1] + 1 < len(aliases) else None
+        whole = _whole_lines(src, first[0], last[1])
+        if prev and _same_line(src, prev[1], first[0]):
+            reps.append((prev[1], last[1], ""))
+        elif nxt and _same_line(src, last[1], nxt[0]):
+            reps.append((first[0], nxt[0], ""))
+        elif whole:
+            reps.append(whole)
+        elif prev:
+            reps.append((prev[1], last[1], ""))
+        elif nxt:
+            reps.append((first[0], nxt[0], ""))
+    return reps
+
+
+def _same_line(src: _Source, a: int, b: int) -> bool:
+    return _line_of(src.starts, a) == _line_of(src.starts, b)
+
+
+def _whole_lines(src: _Source, start: int, end: int) -> Replacement | None:
+    """The lines from ``start`` to ``end`` when they hold nothing else but their commas: (line start, next line
+    start, '')."""
+    line_start = src.starts[_line_of(src.starts, start)]
+    after_line = src.starts[_line_of(src.starts, end) + 1]
+    before, rest = src.text[line_start:start], src.text[end:after_line]
+    if before.strip() or rest.strip() != ",":
+        return None
+    return line_start, after_line, ""
 
 
 def _imported_module(aliases: dict[str, str], dotted: str) -> tuple[str | None, str]:

@@ -202,6 +202,73 @@ def test_moved_function_reached_through_its_package_gets_the_new_module(tmp_path
     assert "pkg.more.sub(3, 1) == 2" in case.test_text
 
 
+MANY = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(6))
+TEST_MANY = """\
+from pkg.ops import (f0, f1,
+                     f2, f3, f4,
+                     f5)  # the ops
+
+
+def test_all():
+    assert [f(0) for f in (f0, f1, f2, f3, f4, f5)] == [0, 1, 2, 3, 4, 5]
+"""
+
+
+def moved_out(name: str) -> dict[str, str | None]:
+    """``pkg.ops.<name>`` moved to ``pkg.more``."""
+    body = f"def {name}(x):\n    return x + {name[1:]}\n"
+    return {"pkg/ops.py": MANY.replace(body, ""), "pkg/more.py": body}
+
+
+def ruff_clean(text: str) -> bool:
+    check = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "E4,E7,E9,F,W", "--no-cache", "-"]
+    return subprocess.run(check, input=text, capture_output=True, text=True).returncode == 0
+
+
+def test_moved_name_leaves_a_parenthesised_import_and_gets_its_own(tmp_path: Path) -> None:
+    source = {"pkg/__init__.py": "", "pkg/ops.py": MANY}
+    case = broken(tmp_path, source, "test_ops.py", TEST_MANY, moved_out("f3"))
+    _, fixes, code = heal(case)
+    assert [f.rule for f in fixes] == ["moved_import"] and code == 0
+    assert case.test_text.startswith(
+        "from pkg.ops import (f0, f1,\n                     f2, f4,\n                     f5)  # the ops\n"
+        "from pkg.more import f3\n\n"
+    )
+    assert len(fixes[0].edits) == 2 and ruff_clean(case.test_text)  # one line changed, one line added
+
+
+def test_moved_name_alone_on_its_line_takes_the_line_with_it(tmp_path: Path) -> None:
+    imports = "from pkg.ops import (\n    f0,\n    f1,\n    f2,\n    f3,\n    f4,\n    f5,\n)\n"
+    test = imports + TEST_MANY.split(")  # the ops\n", 1)[1]
+    case = broken(tmp_path, {"pkg/__init__.py": "", "pkg/ops.py": MANY}, "test_ops.py", test, moved_out("f4"))
+    _, fixes, code = heal(case)
+    assert [f.rule for f in fixes] == ["moved_import"] and code == 0
+    assert case.test_text.startswith(imports.replace("    f4,\n", "") + "from pkg.more import f4\n\n")
+    assert ruff_clean(case.test_text)
+
+
+def test_moved_function_used_through_a_from_imported_module_gets_the_new_module(tmp_path: Path) -> None:
+    source = {"pkg/__init__.py": "", "pkg/ops.py": CALC}
+    test = "from pkg import ops\n\n\ndef test_sub():\n    assert ops.sub(3, 1) == 2\n"
+    after = {"pkg/ops.py": "def add(a, b):\n    return a + b\n", "pkg/more.py": "def sub(a, b):\n    return a - b\n"}
+    case = broken(tmp_path, source, "test_ops.py", test, after)
+    failure, fixes, code = heal(case)
+    assert read_failure(failure).category is ErrorCategory.NAME
+    assert [f.rule for f in fixes] == ["moved_import"] and code == 0
+    assert case.test_text == test.replace("import ops", "import more").replace("ops.sub", "more.sub")  # ops unused
+
+
+def test_from_imported_module_still_used_stays_next_to_the_new_one(tmp_path: Path) -> None:
+    source = {"pkg/__init__.py": "", "pkg/ops.py": CALC}
+    test = "from pkg import ops\n\n\ndef test_ops():\n    assert ops.sub(3, 1) == 2 and ops.add(1, 1) == 2\n"
+    after = {"pkg/ops.py": "def add(a, b):\n    return a + b\n", "pkg/more.py": "def sub(a, b):\n    return a - b\n"}
+    case = broken(tmp_path, source, "test_ops.py", test, after)
+    _, fixes, code = heal(case)
+    assert [f.rule for f in fixes] == ["moved_import"] and code == 0
+    assert case.test_text.startswith("from pkg import ops, more\n")
+    assert "more.sub(3, 1) == 2 and ops.add(1, 1)" in case.test_text and ruff_clean(case.test_text)
+
+
 def test_renamed_keyword_argument_is_healed(tmp_path: Path) -> None:
     test = "from calc import add\n\n\ndef test_add():\n    assert add(a=1, b=2) == 3\n    assert add(1, b=5) == 6\n"
     after = {"calc.py": CALC.replace("def add(a, b):\n    return a + b", "def add(x, y):\n    return x + y")}
