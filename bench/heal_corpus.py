@@ -9,7 +9,8 @@ generates cases. A case is a git repo of its own: the as-shipped commit, then ex
 
 - ``rename``: a top-level public function or class the tests use, renamed where it is defined and at every
   source reference (imports, ``module.name`` accesses, ``__all__``); no alias is left behind;
-- ``move``: a function moved to a new module in the same package; source imports updated, no re-export;
+- ``move``: a function moved to a new module in the same package (a sibling module, or a submodule when it
+  was defined in the package's ``__init__``); source imports updated, no re-export;
 - ``param_rename``: a parameter the tests pass by keyword, renamed in the function and at source call sites;
 - ``signature``: the first two positional parameters swapped (source callers swapped too), or the default of
   the first defaulted parameter removed (source callers that left it out now pass it);
@@ -18,9 +19,12 @@ generates cases. A case is a git repo of its own: the as-shipped commit, then ex
   constant off by one) in a function the tests use. Tests *should* fail on it: a heal is a false heal.
 
 Every refactoring is found with ``ast`` from what the tests actually reference and applied as text edits at the
-nodes' spans, so a case's diff is minimal. A candidate becomes a case only if the library's tests fail on it
-(pytest, whole suite); the others are counted as dropped. Choices are shuffled with a fixed seed, so the same
-arguments give the same cases and, because the commits have fixed authors and dates, the same shas.
+nodes' spans, so a case's diff is minimal. A candidate becomes a case only if the changed tree is lint-clean
+under the repo's ruff config and its changed modules import (else it is counted as invalid), and the library's
+tests fail on it (pytest, whole suite); the others are counted as dropped. The as-shipped commit's ruff config
+waives what the library already ships with (``per_file_ignores``), so a case's build fails on its tests and
+nothing else. Choices are shuffled with a fixed seed, so the same arguments give the same cases and, because
+the commits have fixed authors and dates, the same shas.
 
 Output: ``DIR/repos/<library>`` (as shipped), ``DIR/cases/<id>`` (one repo per case) and ``DIR/cases.json``.
 """
@@ -126,7 +130,7 @@ class Tally:
     tried: int = 0
     cases: int = 0
     dropped: int = 0  # applied cleanly but no test failed
-    invalid: int = 0  # the edited source did not parse
+    invalid: int = 0  # the edited source did not parse, or failed the repo's lint
 
 
 class Skip(Exception):
@@ -509,8 +513,7 @@ def move_candidates(project: Project, rng: random.Random) -> Iterator[Candidate]
         (m, n)
         for m, n in project.defs()
         if isinstance(n, ast.FunctionDef)
-        and not m.is_package
-        and "." in m.name
+        and (m.is_package or "." in m.name)  # a new module needs a package to live in
         and counts[n.name] == 1
         and project.public_used(n.name)
         and tests_reach_through(project, m, n.name)
@@ -536,9 +539,11 @@ def tests_reach_through(project: Project, mod: Module, name: str) -> bool:
 
 
 def move_files(project: Project, home: Module, node: ast.FunctionDef) -> tuple[dict[str, str], str]:
+    """The move's files: a function of ``pkg.mod`` goes to ``pkg.mod_<name>``, one of ``pkg/__init__.py`` (the
+    package itself, e.g. inflection's functions) to the submodule ``pkg.pkg_<name>``."""
     name, stem = node.name, home.name.rsplit(".", 1)[-1]
     new_stem = f"{stem}_{name}"
-    new_name = f"{home.name.rsplit('.', 1)[0]}.{new_stem}"
+    new_name = f"{new_parent(home)}.{new_stem}"
     if new_name in project.modules or _loads(home.tree, name, exclude=node):
         raise Skip("name taken, or the home module uses the function itself")
     edits: dict[str, list[Edit]] = defaultdict(list)
@@ -560,18 +565,26 @@ def _loads(tree: ast.AST, name: str, exclude: ast.AST) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and id(n) not in inside for n in ast.walk(tree))
 
 
+def new_parent(home: Module) -> str:
+    """The package the new module goes in: the home's own package, or the home itself when it is one."""
+    return home.name if home.is_package else home.name.rsplit(".", 1)[0]
+
+
 def cut_span(mod: Module, node: ast.FunctionDef) -> Edit:
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     start, end = mod.starts[first - 1], mod.starts[node.end_lineno or node.lineno]
     while end < len(mod.text) and mod.text[end] == "\n" and mod.text[start - 2 : start] == "\n\n":
         end += 1  # take the blank lines after it too, keeping the ones before
+    if end >= len(mod.text):  # the last definition: the blank lines before it go too (no blank lines at the end)
+        while start > 1 and mod.text[start - 2 : start] == "\n\n":
+            start -= 1
     return start, end, ""
 
 
 def repoint_imports(project: Project, mod: Module, home: Module, name: str, new_stem: str) -> list[Edit]:
     edits: list[Edit] = []
     for imp, i in project.imports_of(mod, name, source=home.name):
-        line = import_line(imp, new_stem, [imp.names[i]])
+        line = import_line(imp, home, new_stem, [imp.names[i]])
         if len(imp.names) == 1:
             edits.append((*mod.span(imp), line.rstrip("\n")))
         else:
@@ -580,14 +593,18 @@ def repoint_imports(project: Project, mod: Module, home: Module, name: str, new_
     for star in ast.walk(mod.tree):
         if isinstance(star, ast.ImportFrom) and star.names[0].name == "*" and mod.resolve(star) == home.name:
             end = mod.span(star)[1]
-            edits.append((end, end, "\n" + import_line(star, new_stem, [ast.alias(name)]).rstrip("\n")))
+            edits.append((end, end, "\n" + import_line(star, home, new_stem, [ast.alias(name)]).rstrip("\n")))
     return edits
 
 
-def import_line(imp: ast.ImportFrom, new_stem: str, aliases: list[ast.alias]) -> str:
-    parts = (imp.module or "").split(".") if imp.module else []
-    module = ".".join([*parts[:-1], new_stem])
+def import_line(imp: ast.ImportFrom, home: Module, new_stem: str, aliases: list[ast.alias]) -> str:
+    """``imp`` (which imports from ``home``) pointed at the new module, spelled as ``imp`` spells it: absolute,
+    or relative (``from .mod import`` → ``from .mod_f import``, ``from . import`` of a package → ``from .pkg_f``)."""
     names = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in aliases)
+    if not imp.level:
+        return f"from {new_parent(home)}.{new_stem} import {names}\n"
+    parts = imp.module.split(".") if imp.module else []
+    module = ".".join([*parts, new_stem] if home.is_package else [*parts[:-1], new_stem])
     return f"from {'.' * imp.level}{module} import {names}\n"
 
 
@@ -616,7 +633,8 @@ def new_module_text(home: Module, node: ast.FunctionDef) -> str:
         else:
             raise Skip(f"{n} is not bound in {home.rel}")
     if from_home:
-        lines.append(f"from .{home.name.rsplit('.', 1)[-1]} import {', '.join(from_home)}")
+        spelled = "." if home.is_package else f".{home.name.rsplit('.', 1)[-1]}"
+        lines.append(f"from {spelled} import {', '.join(from_home)}")
     if checking:
         lines = ["from typing import TYPE_CHECKING", *lines, "", "if TYPE_CHECKING:", *checking]
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
@@ -1002,11 +1020,34 @@ def import_library(lib: Library, dest: Path) -> Path:
 
 def init_repo(root: Path, message: str) -> str:
     if not (root / "ruff.toml").exists():
-        (root / "ruff.toml").write_text(LIBRARY_RUFF)
+        (root / "ruff.toml").write_text(LIBRARY_RUFF + per_file_ignores(ruff_findings(root)))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A", "--force")  # everything the sdist ships, even what its .gitignore names
     git(root, "commit", "-q", "-m", message)
     return git(root, "rev-parse", "HEAD")
+
+
+def ruff_findings(root: Path) -> dict[str, set[str]]:
+    """Codes ruff reports under ``root``'s own config, by file (the runner fails a build on any of them)."""
+    argv = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "json", "."]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"ruff check failed in {root}: {proc.stderr.strip()}")
+    found: dict[str, set[str]] = defaultdict(set)
+    for finding in json.loads(proc.stdout or "[]"):
+        rel = Path(finding["filename"]).resolve().relative_to(root.resolve()).as_posix()
+        found[rel].add(finding["code"] or "syntax-error")
+    return found
+
+
+def per_file_ignores(found: dict[str, set[str]]) -> str:
+    """A ruff.toml table waiving what the library ships with (toolz 1.0.0's ``del exceptions`` is an F821 ruff
+    cannot see is bound by a submodule import): the as-shipped commit must pass lint, or no case could ever
+    get back to green and every heal would fail on lint, not on the case's own break."""
+    if not found:
+        return ""
+    rows = "".join(f"{json.dumps(rel)} = {json.dumps(sorted(codes))}\n" for rel, codes in sorted(found.items()))
+    return f"\n[lint.per-file-ignores]\n{rows}"
 
 
 @dataclass
@@ -1035,6 +1076,28 @@ def run_tests(root: Path, python: str, lib: Library) -> TestRun:
             failing.append(line.split(" ", 1)[1].split(" - ", 1)[0])
     tail = "\n".join(proc.stdout.splitlines()[-3:])
     return TestRun(proc.returncode, sorted(set(failing)), time.perf_counter() - start, tail)
+
+
+def source_modules(lib: Library, rels: Iterable[str]) -> list[str]:
+    """The dotted names of the library's source files among ``rels`` ('src/pkg/__init__.py' → 'pkg')."""
+    names = []
+    for rel in rels:
+        parts = Path(rel).with_suffix("").parts
+        parts = parts[1:] if lib.src and parts[:1] == (lib.src,) else parts
+        parts = parts[:-1] if parts[-1:] == ("__init__",) else parts
+        if parts and parts[0] in lib.modules:
+            names.append(".".join(parts))
+    return sorted(names)
+
+
+def imports_cleanly(root: Path, python: str, lib: Library, rels: Iterable[str]) -> bool:
+    """Every changed source module imports (a move can make an import cycle through the new module: no test
+    edit could heal that, so it is no case)."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env["PYTHONPATH"] = str(root / lib.src) if lib.src else str(root)
+    code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)"
+    argv = [python, "-c", code, *source_modules(lib, rels)]
+    return subprocess.run(argv, cwd=root, env=env, capture_output=True, timeout=TEST_TIMEOUT).returncode == 0
 
 
 class Worktree:
@@ -1134,6 +1197,10 @@ def try_candidate(
         return None
     saved = work.apply(cand.files)
     try:
+        # A refactoring leaves lint-clean code and a library that imports: the case must fail on its tests only.
+        if ruff_findings(work.root) or not imports_cleanly(work.root, python, lib, cand.files):
+            tally.invalid += 1
+            return None
         run = run_tests(work.root, python, lib)
     finally:
         work.restore(saved)
