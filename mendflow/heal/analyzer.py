@@ -218,6 +218,12 @@ def _occurrence_lines(tree: ast.Module, identifiers: tuple[str, ...], modules: t
     lines: set[int] = set()
     idents = set(identifiers)
     imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    for node in ast.walk(tree):  # ``from pkg import mod`` binds the old module too: its line changes as well
+        if isinstance(node, ast.ImportFrom) and modules:
+            for alias in node.names:
+                if any(m == f"{node.module}.{alias.name}" for m in modules):
+                    imported.add(alias.asname or alias.name)
+                    lines.add(node.lineno)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in idents and not modules:
             lines.add(node.lineno)

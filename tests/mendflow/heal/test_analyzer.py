@@ -74,6 +74,16 @@ def test_move_is_explained(tmp_path: Path) -> None:
     assert got.suggested_method is HealMethod.UPDATE
 
 
+def test_move_through_a_from_imported_module_locates_the_import_and_the_access(tmp_path: Path) -> None:
+    source = {"pkg/__init__.py": "", "pkg/ops.py": CALC}
+    test = "from pkg import ops\n\n\ndef test_sub():\n    assert ops.sub(3, 1) == 2 and ops.add(1, 1) == 2\n"
+    after = {"pkg/ops.py": "def add(a, b):\n    return a + b\n", "pkg/more.py": "def sub(a, b):\n    return a - b\n"}
+    case = broken(tmp_path, source, "test_ops.py", test, after)
+    got = analyze(first_failure(case), case.changes, case.test_text)
+    assert got.category is ErrorCategory.NAME and got.change == "pkg.ops.sub moved to pkg.more.sub"
+    assert got.locations == ["test_ops.py:1", "test_ops.py:5"]
+
+
 def test_parameter_rename_is_explained(tmp_path: Path) -> None:
     test = "from calc import add\n\n\ndef test_add():\n    assert add(a=1, b=2) == 3\n"
     after = {"calc.py": CALC.replace("def add(a, b):\n    return a + b", "def add(x, b):\n    return x + b")}
