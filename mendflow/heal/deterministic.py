@@ -234,6 +234,7 @@ def _moved_attributes(src: _Source, moves: list[Move], plans: dict[int, _ImportP
     added: dict[int, set[str]] = {}  # end offset of an ``import old`` statement → modules to add
     from_uses: dict[tuple[int, int], str] = {}  # (statement, alias) of ``from pkg import mod`` → new local name
     replaced: dict[str, int] = {}  # local name → accesses rewritten
+    looked_up: dict[str, list[tuple[ast.expr, str]]] = {}  # ``m = importlib.import_module(...)``: m's accesses
     for node in ast.walk(src.tree):
         if not isinstance(node, ast.Attribute):
             continue
@@ -247,12 +248,17 @@ def _moved_attributes(src: _Source, moves: list[Move], plans: dict[int, _ImportP
             reps.append((*src.span(node.value), dest))
             added.setdefault(src.span(stmt)[1], set()).add(dest)
             continue
+        if isinstance(stmt, ast.Assign):
+            looked_up.setdefault(local, []).append((node.value, dest))
+            continue
         new_local = dest.rsplit(".", 1)[-1]
         if new_local != local and new_local in _bound_names(src.tree):
             return None
         reps.append((*src.span(node.value), new_local))
         from_uses[(id(stmt), alias_index)] = dest
     reps += _added_imports(src, added)
+    for local, accesses in looked_up.items():
+        reps += _looked_up_module(src, local, accesses)
     for node in ast.walk(src.tree):
         if isinstance(node, ast.ImportFrom):
             for i, alias in enumerate(node.names):
@@ -261,6 +267,36 @@ def _moved_attributes(src: _Source, moves: list[Move], plans: dict[int, _ImportP
                     still_used = _name_uses(src.tree, local) > replaced.get(local, 0)
                     _plan_module_import(node, i, from_uses[(id(node), i)], still_used, plans)
     return reps
+
+
+def _looked_up_module(src: _Source, local: str, accesses: list[tuple[ast.expr, str]]) -> list[Replacement]:
+    """``m = importlib.import_module("old")``: when the moved names are all ``m`` is used for, the literal becomes
+    the new module; else each access looks the new module up itself (``m`` stays what the rest of the test,
+    e.g. a monkeypatch of the old module, relies on)."""
+    dests = {dest for _, dest in accesses}
+    if len(dests) == 1 and _name_loads(src.tree, local) == len(accesses):
+        literals = [
+            n.value.args[0]
+            for n in ast.walk(src.tree)
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _dotted(n.targets[0]) == local
+        ]
+        return [(*src.span(lit), _quoted(src.segment(lit), dests.pop())) for lit in literals]
+    call = next(
+        n.value
+        for n in ast.walk(src.tree)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _dotted(n.targets[0]) == local
+    )
+    func, literal = src.segment(call.func), src.segment(call.args[0])
+    return [(*src.span(value), f"{func}({_quoted(literal, dest)})") for value, dest in accesses]
+
+
+def _quoted(literal: str, text: str) -> str:
+    """``text`` as a string literal with the quotes of ``literal``."""
+    return f"{literal[0]}{text}{literal[0]}"
+
+
+def _name_loads(tree: ast.Module, name: str) -> int:
+    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))
 
 
 def _added_imports(src: _Source, added: dict[int, set[str]]) -> list[Replacement]:
@@ -292,11 +328,15 @@ def _plan_module_import(
         plan.after.setdefault(package, []).append(new_local)
 
 
-def _module_bindings(tree: ast.Module, moves: list[Move]) -> dict[str, tuple[str, ast.Import | ast.ImportFrom, int]]:
-    """Local name → (module, its import statement, the alias's index): ``import a.b`` binds 'a.b', ``import
-    a.b as m`` binds 'm', and ``from a import b`` binds 'b' when ``a.b`` is (or holds) a module a move left."""
+_Binding = tuple[str, ast.Import | ast.ImportFrom | ast.Assign, int]
+
+
+def _module_bindings(tree: ast.Module, moves: list[Move]) -> dict[str, _Binding]:
+    """Local name → (module, the statement binding it, the alias's index): ``import a.b`` binds 'a.b', ``import
+    a.b as m`` binds 'm', ``from a import b`` binds 'b' when ``a.b`` is (or holds) a module a move left, and
+    ``m = importlib.import_module("a.b")`` binds 'm' (humanize's tests reach ``i18n.activate`` that way)."""
     old_modules = {m.old_module for m in moves}
-    out: dict[str, tuple[str, ast.Import | ast.ImportFrom, int]] = {}
+    out: dict[str, _Binding] = _import_module_calls(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for i, alias in enumerate(node.names):
@@ -307,6 +347,40 @@ def _module_bindings(tree: ast.Module, moves: list[Move]) -> dict[str, tuple[str
                 if any(old == full or old.startswith(f"{full}.") for old in old_modules):
                     out[alias.asname or alias.name] = (full, node, i)
     return out
+
+
+def _import_module_calls(tree: ast.Module) -> dict[str, _Binding]:
+    """Names assigned ``importlib.import_module("<literal>")``, only where every binding of the name in the file
+    is that same call (a name that is anything else somewhere would make the mapping a guess)."""
+    found: dict[str, list[tuple[str, ast.Assign]]] = {}
+    stores: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg | ast.alias):
+            stores[node.arg if isinstance(node, ast.arg) else node.asname or node.name] = 2**31  # never a module
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            module = _import_module_literal(node.value)
+            if module:
+                found.setdefault(node.targets[0].id, []).append((module, node))
+    return {
+        name: (calls[0][0], calls[0][1], 0)
+        for name, calls in found.items()
+        if len({m for m, _ in calls}) == 1 and stores.get(name) == len(calls)
+    }
+
+
+def _import_module_literal(value: ast.expr) -> str | None:
+    if (
+        isinstance(value, ast.Call)
+        and _dotted(value.func) in ("importlib.import_module", "import_module")
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Constant)
+        and isinstance(value.args[0].value, str)
+    ):
+        return value.args[0].value
+    return None
 
 
 def _bound_names(tree: ast.Module) -> set[str]:

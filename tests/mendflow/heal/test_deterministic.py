@@ -269,6 +269,30 @@ def test_from_imported_module_still_used_stays_next_to_the_new_one(tmp_path: Pat
     assert "more.sub(3, 1) == 2 and ops.add(1, 1)" in case.test_text and ruff_clean(case.test_text)
 
 
+def test_module_looked_up_with_import_module_gets_the_new_module(tmp_path: Path) -> None:
+    source = {"pkg/__init__.py": "", "pkg/ops.py": CALC}
+    test = "import importlib\n\n\ndef test_sub():\n    ops = importlib.import_module('pkg.ops')\n"
+    test += "    assert ops.sub(3, 1) == 2\n"
+    after = {"pkg/ops.py": "def add(a, b):\n    return a + b\n", "pkg/more.py": "def sub(a, b):\n    return a - b\n"}
+    case = broken(tmp_path, source, "test_ops.py", test, after)
+    _, fixes, code = heal(case)
+    assert [f.rule for f in fixes] == ["moved_import"] and code == 0
+    assert case.test_text == test.replace("'pkg.ops'", "'pkg.more'")  # ops only reached sub: one line changes
+
+
+def test_import_module_lookup_still_used_keeps_the_old_module(tmp_path: Path) -> None:
+    source = {"pkg/__init__.py": "", "pkg/ops.py": CALC}
+    test = (
+        "import importlib\n\n\ndef test_sub(monkeypatch):\n    ops = importlib.import_module('pkg.ops')\n"
+        "    monkeypatch.setattr(ops, 'add', None)\n    assert ops.sub(3, 1) == 2\n"
+    )
+    after = {"pkg/ops.py": "def add(a, b):\n    return a + b\n", "pkg/more.py": "def sub(a, b):\n    return a - b\n"}
+    case = broken(tmp_path, source, "test_ops.py", test, after)
+    _, fixes, code = heal(case)
+    assert [f.rule for f in fixes] == ["moved_import"] and code == 0
+    assert case.test_text == test.replace("ops.sub", "importlib.import_module('pkg.more').sub")
+
+
 def test_renamed_keyword_argument_is_healed(tmp_path: Path) -> None:
     test = "from calc import add\n\n\ndef test_add():\n    assert add(a=1, b=2) == 3\n    assert add(1, b=5) == 6\n"
     after = {"calc.py": CALC.replace("def add(a, b):\n    return a + b", "def add(x, y):\n    return x + y")}
