@@ -137,13 +137,9 @@ def repair_rounds(
 def publish(source: Source, result: HealResult, audit: AuditTrail, kb: KnowledgeBase) -> HealResult:
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)
-    result = result.model_copy(update={"summary_md": heal_markdown(result)})
+    result = save_result(source, result)
     checks.save(store, source.artefacts, result.checklist)
-    store.put_bytes(
-        source.artefacts.heal_result(source.commit_sha, result.stage), result.model_dump_json(indent=2).encode()
-    )
     audit.record("outcome", outcome=result.outcome.value, branch=result.branch_name, sha=result.heal_commit_sha)
-    create_markdown_artifact(markdown=result.summary_md, key=artifact_key("heal", result.stage), description="Heal")
     create_markdown_artifact(
         markdown=audit.markdown(), key=artifact_key("heal-audit", result.stage), description="Audit trail"
     )
@@ -154,6 +150,17 @@ def publish(source: Source, result: HealResult, audit: AuditTrail, kb: Knowledge
         healed=healed, tests=len(result.checklist.entries), branch=result.branch_name,
     )  # fmt: skip
     get_run_logger().info("heal %s of %s: %s (%d healed)", result.stage, source.label, result.outcome.value, healed)
+    return result
+
+
+def save_result(source: Source, result: HealResult) -> HealResult:
+    """The result with its summary, stored (``…/heal/<stage>/result.json``) and shown as the heal artifact."""
+    settings = get_settings()
+    result = result.model_copy(update={"summary_md": heal_markdown(result)})
+    open_store(settings.resolved_store_url(), settings).put_bytes(
+        source.artefacts.heal_result(source.commit_sha, result.stage), result.model_dump_json(indent=2).encode()
+    )
+    create_markdown_artifact(markdown=result.summary_md, key=artifact_key("heal", result.stage), description="Heal")
     return result
 
 
@@ -175,4 +182,4 @@ def await_approval(source: Source, result: HealResult) -> HealResult:
     AuditTrail(store, source.artefacts, source.commit_sha, result.stage).record(
         "approval", approve=answer.approve, approver=answer.approver, comment=answer.comment
     )
-    return result.model_copy(update={"outcome": outcome, "approver": answer.approver})
+    return save_result(source, result.model_copy(update={"outcome": outcome, "approver": answer.approver}))

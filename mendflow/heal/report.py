@@ -54,6 +54,7 @@ def heal_markdown(result: HealResult) -> str:
     head = f"# Heal {result.stage} of `{result.commit_sha[:12]}`: **{result.outcome.value}**\n\n"
     where = f"Branch `{result.branch_name}` at `{result.heal_commit_sha[:12]}`.\n\n" if result.heal_commit_sha else ""
     b3 = f"B3: {result.b3.status.value}.\n\n" if result.b3 else ""
-    approver = f"Approved by {result.approver}.\n\n" if result.approver else ""
+    verdict = "Rejected" if result.outcome is HealOutcome.REJECTED else "Approved"
+    approver = f"{verdict} by {result.approver}.\n\n" if result.approver else ""
     diff = f"\n\n```diff\n{result.diff[:20000]}\n```\n" if result.diff else ""
     return head + where + b3 + approver + checklist_markdown(result.checklist) + diff

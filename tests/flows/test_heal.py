@@ -6,8 +6,10 @@ must heal what an intended change broke (tests only) and report what a behaviour
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from prefect.flow_runs import resume_flow_run
 from flows.heal import heal_commit
 from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import CheckStatus, ErrorCategory, HealOutcome, HealResult, PipelineOutcome
+from mendflow.keys import RepoKeys
 from mendflow.settings import get_settings
 from mendflow.store import open_store
 from tasks.outcome import pipeline_result
@@ -152,6 +155,13 @@ def test_an_llm_repair_that_deletes_the_assertion_is_refused(
     assert result.outcome is HealOutcome.AWAITING_APPROVAL  # signature fixes are not auto-approved by default
 
 
+def in_background(run: Callable[[], object]) -> threading.Thread:
+    """``run`` in a thread that sees this test's Prefect settings (context variables do not cross threads)."""
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(run,))
+    thread.start()
+    return thread
+
+
 def wait_for_paused_run(timeout: float = 120) -> Any:
     deadline = time.monotonic() + timeout
     with get_client(sync_client=True) as client:
@@ -174,11 +184,28 @@ def test_a_human_answers_in_the_prefect_ui(
     get_settings.cache_clear()
     repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")}, name=f"a{approve}")
     results: list[Any] = []
-    runner = threading.Thread(target=lambda: results.append(heal_commit(repo=str(repo), commit=sha, branch="main")))
-    runner.start()
+    runner = in_background(lambda: results.append(heal_commit(repo=str(repo), commit=sha, branch="main")))
 
     paused = wait_for_paused_run()
     resume_flow_run(paused.id, run_input={"approve": approve, "approver": "alice"})
     runner.join(300)
 
     assert results and results[0].outcome is outcome and results[0].approver == "alice"
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_the_stored_result_says_what_the_human_answered(
+    make_repo: Any, monkeypatch: pytest.MonkeyPatch, approve: bool
+) -> None:
+    monkeypatch.setenv("MENDFLOW_HEAL__AUTO_APPROVE", "[]")
+    monkeypatch.setenv("MENDFLOW_HEAL__APPROVAL_WAIT_SEC", "300")
+    get_settings.cache_clear()
+    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")}, name=f"s{approve}")
+    runner = in_background(lambda: heal_commit(repo=str(repo), commit=sha, branch="main"))
+    resume_flow_run(wait_for_paused_run().id, run_input={"approve": approve, "approver": "bob"})
+    runner.join(300)
+
+    settings = get_settings()
+    key = RepoKeys(f"local/s{approve}").heal_result(sha, "B1")
+    stored = HealResult.model_validate_json(open_store(settings.resolved_store_url(), settings).get_bytes(key))
+    assert (stored.outcome, stored.approver) == (HealOutcome.HEALED if approve else HealOutcome.REJECTED, "bob")
