@@ -1019,8 +1019,10 @@ def import_library(lib: Library, dest: Path) -> Path:
 
 
 def init_repo(root: Path, message: str) -> str:
-    if not (root / "ruff.toml").exists():
-        (root / "ruff.toml").write_text(LIBRARY_RUFF + per_file_ignores(ruff_findings(root)))
+    config = root / "ruff.toml"
+    if not config.exists():
+        config.write_text(LIBRARY_RUFF)  # first, so the findings waived are this config's, not ruff's defaults
+        config.write_text(LIBRARY_RUFF + per_file_ignores(ruff_findings(root)))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A", "--force")  # everything the sdist ships, even what its .gitignore names
     git(root, "commit", "-q", "-m", message)
