@@ -86,7 +86,7 @@ def heal_or_report(
 ) -> State[PipelineResult]:
     """Seed 000 §5: a failed build goes to the Verifier; seed 004: then to the healer when tests failed."""
     regression = verify(source, report)
-    if not healable(report):
+    if not healable(report, may_touch):
         return finish(run, regression=regression)
     run.result.heal = await_approval(source, heal(source, report, may_touch))
     if run.result.heal.outcome is HealOutcome.AWAITING_APPROVAL:

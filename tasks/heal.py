@@ -19,13 +19,24 @@ from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 
 from mendflow import events, gitops
-from mendflow.contracts import BuildReport, BuildStatus, Checklist, CheckStatus, FailReason, HealOutcome, HealResult
+from mendflow.contracts import (
+    BuildReport,
+    BuildStatus,
+    Checklist,
+    CheckStatus,
+    ErrorCategory,
+    FailReason,
+    HealOutcome,
+    HealResult,
+)
 from mendflow.heal import checklist as checks
 from mendflow.heal.audit import AuditTrail
 from mendflow.heal.changes import CommitChanges, commit_changes
 from mendflow.heal.healer import Files, Healer, is_test_file
 from mendflow.heal.knowledge import KnowledgeBase
+from mendflow.heal.lintfix import fix_lint, judge_fix, lint_checklist, lint_fixable
 from mendflow.heal.report import branch_for, commit_message, heal_markdown, outcome_of
+from mendflow.launcher import get_launcher
 from mendflow.render import artifact_key
 from mendflow.settings import Settings, get_settings
 from mendflow.source import Source
@@ -42,14 +53,19 @@ class Approval(RunInput):
     comment: str = ""
 
 
-def healable(report: BuildReport) -> bool:
-    """Tests failed (not lint, dependencies or the infrastructure): what the healer can act on."""
-    settings = get_settings()
-    return settings.heal.enabled and report.fail_reason is FailReason.TESTS and bool(report.failed_tests)
+def healable(report: BuildReport, may_touch: Callable[[str], bool] = is_test_file) -> bool:
+    """Tests failed, or lint failed in files healing may touch (not dependencies or the infrastructure)."""
+    if not get_settings().heal.enabled:
+        return False
+    if report.fail_reason is FailReason.LINT:
+        return bool(lint_fixable(report, may_touch))
+    return report.fail_reason is FailReason.TESTS and bool(report.failed_tests)
 
 
 def heal(source: Source, report: BuildReport, may_touch: Callable[[str], bool] = is_test_file) -> HealResult:
     """Repair what broke ``report`` in test code only; B3 decides. ``may_touch``: the files healing may edit."""
+    if report.fail_reason is FailReason.LINT:
+        return heal_lint(source, report, may_touch)
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)
     keys, stage = source.artefacts, report.stage
@@ -75,6 +91,40 @@ def heal(source: Source, report: BuildReport, may_touch: Callable[[str], bool] =
         diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "",
     )  # fmt: skip
     return publish(source, result, audit, KnowledgeBase(store))
+
+
+def heal_lint(source: Source, report: BuildReport, may_touch: Callable[[str], bool]) -> HealResult:
+    """The repo's own fixers on the files its lint findings are in (a sandboxed job), then B3 decides."""
+    settings = get_settings()
+    store = open_store(settings.resolved_store_url(), settings)
+    paths = lint_fixable(report, may_touch)
+    checklist = lint_checklist(report, paths)
+    audit = AuditTrail(store, source.artefacts, source.commit_sha, report.stage)
+    fix = fix_lint(source, paths, report.stage, store=store, launcher=get_launcher(settings), settings=settings)
+    audit.record(
+        "lint-fix", fixed=sorted(fix.fixed), refused=fix.refused, remaining=fix.remaining, error=fix.error,
+        artefacts=fix.artefacts,
+    )  # fmt: skip
+    tested, b3 = None, None
+    if fix.fixed:
+        branch = branch_for(source.commit_sha, report.stage)
+        message = f"mendflow heal: the repo's lint fixers on {len(fix.fixed)} file(s) of {source.commit_sha[:12]}\n"
+        tested = source_at(
+            source, gitops.commit_files(source.open(), source.commit_sha, branch, fix.fixed, message), branch
+        )
+        b3 = build(tested, "B3")
+    kb = KnowledgeBase(store)
+    for attempt in judge_fix(checklist, fix, b3):
+        kb.record(attempt)
+        audit.record("repair", **attempt.model_dump(mode="json"))
+    approval = bool(fix.fixed) and ErrorCategory.LINT not in settings.heal.auto_approve
+    result = HealResult(
+        repo=source.repo_id, commit_sha=source.commit_sha, stage=report.stage,
+        outcome=outcome_of(checklist, report, b3, approval), checklist=checklist, b3=b3,
+        branch_name=tested.branch if tested else "", heal_commit_sha=tested.commit_sha if tested else "",
+        diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "",
+    )  # fmt: skip
+    return publish(source, result, audit, kb)
 
 
 def passed_with_the_repairs(checklist: Checklist, audit: AuditTrail) -> None:

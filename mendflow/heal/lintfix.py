@@ -20,9 +20,21 @@ from dataclasses import dataclass, field
 import pygit2
 from pydantic import ValidationError
 
-from mendflow.contracts import BuildReport, BuildStatus, FailReason, LintFixes
+from mendflow.contracts import (
+    BuildReport,
+    BuildStatus,
+    Checklist,
+    ChecklistEntry,
+    CheckStatus,
+    ErrorCategory,
+    FailReason,
+    HealAttempt,
+    HealMethod,
+    LintFixes,
+    Scope,
+)
 from mendflow.errors import ArtefactNotFoundError, HealError, TooLargeError
-from mendflow.heal.edits import checked_path
+from mendflow.heal.edits import checked_path, diff_size, unified_diff
 from mendflow.heal.gate import changed_expectations, weakening
 from mendflow.heal.healer import MAX_FILE_BYTES
 from mendflow.launcher.base import JobResult, JobSpec, Launcher
@@ -56,6 +68,7 @@ class LintFix:
     remaining: dict[str, list[str]] = field(default_factory=dict)  # the job's word: findings left per asked path
     error: str = ""  # why nothing was fixed (the job failed, its output broke the contract)
     artefacts: str = ""  # store prefix of the job's fixes.json and runner.log
+    diffs: dict[str, str] = field(default_factory=dict)  # path → unified diff of its fixed text
 
     @property
     def clean(self) -> bool:
@@ -98,7 +111,8 @@ def fix_lint(
     prefix = f"{source.artefacts.heal(source.commit_sha, stage)}/lintfix/{uuid.uuid4().hex[:12]}"
     result = launcher.run(fix_job_spec(source, list(before), stage, prefix, store, settings))
     fix = collect_fixes(store, prefix, result, before, settings.limits.job_output_mb * 1024 * 1024)
-    return LintFix(fix.fixed, {**refused, **fix.refused}, fix.remaining, fix.error, prefix)
+    diffs = {path: unified_diff(path, before[path], text) for path, text in fix.fixed.items()}
+    return LintFix(fix.fixed, {**refused, **fix.refused}, fix.remaining, fix.error, prefix, diffs)
 
 
 def originals(source: Source, paths: list[str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -231,3 +245,36 @@ def refusal(path: str, before: str, after: str) -> str:
     if changed := changed_expectations(path, before, after):
         return f"changes an expected value: {'; '.join(changed)}"[:TEXT_CUT]
     return ""
+
+
+HEALER = "deterministic:repo-fixers"
+
+
+def lint_checklist(report: BuildReport, paths: list[str]) -> Checklist:
+    """Seed 004's checklist for a lint failure: one entry per file to fix, its findings as the error."""
+    entries = []
+    for path in paths:
+        findings = [f for f in report.lint_errors if f.startswith(f"{path}:")]
+        entries.append(ChecklistEntry(test_id=path, category=ErrorCategory.LINT, last_error="; ".join(findings)[:500]))
+    return Checklist(repo=report.repo, commit_sha=report.commit_sha, stage=report.stage, entries=entries)
+
+
+def judge_fix(checklist: Checklist, fix: LintFix, b3: BuildReport | None) -> list[HealAttempt]:
+    """B3's verdict on each file: fixed and lint clean in B3 → healed; otherwise it gave up. The attempts are
+    what the knowledge base learns (the repo's fixers answer with a diff: a ``patch``)."""
+    left = {f.split(":", 1)[0] for f in b3.lint_errors} if b3 is not None else set()
+    attempts = []
+    for entry in checklist.entries:
+        path = entry.test_id
+        healed = path in fix.fixed and b3 is not None and path not in left
+        attempt = HealAttempt(
+            repo=checklist.repo, commit_sha=checklist.commit_sha, test_id=path, category=ErrorCategory.LINT,
+            scope=Scope.FILE_WIDE, healer=HEALER, method=HealMethod.PATCH, diff=fix.diffs.get(path, ""),
+            diff_lines=diff_size(fix.diffs.get(path, "")), success=healed,
+            error=fix.refused.get(path) or fix.error or "; ".join(fix.remaining.get(path, [])),
+        )  # fmt: skip
+        entry.history.append(attempt)
+        entry.retries += 1
+        entry.status = CheckStatus.HEALED if attempt.success else CheckStatus.GAVE_UP
+        attempts.append(attempt)
+    return attempts

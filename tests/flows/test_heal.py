@@ -60,6 +60,21 @@ def test_a_renamed_function_is_healed_offline_and_merged(make_repo: Any) -> None
     assert healed["shapes.py"].data.decode() == SHAPES.replace("def area", "def surface")  # source untouched
 
 
+def test_a_lint_finding_in_a_test_is_cleared_by_the_repos_fixers_and_merged(make_repo: Any) -> None:
+    unused = "import os\n" + TESTS.replace("test_area", "test_area_again")
+    repo, sha = two_commits(make_repo, {"tests/test_again.py": unused}, name="linty")
+
+    result = self_healing_pipeline(repo=str(repo), commit=sha, branch="main")
+
+    assert result.outcome is PipelineOutcome.HEALED, result.heal and result.heal.summary_md
+    (entry,) = result.heal.checklist.entries if result.heal else ()
+    assert (entry.test_id, entry.category, entry.history[0].healer) == (
+        "tests/test_again.py", ErrorCategory.LINT, "deterministic:repo-fixers"
+    )  # fmt: skip
+    merged = pygit2.Repository(str(repo))[result.merged_sha].peel(pygit2.Commit).tree
+    assert merged["tests/test_again.py"].data.decode() == TESTS.replace("test_area", "test_area_again")
+
+
 def test_the_heal_commit_names_each_fix_and_its_method(make_repo: Any) -> None:
     repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")})
 
