@@ -1,7 +1,8 @@
 """Flow ``self_healing_pipeline``: seed 000 §5's coordination table, composed from the stage tasks.
 
 B1 PASSED → Test Planner → TestSpec → Test Builder → precheck PASSED → B2 PASSED → merge
-B1 or B2 FAILED/ERRORED → Verifier → Regression → heal (tests only) → B3 → merge, or awaiting approval
+B1 FAILED/ERRORED → Verifier → Regression → heal (tests only) → B3 → merge, or awaiting approval
+B2 FAILED → Verifier → heal the generated tests, else drop the failing ones → B3 → merge, or no tests kept
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from mendflow.settings import get_settings
 from mendflow.source import Source
 from rag_indexer.api import open_index
 from tasks.ci import build, resolve_source, source_at
-from tasks.heal import await_approval, heal, healable
+from tasks.heal import await_approval, drop_failed_generated, heal, healable
 from tasks.index import index_commit
 from tasks.merge import merge_tested_branch
 from tasks.outcome import ChangePlan, Run, cancel_when_interrupted, finish, flow_run_name
@@ -68,8 +69,12 @@ def self_healing_pipeline(
     run.result.b2 = build(tested, "B2", reuse=True)
     run.progress.set(95)
     if run.result.b2.status is not BuildStatus.PASSED:
-        generated = set(run.result.generated.files)  # a B2 failure is healed in the generated tests, never the user's
-        return heal_or_report(run, tested, run.result.b2, may_touch=generated.__contains__, merge_into=source)
+        return heal_or_drop(run, source, tested)
+    return merge_tests(run, source, tested)
+
+
+def merge_tests(run: Run, source: Source, tested: Source) -> State[PipelineResult]:
+    assert run.result.generated is not None
     with branch_lock(source):
         run.result.merged_sha = merge_tested_branch(
             source, tested.branch, tested.commit_sha, f"tests for {run.result.generated.spec_id}"
@@ -77,23 +82,43 @@ def self_healing_pipeline(
     return finish(run, PipelineOutcome.MERGED if run.result.merged_sha else PipelineOutcome.READY)
 
 
-def heal_or_report(
-    run: Run,
-    source: Source,
-    report: BuildReport,
-    may_touch: Callable[[str], bool] = is_test_file,
-    merge_into: Source | None = None,
-) -> State[PipelineResult]:
-    """Seed 000 §5: a failed build goes to the Verifier; seed 004: then to the healer when tests failed."""
+def heal_or_report(run: Run, source: Source, report: BuildReport) -> State[PipelineResult]:
+    """Seed 000 §5: a failed build goes to the Verifier; seed 004: then to the healer (test code only)."""
     regression = verify(source, report)
-    if not healable(report, may_touch):
+    if healable(report) and (ended := healed(run, source, report, is_test_file, source)) is not None:
+        return ended
+    return finish(run, regression=regression)
+
+
+def heal_or_drop(run: Run, source: Source, tested: Source) -> State[PipelineResult]:
+    """B2 failed on code B1 passed: the generated tests are at fault, never the user's commit. They are healed
+    (only they); what cannot be is dropped, and B3 builds what is left."""
+    assert run.result.generated is not None and run.result.b2 is not None
+    b2, ours = run.result.b2, set(run.result.generated.files).__contains__
+    regression = verify(tested, b2)
+    if b2.status is BuildStatus.ERRORED:
         return finish(run, regression=regression)
-    run.result.heal = await_approval(source, heal(source, report, may_touch))
+    if healable(b2, ours) and (ended := healed(run, tested, b2, ours, source)) is not None:
+        return ended
+    dropped = drop_failed_generated(tested, run.result.generated, b2)
+    if dropped is None:
+        return finish(run, PipelineOutcome.NO_TESTS_KEPT)
+    run.result.generated, kept, run.result.b3 = dropped
+    if run.result.b3.status is not BuildStatus.PASSED:
+        return finish(run, PipelineOutcome.NO_TESTS_KEPT)
+    return merge_tests(run, source, kept)
+
+
+def healed(
+    run: Run, failed: Source, report: BuildReport, may_touch: Callable[[str], bool], target: Source
+) -> State[PipelineResult] | None:
+    """Heal ``report`` touching only ``may_touch``; the run's end when healed (merged into ``target``) or awaiting
+    approval, None when not healed."""
+    run.result.heal = await_approval(failed, heal(failed, report, may_touch))
     if run.result.heal.outcome is HealOutcome.AWAITING_APPROVAL:
         return finish(run, PipelineOutcome.AWAITING_APPROVAL)
     if run.result.heal.outcome is not HealOutcome.HEALED:
-        return finish(run, regression=regression)
-    target = merge_into or source
+        return None
     with branch_lock(target):
         run.result.merged_sha = merge_tested_branch(
             target, run.result.heal.branch_name, run.result.heal.heal_commit_sha, "healed tests"

@@ -468,10 +468,15 @@ class PipelineResult(Contract):
     spec: TestSpec | None = None
     generated: GeneratedTests | None = None
     b2: BuildReport | None = None
+    b3: BuildReport | None = Field(
+        None, description="The build of the tests commit after the generated tests that failed B2 were dropped."
+    )
     regression: Regression | None = None
     heal: HealResult | None = None
     merged_sha: str = ""
-    coverage_delta_pct: float | None = Field(None, description="B2 line coverage minus B1's, in points.")
+    coverage_delta_pct: float | None = Field(
+        None, description="Line coverage of what merges (B3 when tests were dropped, else B2) minus B1's, in points."
+    )
 
 
 CONTRACTS: dict[str, type[BaseModel]] = {

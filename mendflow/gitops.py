@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pygit2
 from pygit2.enums import CheckoutStrategy, MergeAnalysis
 
@@ -69,8 +71,11 @@ def push_branch(repo: pygit2.Repository, branch: str, remote: str = "origin") ->
         ) from exc
 
 
-def commit_files(repo: pygit2.Repository, parent_sha: str, branch: str, files: dict[str, str], message: str) -> str:
-    """One commit on ``branch`` whose parent is ``parent_sha`` adding or replacing ``files``; returns its sha.
+def commit_files(
+    repo: pygit2.Repository, parent_sha: str, branch: str, files: Mapping[str, str | None], message: str
+) -> str:
+    """One commit on ``branch`` whose parent is ``parent_sha`` adding or replacing ``files`` (``None``: the file
+    is removed); returns its sha.
 
     Re-running with the same files returns the existing commit; with different files the branch is moved to
     a new commit on the same parent (replacing the earlier attempt, never stacking on it).
@@ -85,8 +90,10 @@ def commit_files(repo: pygit2.Repository, parent_sha: str, branch: str, files: d
     index = pygit2.Index()
     index.read_tree(parent.tree)
     for path, text in sorted(files.items()):
-        blob = repo.create_blob(text.encode("utf-8"))
-        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+        if text is None:
+            index.remove(path)
+        else:
+            index.add(pygit2.IndexEntry(path, repo.create_blob(text.encode("utf-8")), pygit2.enums.FileMode.BLOB))
     tree = index.write_tree(repo)
     ref_name = f"refs/heads/{branch}"
     existing = repo.references.get(ref_name)

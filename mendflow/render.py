@@ -110,12 +110,17 @@ def regression_markdown(regression: Regression, failures: Sequence[TestFailure] 
     return "\n".join(lines) + "\n"
 
 
+def _build_row(report: BuildReport | None) -> str:
+    if report is None:
+        return "-"
+    return f"{report.status.value} · line {_pct(report.coverage.line_pct if report.coverage else None)}"
+
+
 def pipeline_markdown(result: PipelineResult) -> str:
-    b2 = result.b2
     gen = result.generated
     cov = "n/a" if result.coverage_delta_pct is None else f"{result.coverage_delta_pct:+.1f} points"
     rows = [
-        ("B1", f"{result.b1.status.value} · line {_pct(result.b1.coverage.line_pct if result.b1.coverage else None)}"),
+        ("B1", _build_row(result.b1)),
         (
             "TestSpec",
             f"{result.spec.id} · {len(result.spec.cases)} cases on {len(result.spec.targets)} targets"
@@ -128,8 +133,9 @@ def pipeline_markdown(result: PipelineResult) -> str:
             if gen
             else "-",
         ),
-        ("B2", f"{b2.status.value} · line {_pct(b2.coverage.line_pct if b2.coverage else None)}" if b2 else "-"),
-        ("coverage B1 → B2", cov),
+        ("B2", _build_row(result.b2)),
+        *([("B3 (failed generated tests dropped)", _build_row(result.b3))] if result.b3 else []),
+        ("coverage B1 → merged tests", cov),
         ("heal", _heal_row(result)),
         ("merged", result.merged_sha[:12] or "-"),
     ]

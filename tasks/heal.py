@@ -26,12 +26,14 @@ from mendflow.contracts import (
     CheckStatus,
     ErrorCategory,
     FailReason,
+    GeneratedTests,
     HealOutcome,
     HealResult,
 )
 from mendflow.heal import checklist as checks
 from mendflow.heal.audit import AuditTrail
 from mendflow.heal.changes import CommitChanges, commit_changes
+from mendflow.heal.drop import drop_failed
 from mendflow.heal.healer import Files, Healer, is_test_file
 from mendflow.heal.knowledge import KnowledgeBase
 from mendflow.heal.lintfix import fix_lint, judge_fix, lint_checklist, lint_fixable
@@ -125,6 +127,28 @@ def heal_lint(source: Source, report: BuildReport, may_touch: Callable[[str], bo
         diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "",
     )  # fmt: skip
     return publish(source, result, audit, kb)
+
+
+def drop_failed_generated(
+    tested: Source, generated: GeneratedTests, report: BuildReport
+) -> tuple[GeneratedTests, Source, BuildReport] | None:
+    """The generated tests that failed B2 dropped in a commit on their branch, and B3 of what is left; None when
+    nothing can be (a failure outside them, or no test left)."""
+    files = Files(tested.open(), tested.commit_sha, set(generated.files).__contains__)
+    drop = drop_failed(generated, report, files.read)
+    if drop is None:
+        return None
+    gone = drop.generated.dropped[len(generated.dropped) :]
+    message = f"tests: drop {len(gone)} generated test(s) that failed {report.stage}\n\n" + "".join(
+        f"- {d.node_id}: {d.detail}\n" for d in gone
+    )
+    sha = gitops.commit_files(tested.open(), tested.commit_sha, tested.branch, drop.files, message)
+    settings = get_settings()
+    AuditTrail(
+        open_store(settings.resolved_store_url(), settings), tested.artefacts, tested.commit_sha, report.stage
+    ).record("drop", tests=[d.node_id for d in gone], files=sorted(drop.files), sha=sha)
+    kept = source_at(tested, sha, tested.branch)
+    return drop.generated.model_copy(update={"commit_sha": sha}), kept, build(kept, "B3")
 
 
 def passed_with_the_repairs(checklist: Checklist, audit: AuditTrail) -> None:

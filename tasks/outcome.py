@@ -87,8 +87,9 @@ def finish(
 
 
 def coverage_delta(source: Source, result: PipelineResult) -> float | None:
-    """B2 minus B1 line coverage in points, as a table artifact; a drop past the seed's limit is an event."""
-    b1, b2 = result.b1, result.b2
+    """B2 (B3 when failed generated tests were dropped) minus B1 line coverage in points, as a table artifact;
+    a drop past the seed's limit is an event."""
+    b1, b2 = result.b1, result.b3 or result.b2
     if b2 is None or b1.coverage is None or b2.coverage is None:
         return None
     create_table_artifact(

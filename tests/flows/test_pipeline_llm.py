@@ -95,14 +95,40 @@ def test_the_run_tells_its_story_in_artifacts(make_repo, llm_env: LLMServer) -> 
     assert "merged" in str(found["pipeline-result"].data)
 
 
-def test_failing_b2_files_a_regression_and_keeps_the_branch_unmerged(make_repo, llm_env: LLMServer) -> None:
+def test_a_generated_file_b2_rejects_is_dropped_and_nothing_is_merged(make_repo, llm_env: LLMServer) -> None:
     repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
     main_before = str(pygit2.Repository(str(repo)).branches.local["main"].target)
     script(llm_env, MISTYPED)
     result = pipeline_result(self_healing_pipeline(repo=str(repo), branch="main", return_state=True))
-    assert result.outcome is PipelineOutcome.REGRESSION
+    assert result.outcome is PipelineOutcome.NO_TESTS_KEPT  # the user's commit passed B1: not its regression
     assert result.b2 is not None and result.b2.status is BuildStatus.FAILED
-    assert result.regression is not None and result.regression.fail_reason is FailReason.LINT
+    assert result.b2.fail_reason is FailReason.LINT
     git = pygit2.Repository(str(repo))
     assert str(git.branches.local["main"].target) == main_before  # nothing merged
     assert result.generated is not None and result.generated.branch_name in git.branches.local  # kept
+
+
+DOUBLE = SOURCE + "\n\ndef double(x: int) -> int:\n    return x * 2\n"
+# Both pass in the test builder's gates; the second fails in B2 (its stage), so B2 fails on it alone.
+TWO_TESTS = (
+    "import os\n\nimport pytest\n\nfrom half import double, half\n\n\n"
+    "def test_half_of_an_odd_number_raises() -> None:\n    with pytest.raises(ValueError):\n        half(3)\n\n\n"
+    "def test_double() -> None:\n    assert double(2) == 4\n"
+    "    assert not os.environ.get('MENDFLOW_JOB_STAGE', '').startswith('B2')\n"
+)
+
+
+def test_a_generated_test_that_fails_b2_is_dropped_and_the_rest_merged(make_repo, llm_env: LLMServer) -> None:
+    repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": DOUBLE, "tests/test_half.py": EXISTING})
+    script(llm_env, TWO_TESTS)
+    result = self_healing_pipeline(repo=str(repo), branch="main")
+    assert result.outcome is PipelineOutcome.MERGED, result.b3
+    assert result.generated is not None
+    assert [k.node_id for k in result.generated.kept] == [
+        "tests/test_half_mendflow.py::test_half_of_an_odd_number_raises"
+    ]
+    assert result.generated.dropped[-1].node_id == "tests/test_half_mendflow.py::test_double"
+    assert result.b3 is not None and result.b3.status is BuildStatus.PASSED
+    merged = pygit2.Repository(str(repo))[result.merged_sha].peel(pygit2.Commit).tree
+    text = merged["tests/test_half_mendflow.py"].data.decode()
+    assert "test_double" not in text and "import os" not in text and "def test_half_of_an_odd" in text

@@ -30,3 +30,12 @@ def test_new_files_replace_the_earlier_attempt_instead_of_stacking(make_repo: Re
 
     tip = repo.branches.local["agt/testbuilder/ts-1"].peel(pygit2.Commit)
     assert str(tip.id) == sha and [str(p.id) for p in tip.parents] == [parent]
+
+
+def test_a_file_given_as_none_is_removed(make_repo: RepoFactory) -> None:
+    path = make_repo({"a.py": "x = 1\n", "tests/test_a_mendflow.py": "def test_a(): pass\n"})
+    repo = pygit2.Repository(str(path))
+
+    sha = commit_files(repo, str(repo.head.target), "agt/testbuilder/ts-1", {"tests/test_a_mendflow.py": None}, "m")
+
+    assert [e.name for e in repo[sha].peel(pygit2.Commit).tree] == ["a.py"]
