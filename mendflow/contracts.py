@@ -429,6 +429,20 @@ class HealOutcome(StrEnum):
     NOT_HEALED = "not_healed"  # a real regression, or a failure no method repaired
 
 
+class SourceFixProposal(Contract):
+    """A fix to the code under test for a real regression: only ever proposed on a branch for a human to review;
+    mendflow never merges it."""
+
+    branch_name: str
+    commit_sha: str
+    files: list[str]
+    reasoning: str = ""
+    diff: str = ""
+    passes: list[str] = Field(default_factory=list, description="Regression tests that pass with the fix.")
+    still_failing: list[str] = Field(default_factory=list)
+    tokens: int = 0
+
+
 class HealResult(Contract):
     """What the heal stage did to one failed build, and the evidence (the audit trail's summary)."""
 
@@ -443,6 +457,9 @@ class HealResult(Contract):
     b3: BuildReport | None = None
     approver: str = ""
     diff: str = ""
+    proposal: SourceFixProposal | None = Field(
+        None, description="For a real regression, with an LLM: a source fix proposed on its own branch, never merged."
+    )
     summary_md: str = ""
 
 

@@ -127,6 +127,9 @@ class HealSettings(BaseModel):
     enabled: bool = Field(True, description="Heal a failed B1/B2 before filing the Regression.")
     max_rounds: int = Field(3, ge=1, le=10, description="Repair → incremental re-run rounds before giving up.")
     llm_attempts: int = Field(3, ge=0, le=10, description="LLM repairs tried per failing test, across rounds.")
+    propose_source_fixes: bool = Field(
+        True, description="With an LLM: a fix to the code for a real regression, on its own branch (never merged)."
+    )
     auto_approve: list[ErrorCategory] = Field(
         default_factory=lambda: [ErrorCategory.IMPORT, ErrorCategory.NAME, ErrorCategory.LINT],
         description="Categories whose test fixes merge without a human; others wait for approval.",

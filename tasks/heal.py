@@ -26,10 +26,14 @@ from mendflow.contracts import (
     CheckStatus,
     ErrorCategory,
     FailReason,
+    FailureKind,
     GeneratedTests,
     HealOutcome,
     HealResult,
+    SourceFixProposal,
+    TestFailure,
 )
+from mendflow.errors import HealError
 from mendflow.heal import checklist as checks
 from mendflow.heal.audit import AuditTrail
 from mendflow.heal.changes import CommitChanges, commit_changes
@@ -37,7 +41,8 @@ from mendflow.heal.drop import drop_failed
 from mendflow.heal.healer import Files, Healer, is_test_file
 from mendflow.heal.knowledge import KnowledgeBase
 from mendflow.heal.lintfix import fix_lint, judge_fix, lint_checklist, lint_fixable
-from mendflow.heal.report import branch_for, commit_message, heal_markdown, outcome_of
+from mendflow.heal.proposal import propose_fix, source_paths
+from mendflow.heal.report import branch_for, commit_message, heal_markdown, outcome_of, proposal_branch
 from mendflow.launcher import get_launcher
 from mendflow.render import artifact_key
 from mendflow.settings import Settings, get_settings
@@ -83,6 +88,9 @@ def heal(source: Source, report: BuildReport, may_touch: Callable[[str], bool] =
     b3 = build(tested, "B3") if tested is not None and not checks.still_failing(checklist) else None
     if b3 is not None and b3.status is BuildStatus.PASSED:
         passed_with_the_repairs(checklist, audit)
+    proposal = None
+    if healer.llm is not None and settings.heal.propose_source_fixes:
+        proposal = propose_source_fix(source, checklist, report, healer, audit)
     needs_approval = bool(healer.approvals) or any(
         a.category not in settings.heal.auto_approve for e in checklist.entries for a in e.history if a.success
     )
@@ -91,8 +99,49 @@ def heal(source: Source, report: BuildReport, may_touch: Callable[[str], bool] =
         outcome=outcome_of(checklist, report, b3, needs_approval), checklist=checklist, b3=b3,
         branch_name=tested.branch if tested else "", heal_commit_sha=tested.commit_sha if tested else "",
         diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "",
+        proposal=proposal,
     )  # fmt: skip
     return publish(source, result, audit, KnowledgeBase(store))
+
+
+def propose_source_fix(
+    source: Source, checklist: Checklist, report: BuildReport, healer: Healer, audit: AuditTrail
+) -> SourceFixProposal | None:
+    """For the real regressions: a fix to the code the commit changed, on its own branch, checked by a CI job
+    running those tests there. Proposed for review only — nothing here is ever merged."""
+    regressions = [e for e in checklist.entries if e.status is CheckStatus.REGRESSION]
+    paths = source_paths(list(healer.changes.changed_lines))
+    first = regressions[0] if regressions else None
+    if first is None or first.assessment is None or not paths or healer.llm is None:
+        return None
+    failure = next((f for f in report.failures if f.node_id == first.test_id), None) or TestFailure(
+        node_id=first.test_id, kind=FailureKind.FAILED, message=first.last_error
+    )
+    code = Files(source.open(), source.commit_sha, set(paths).__contains__)
+    try:
+        texts = {path: code.read(path) for path in paths}
+    except HealError as exc:  # a link, a huge file: nothing to show the LLM safely
+        audit.record("proposal", test=first.test_id, proposed=False, reason=exc.one_line())
+        return None
+    diff = gitops.diff(source.open(), healer.changes.parent, source.commit_sha)
+    attempts = get_settings().heal.llm_attempts
+    proposed = propose_fix(healer.llm, failure, first.assessment, texts, diff, attempts)
+    if proposed is None:
+        audit.record("proposal", test=first.test_id, proposed=False)
+        return None
+    branch = proposal_branch(source.commit_sha, checklist.stage)
+    message = f"mendflow proposal: fix the code for {first.test_id} (for review)\n\n{proposed.reasoning}\n"
+    sha = gitops.commit_files(source.open(), source.commit_sha, branch, proposed.files, message)
+    ids = [e.test_id for e in regressions]
+    rerun = build(source_at(source, sha, branch), f"{checklist.stage}-P", select=ids)
+    failing = set(rerun.failed_tests) if rerun.status is not BuildStatus.ERRORED else set(ids)
+    proposal = SourceFixProposal(
+        branch_name=branch, commit_sha=sha, files=sorted(proposed.files), reasoning=proposed.reasoning,
+        diff=gitops.diff(source.open(), source.commit_sha, sha), tokens=proposed.tokens,
+        passes=[t for t in ids if t not in failing], still_failing=[t for t in ids if t in failing],
+    )  # fmt: skip
+    audit.record("proposal", **proposal.model_dump(mode="json"))
+    return proposal
 
 
 def heal_lint(source: Source, report: BuildReport, may_touch: Callable[[str], bool]) -> HealResult:

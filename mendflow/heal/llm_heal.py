@@ -85,12 +85,13 @@ def ask_for_edit(
     change: str,
     method: HealMethod,
     feedback: str = "",
+    system: str = SYSTEM,
 ) -> tuple[HealEdit, int]:
     """One repair of ``failure`` as a ``method`` payload, and the tokens the call used.
 
     Raises LLMError when no valid ``HealEdit`` came back, HealError when it edits a file it was not shown.
     """
-    messages = build_messages(failure, assessment, files, change, method, feedback)
+    messages = build_messages(failure, assessment, files, change, method, feedback, system)
     spent = client.ledger.spent
     edit = client.complete_json(STAGE, messages, HealEdit)
     tokens = client.ledger.spent - spent
@@ -107,8 +108,9 @@ def build_messages(
     change: str,
     method: HealMethod,
     feedback: str = "",
+    system: str = SYSTEM,
 ) -> list[dict[str, str]]:
-    """The system and user messages of one heal request (no I/O)."""
+    """The system and user messages of one heal request (no I/O); ``system`` says what may be edited."""
     error = f"{failure.exception}: {failure.message}" if failure.exception else failure.message
     user = USER.format(
         node_id=failure.node_id,
@@ -122,7 +124,7 @@ def build_messages(
         feedback=FEEDBACK.format(feedback=_tail(feedback.strip(), _MAX_FEEDBACK)) if feedback.strip() else "",
         guide=METHOD_GUIDE[method],
     )
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def _analysis(a: Assessment) -> str:

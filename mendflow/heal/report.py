@@ -12,6 +12,11 @@ def branch_for(commit_sha: str, stage: str) -> str:
     return f"agt/healer/{commit_sha[:12]}-{stage.lower()}"
 
 
+def proposal_branch(commit_sha: str, stage: str) -> str:
+    """Where a source fix waits for review: apart from the heal branch, so merging one never takes the other."""
+    return f"{branch_for(commit_sha, stage)}-proposal"
+
+
 def commit_message(checklist: Checklist, pending: list[HealAttempt]) -> str:
     """Seed 004's audit in the commit itself: each fix in it, the test it is for and the method that made it."""
     lines = [f"mendflow heal: repair tests broken by {checklist.commit_sha[:12]}", ""]
@@ -57,4 +62,16 @@ def heal_markdown(result: HealResult) -> str:
     verdict = "Rejected" if result.outcome is HealOutcome.REJECTED else "Approved"
     approver = f"{verdict} by {result.approver}.\n\n" if result.approver else ""
     diff = f"\n\n```diff\n{result.diff[:20000]}\n```\n" if result.diff else ""
-    return head + where + b3 + approver + checklist_markdown(result.checklist) + diff
+    return head + where + b3 + approver + checklist_markdown(result.checklist) + diff + proposal_markdown(result)
+
+
+def proposal_markdown(result: HealResult) -> str:
+    p = result.proposal
+    if p is None:
+        return ""
+    tried = len(p.passes) + len(p.still_failing)
+    return (
+        f"\n\n## A fix to the code, proposed for review (never merged by mendflow)\n\nBranch `{p.branch_name}` at "
+        f"`{p.commit_sha[:12]}` edits {', '.join(f'`{f}`' for f in p.files)}: {len(p.passes)} of {tried} "
+        f"regression test(s) pass with it. {p.reasoning}\n\n```diff\n{p.diff[:20000]}\n```\n"
+    )

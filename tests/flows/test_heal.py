@@ -145,6 +145,45 @@ def test_the_audit_trail_and_checklist_are_stored(make_repo: Any) -> None:
     assert len(kinds) >= 3 and result.outcome is HealOutcome.HEALED
 
 
+def test_a_regression_gets_a_source_fix_proposed_on_its_own_branch_never_merged(
+    make_repo: Any, scripted_llm: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MENDFLOW_LLM__BASE_URL", scripted_llm.url)
+    get_settings.cache_clear()
+    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("width * height", "width + height")}, "prop")
+    main_before = str(pygit2.Repository(str(repo)).branches.local["main"].target)
+    scripted_llm.reply({"reasoning": "the commit turned the product into a sum", "file_to_patch": "shapes.py",
+                        "update": {"old_str": "width + height", "new_str": "width * height"}})  # fmt: skip
+
+    state = self_healing_pipeline(repo=str(repo), commit=sha, branch="main", return_state=True)
+
+    result = pipeline_result(state)
+    assert result.outcome is PipelineOutcome.REGRESSION and result.heal is not None
+    proposal = result.heal.proposal
+    assert proposal is not None and proposal.passes == ["tests/test_shapes.py::test_area"], result.heal.summary_md
+    git = pygit2.Repository(str(repo))
+    fixed = git[proposal.commit_sha].peel(pygit2.Commit)
+    assert fixed.tree["shapes.py"].data.decode() == SHAPES and str(fixed.parent_ids[0]) == sha
+    assert proposal.branch_name in git.branches.local
+    assert str(git.branches.local["main"].target) == main_before  # proposed, never merged
+
+
+def test_a_proposal_that_edits_a_test_is_refused(
+    make_repo: Any, scripted_llm: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MENDFLOW_LLM__BASE_URL", scripted_llm.url)
+    monkeypatch.setenv("MENDFLOW_HEAL__LLM_ATTEMPTS", "1")
+    get_settings.cache_clear()
+    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("width * height", "width + height")}, "cheat")
+    scripted_llm.reply({"reasoning": "expect the sum", "file_to_patch": "tests/test_shapes.py",
+                        "update": {"old_str": "== 6", "new_str": "== 5"}})  # fmt: skip
+
+    result = heal_of(repo, sha)
+
+    assert result.outcome is HealOutcome.NOT_HEALED and result.proposal is None
+    assert not [b for b in pygit2.Repository(str(repo)).branches.local if b.endswith("-proposal")]
+
+
 def test_an_llm_repair_that_deletes_the_assertion_is_refused(
     make_repo: Any, scripted_llm: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
