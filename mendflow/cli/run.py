@@ -29,7 +29,7 @@ EXIT_CODES = {
 
 
 def print_result(console: Console, result: PipelineResult) -> None:
-    print_report(console, result.b2 or result.b1)
+    print_report(console, result.b3 or result.b2 or result.b1)
     if result.generated:
         gen = result.generated
         console.print(f"generated tests: {len(gen.kept)} kept, {len(gen.dropped)} dropped on {gen.branch_name}")
@@ -41,7 +41,15 @@ def print_result(console: Console, result: PipelineResult) -> None:
                 f"  [yellow]dropped[/] {dropped.node_id}: {dropped.reason.value}", highlight=False, soft_wrap=True
             )
     if result.coverage_delta_pct is not None:
-        console.print(f"coverage B1 → B2: {result.coverage_delta_pct:+.1f} points")
+        console.print(f"coverage B1 → {'B3' if result.b3 else 'B2'}: {result.coverage_delta_pct:+.1f} points")
+    if result.heal:
+        heal = result.heal
+        console.print(
+            f"heal {heal.stage}: {heal.outcome.value}" + (f" on {heal.branch_name}" if heal.branch_name else "")
+        )
+        if heal.proposal:
+            p = heal.proposal
+            console.print(f"a fix to the code is proposed for review on {p.branch_name} ({len(p.passes)} test(s) pass)")
     if result.regression:
         console.print(f"[red]regression[/] {result.regression.id}: {result.regression.error_reason or ''}")
     console.print(f"[bold]{result.outcome.value}[/]" + (f" as {result.merged_sha[:12]}" if result.merged_sha else ""))
