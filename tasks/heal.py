@@ -75,9 +75,8 @@ def heal(source: Source, report: BuildReport, may_touch: Callable[[str], bool] =
         return heal_lint(source, report, may_touch)
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)
-    keys, stage = source.artefacts, report.stage
     checklist = checks.checklist_from(report)
-    audit = AuditTrail(store, keys, source.commit_sha, stage)
+    audit = AuditTrail(store, source.artefacts, source.commit_sha, report.stage)
     if settings.heal.check_flaky:
         quarantine_flaky(source, checklist, audit)
     healer = Healer(
@@ -94,14 +93,25 @@ def heal(source: Source, report: BuildReport, may_touch: Callable[[str], bool] =
     needs_approval = bool(healer.approvals) or any(
         a.category not in settings.heal.auto_approve for e in checklist.entries for a in e.history if a.success
     )
-    result = HealResult(
-        repo=source.repo_id, commit_sha=source.commit_sha, stage=stage,
+    result = heal_result(source, report, checklist, tested, b3, needs_approval, proposal)
+    return publish(source, result, audit, KnowledgeBase(store))
+
+
+def heal_result(
+    source: Source,
+    report: BuildReport,
+    checklist: Checklist,
+    tested: Source | None,
+    b3: BuildReport | None,
+    needs_approval: bool,
+    proposal: SourceFixProposal | None = None,
+) -> HealResult:
+    return HealResult(
+        repo=source.repo_id, commit_sha=source.commit_sha, stage=report.stage,
         outcome=outcome_of(checklist, report, b3, needs_approval), checklist=checklist, b3=b3,
         branch_name=tested.branch if tested else "", heal_commit_sha=tested.commit_sha if tested else "",
-        diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "",
-        proposal=proposal,
+        diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "", proposal=proposal,
     )  # fmt: skip
-    return publish(source, result, audit, KnowledgeBase(store))
 
 
 def propose_source_fix(
@@ -169,13 +179,7 @@ def heal_lint(source: Source, report: BuildReport, may_touch: Callable[[str], bo
         kb.record(attempt)
         audit.record("repair", **attempt.model_dump(mode="json"))
     approval = bool(fix.fixed) and ErrorCategory.LINT not in settings.heal.auto_approve
-    result = HealResult(
-        repo=source.repo_id, commit_sha=source.commit_sha, stage=report.stage,
-        outcome=outcome_of(checklist, report, b3, approval), checklist=checklist, b3=b3,
-        branch_name=tested.branch if tested else "", heal_commit_sha=tested.commit_sha if tested else "",
-        diff=gitops.diff(source.open(), source.commit_sha, tested.commit_sha) if tested else "",
-    )  # fmt: skip
-    return publish(source, result, audit, kb)
+    return publish(source, heal_result(source, report, checklist, tested, b3, approval), audit, kb)
 
 
 def drop_failed_generated(
