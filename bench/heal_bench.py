@@ -2,21 +2,32 @@
 
     uv run --frozen python -m bench.heal_corpus                       # the corpus, once (a few minutes)
     uv run --frozen python bench/heal_bench.py [--cases /var/tmp/mendflow-heal-corpus/cases.json]
-        [--llm URL] [--categories rename,move] [--libraries toolz] [--limit N] [--timeout 900] [--json]
+        [--llm URL | --scripted-model] [--categories rename,move] [--libraries toolz] [--limit N] [--timeout 900]
+        [--json]
     uv run --frozen python bench/heal_bench.py --dry-run               # check the corpus, print the skeleton
 
 For each case it runs ``mendflow heal <copy of the case repo> --commit <sha> --json`` (exit 0 healed, 6 awaiting
-approval, 1 not healed) with a timeout and records the outcome, the wall time, the size of ``HealResult.diff``
-(changed lines), the heal methods used and the tokens of every attempt in the checklist. Each mode gets a
-fresh state directory (so a fresh knowledge base) and a fresh copy of every case repo; one Prefect server is
-started for the run unless ``PREFECT_API_URL`` is set.
+approval, 1 not healed) with a timeout and records the outcome, the wall time, the size of ``HealResult.diff``,
+the heal methods used, the sizes of the successful ``update`` attempts' diffs (``HealAttempt.diff`` in the
+checklist history) and the tokens of every attempt in the checklist. Each mode gets a fresh state directory (so
+a fresh knowledge base) and a fresh copy of every case repo; one Prefect server is started for the run unless
+``PREFECT_API_URL`` is set.
 
-Modes: ``offline`` (no LLM settings at all) and, with ``--llm URL``, ``llm`` (``MENDFLOW_LLM__BASE_URL``;
-``--llm-model`` and ``--llm-key`` optional), e.g. the scripted server of ``tests/fixtures/llm_server.py``.
+Diff sizes are **changed lines**: a replaced line counts once. In each run of removed and added lines between
+context lines (one per hunk unless a hunk holds several separate changes) the size is max(removed, added), so
+renaming a name on one line is 1, not 2 (``mendflow.heal.edits.diff_size`` counts added + removed).
+
+Modes: ``offline`` (no LLM settings at all) and ``llm`` (``MENDFLOW_LLM__BASE_URL``): with ``--llm URL`` any
+OpenAI-compatible endpoint (``--llm-model`` and ``--llm-key`` optional); with ``--scripted-model`` the scripted
+model of ``bench/heal_model.py`` on a free loopback port, labelled ``llm (scripted model)``. That model is no
+language model: it rewrites the shown test by text replacement from the commit's described change (renames,
+moves, parameter renames) and answers the payload asked for, so it measures mendflow's LLM path (payload
+validation, escalation, the no-weakening gate, re-runs, tokens), not a model's quality.
 
 Per category and mode: heal rate (healed or awaiting approval), **false heals** (a ``behaviour`` case healed or
-awaiting approval: must be 0), behaviour changes reported as regressions, median time to green, median diff and
-median ``update`` diff, tokens. Targets (issue 15): offline ≥ 70 % of rename, move and signature cases healed;
+awaiting approval: must be 0), behaviour changes reported as regressions, median time to green, median diff of
+the healed cases, median diff of the successful ``update`` attempts (one payload each, over all attempts in the
+category, not per case), tokens. Targets (issue 15): offline ≥ 70 % of rename, move and signature cases healed;
 median ``update`` diff ≤ 3 lines; every behaviour change reported as a regression.
 """
 
@@ -46,6 +57,7 @@ TARGET_HEAL_RATE = 0.70
 TARGET_UPDATE_DIFF = 3
 REPAIRED = ("healed", "awaiting_approval")
 EXIT_OUTCOMES = {0: "healed", 6: "awaiting_approval", 1: "not_healed"}
+SCRIPTED_LABEL = "llm (scripted model)"
 
 
 @dataclass
@@ -59,6 +71,7 @@ class Row:
     seconds: float = 0.0
     diff_lines: int = 0
     methods: list[str] = field(default_factory=list)  # methods of the successful attempts
+    update_diffs: list[int] = field(default_factory=list)  # changed lines of each successful update attempt
     tokens: int = 0
     regression_reported: bool = False  # a checklist entry ended as 'regression'
     error: str = ""
@@ -161,21 +174,45 @@ def read_result(row: Row, stdout: str, stderr: str) -> None:
         return
     result = HealResult.model_validate(data)
     row.outcome = result.outcome.value
-    row.diff_lines = diff_size(result.diff)
+    row.diff_lines = changed_lines(result.diff)
     attempts = [a for e in result.checklist.entries for a in e.history]
     row.tokens = sum(a.tokens for a in attempts)
     row.methods = sorted({a.method.value for a in attempts if a.success})
+    row.update_diffs = [changed_lines(a.diff) for a in attempts if a.success and a.method.value == "update"]
     row.regression_reported = any(e.status is CheckStatus.REGRESSION for e in result.checklist.entries)
     expected = EXIT_OUTCOMES.get(row.exit_code or 0)
     if expected and expected != row.outcome and not (expected == "not_healed" and row.outcome == "rejected"):
         row.error = f"exit {row.exit_code} but outcome {row.outcome}"
 
 
-def diff_size(diff: str) -> int:
-    """Changed lines of a unified diff (headers not counted)."""
-    return sum(
-        1 for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")) and line.strip()
-    )
+def changed_lines(diff: str) -> int:
+    """Changed lines of a unified diff: per run of removed/added lines between context lines, max(removed, added),
+    so a replaced line counts once. Lines are read by the hunk headers' counts (a removed line that starts with
+    ``--`` is not a file header)."""
+    total, old_left, new_left, removed, added = 0, 0, 0, 0, 0
+    for line in diff.splitlines():
+        if old_left or new_left:
+            tag = line[:1]
+            if tag == "\\":
+                continue
+            if tag == "-":
+                removed, old_left = removed + 1, old_left - 1
+                continue
+            if tag == "+":
+                added, new_left = added + 1, new_left - 1
+                continue
+            old_left, new_left = old_left - 1, new_left - 1  # context (' ', or an empty line some tools write)
+        total, removed, added = total + max(removed, added), 0, 0
+        if line.startswith("@@"):
+            head = line.split("@@")[1].split()
+            old_left, new_left = (_hunk_count(h) for h in head[:2])
+    return total + max(removed, added)
+
+
+def _hunk_count(range_: str) -> int:
+    """'-3,4' → 4, '+7' → 1."""
+    _, _, count = range_[1:].partition(",")
+    return int(count) if count else 1
 
 
 def start_server(work: Path) -> subprocess.Popen[bytes] | None:
@@ -208,7 +245,7 @@ def category_cells(category: str, rows: list[Row], dry: bool) -> list[str]:
     if dry:
         return [category, str(n), *["—"] * 8]
     repaired = [r for r in rows if r.repaired]
-    update_only = [r.diff_lines for r in repaired if r.methods == ["update"]]
+    updates = [d for r in rows for d in r.update_diffs]
     behaviour = category == "behaviour"
     return [
         category,
@@ -218,7 +255,7 @@ def category_cells(category: str, rows: list[Row], dry: bool) -> list[str]:
         f"{sum(r.regression_reported for r in rows)}/{n}" if behaviour else "",
         median([r.seconds for r in repaired]),
         median([r.diff_lines for r in repaired]),
-        median(update_only),
+        median(updates),
         str(sum(r.tokens for r in rows)),
         str(sum(r.outcome in ("timeout", "error", "nothing_to_heal", "not_healable") for r in rows)),
     ]
@@ -228,9 +265,9 @@ HEAD = ["category", "cases", "heal rate", "false heals", "regression reported", 
         "median diff", "median update diff", "tokens", "errors/timeouts"]  # fmt: skip
 
 
-def table(mode: str, rows: list[Row], dry: bool = False) -> str:
+def table(mode: str, rows: list[Row], dry: bool = False, label: str = "") -> str:
     body = [category_cells(c, [r for r in rows if r.category == c], dry) for c in CATEGORIES]
-    lines = [f"## {mode}", "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    lines = [f"## {label or mode}", "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     lines += ["| " + " | ".join(cells) + " |" for cells in body]
     if not dry:
         lines += ["", *targets(mode, rows)]
@@ -245,9 +282,10 @@ def targets(mode: str, rows: list[Row]) -> list[str]:
             rate = sum(r.repaired for r in sub) / len(sub) if sub else 0.0
             out.append(f"- offline heal rate, {c}: {rate:.0%} (target ≥ {TARGET_HEAL_RATE:.0%}) "
                        f"{'✓' if sub and rate >= TARGET_HEAL_RATE else '✗'}")  # fmt: skip
-    update = [r.diff_lines for r in rows if r.repaired and r.methods == ["update"]]
+    update = [d for r in rows for d in r.update_diffs]
     ok = bool(update) and statistics.median(update) <= TARGET_UPDATE_DIFF
-    out.append(f"- median update diff: {median(update)} lines (target ≤ {TARGET_UPDATE_DIFF}) {'✓' if ok else '✗'}")
+    out.append(f"- median update diff: {median(update)} changed lines over {len(update)} successful update "
+               f"attempts (target ≤ {TARGET_UPDATE_DIFF}) {'✓' if ok else '✗'}")  # fmt: skip
     behaviour = [r for r in rows if r.category == "behaviour"]
     false = sum(r.false_heal for r in behaviour)
     out.append(f"- false heals: {false} (target 0) {'✓' if behaviour and not false else '✗'}")
@@ -266,6 +304,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=Path, default=DEFAULT_OUT / "cases.json", help="heal_corpus's manifest")
     parser.add_argument("--llm", default="", help="an OpenAI-compatible base URL: adds the 'llm' mode")
+    parser.add_argument(
+        "--scripted-model",
+        action="store_true",
+        help="adds the 'llm' mode against bench/heal_model.py's scripted model (no real model)",
+    )
     parser.add_argument("--llm-model", default="")
     parser.add_argument("--llm-key", default="bench")
     parser.add_argument("--no-offline", action="store_true", help="only the llm mode")
@@ -276,6 +319,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of the tables")
     parser.add_argument("--dry-run", action="store_true", help="check the corpus and print the table skeleton")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (healed repos, state)")
+    parser.set_defaults(model_summary="")  # filled by run_scripted
     return parser.parse_args(argv)
 
 
@@ -285,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no manifest at {args.cases}: run `python -m bench.heal_corpus` first")
     split = lambda s: {x for x in s.split(",") if x}  # noqa: E731
     cases = select(load_cases(args.cases), split(args.categories), split(args.libraries), args.limit)
-    modes = ([] if args.no_offline else ["offline"]) + (["llm"] if args.llm else [])
+    if args.llm and args.scripted_model:
+        raise SystemExit("--llm and --scripted-model are exclusive")
+    modes = ([] if args.no_offline else ["offline"]) + (["llm"] if args.llm or args.scripted_model else [])
     problems = [p for c in cases for p in check_case(c)]
     for p in problems:
         print(f"corpus: {p}", file=sys.stderr)
@@ -295,7 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"{len(cases)} cases from {args.cases}" + (f", {len(problems)} corpus problems" if problems else ""))
         for mode in modes:
-            print("\n" + table(mode, [r for r in rows if r.mode == mode], args.dry_run))
+            label = SCRIPTED_LABEL if mode == "llm" and args.scripted_model else mode
+            print("\n" + table(mode, [r for r in rows if r.mode == mode], args.dry_run, label))
+            if label == SCRIPTED_LABEL and args.model_summary:
+                print(f"- the scripted model (bench/heal_model.py) answered: {args.model_summary}")
     return 1 if problems else 0
 
 
@@ -305,6 +354,9 @@ def run_all(args: argparse.Namespace, cases: Sequence[Case], modes: Sequence[str
     rows: list[Row] = []
     try:
         for mode in modes:
+            if mode == "llm" and args.scripted_model:
+                rows += run_scripted(args, cases, work)
+                continue
             env = mode_env(mode, work / mode / "state", args.llm, args.llm_model, args.llm_key)
             rows += run_mode(mode, cases, work, env, args.timeout)
     finally:
@@ -315,6 +367,18 @@ def run_all(args: argparse.Namespace, cases: Sequence[Case], modes: Sequence[str
             print(f"work directory kept: {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
+def run_scripted(args: argparse.Namespace, cases: Sequence[Case], work: Path) -> list[Row]:
+    """The llm mode against bench/heal_model.py's scripted model, served from this process on loopback."""
+    from heal_model import MODEL, Server
+
+    with Server() as model:
+        env = mode_env("llm", work / "llm" / "state", model.url, args.llm_model or MODEL, args.llm_key)
+        env["NO_PROXY"] = ",".join(x for x in (env.get("NO_PROXY", ""), "127.0.0.1", "localhost") if x)
+        rows = run_mode("llm", cases, work, env, args.timeout)
+        args.model_summary = model.model.summary()
     return rows
 
 
