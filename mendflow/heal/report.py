@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from mendflow.contracts import BuildReport, BuildStatus, Checklist, CheckStatus, HealAttempt, HealOutcome, HealResult
+from mendflow.contracts import (
+    BuildReport,
+    BuildStatus,
+    Checklist,
+    CheckStatus,
+    Coverage,
+    HealAttempt,
+    HealOutcome,
+    HealResult,
+)
 from mendflow.heal.checklist import checklist_markdown
 
 COVERAGE_SLACK_POINTS = 0.01  # rounding in the report, not a real loss
@@ -42,11 +51,31 @@ def outcome_of(checklist: Checklist, failed: BuildReport, b3: BuildReport | None
 
 
 def lowers_coverage(failed: BuildReport, b3: BuildReport) -> bool:
+    """Whether B3 covers less of the code the failed build measured. A file only B3 measured (the new home of a
+    moved function, never imported while the tests failed) is no loss; a file B3 no longer measures counts as
+    wholly missed."""
     before, after = failed.coverage, b3.coverage
     if before is None or after is None:
         return False
-    pairs = [(before.line_pct, after.line_pct), (before.branch_pct, after.branch_pct)]
+    if before.files:
+        pairs = [(_pct(before, before, branches), _pct(before, after, branches)) for branches in (False, True)]
+    else:
+        pairs = [(before.line_pct, after.line_pct), (before.branch_pct, after.branch_pct)]
     return any(old is not None and new is not None and new < old - COVERAGE_SLACK_POINTS for old, new in pairs)
+
+
+def _pct(base: Coverage, measured: Coverage, branches: bool) -> float | None:
+    """Line (or branch) coverage in percent of the files ``base`` measured, as ``measured`` saw them; a file it
+    did not measure is all missed."""
+    total = covered = 0
+    for f0 in base.files:
+        f = measured.file(f0.path)
+        if f is None:
+            total += f0.num_branches if branches else f0.statements
+            continue
+        total += f.num_branches if branches else f.statements
+        covered += (f.num_branches - len(f.missing_branches)) if branches else (f.statements - len(f.missing_lines))
+    return round(100 * covered / total, 2) if total else None
 
 
 def only_quarantined_fail(checklist: Checklist, b3: BuildReport) -> bool:
