@@ -9,8 +9,10 @@
 For each case it runs ``mendflow heal <copy of the case repo> --commit <sha> --json`` (exit 0 healed, 6 awaiting
 approval, 1 not healed) with a timeout and records the outcome, the wall time, the size of ``HealResult.diff``,
 the heal methods used, the sizes of the successful ``update`` attempts' diffs (``HealAttempt.diff`` in the
-checklist history) and the tokens of every attempt in the checklist. Each mode gets a fresh state directory (so
-a fresh knowledge base) and a fresh copy of every case repo; one Prefect server is started for the run unless
+checklist history) and the tokens of every attempt in the checklist plus those of a source-fix proposal made
+(a proposal that came to nothing reports no tokens; with ``--scripted-model`` the bench also counts the tokens
+the model served during each case, shown as "served"). Each mode gets a fresh state directory (so a fresh
+knowledge base) and a fresh copy of every case repo; one Prefect server is started for the run unless
 ``PREFECT_API_URL`` is set.
 
 Diff sizes are **changed lines**: a replaced line counts once. In each run of removed and added lines between
@@ -42,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -72,7 +74,8 @@ class Row:
     diff_lines: int = 0
     methods: list[str] = field(default_factory=list)  # methods of the successful attempts
     update_diffs: list[int] = field(default_factory=list)  # changed lines of each successful update attempt
-    tokens: int = 0
+    tokens: int = 0  # the checklist's attempts and a proposal made, as HealResult reports them
+    served_tokens: int | None = None  # what the scripted model answered during this case (--scripted-model)
     regression_reported: bool = False  # a checklist entry ended as 'regression'
     error: str = ""
 
@@ -176,7 +179,7 @@ def read_result(row: Row, stdout: str, stderr: str) -> None:
     row.outcome = result.outcome.value
     row.diff_lines = changed_lines(result.diff)
     attempts = [a for e in result.checklist.entries for a in e.history]
-    row.tokens = sum(a.tokens for a in attempts)
+    row.tokens = sum(a.tokens for a in attempts) + (result.proposal.tokens if result.proposal else 0)
     row.methods = sorted({a.method.value for a in attempts if a.success})
     row.update_diffs = [changed_lines(a.diff) for a in attempts if a.success and a.method.value == "update"]
     row.regression_reported = any(e.status is CheckStatus.REGRESSION for e in result.checklist.entries)
@@ -224,10 +227,17 @@ def start_server(work: Path) -> subprocess.Popen[bytes] | None:
     return start_prefect(work)
 
 
-def run_mode(mode: str, cases: Sequence[Case], work: Path, env: dict[str, str], timeout: float) -> list[Row]:
+def run_mode(
+    mode: str, cases: Sequence[Case], work: Path, env: dict[str, str], timeout: float,
+    served: Callable[[], int] | None = None,
+) -> list[Row]:  # fmt: skip
+    """Every case in ``mode``; ``served`` reads the scripted model's token counter (cases run one at a time)."""
     rows = []
     for i, case in enumerate(cases, 1):
+        before = served() if served else 0
         row = heal_case(case, mode, work, env, timeout)
+        if served:
+            row.served_tokens = served() - before
         rows.append(row)
         flag = "  FALSE HEAL" if row.false_heal else ""
         print(f"[{mode} {i}/{len(cases)}] {case.id}: {row.outcome} in {row.seconds:.1f}s{flag} {row.error}",
@@ -256,9 +266,15 @@ def category_cells(category: str, rows: list[Row], dry: bool) -> list[str]:
         median([r.seconds for r in repaired]),
         median([r.diff_lines for r in repaired]),
         median(updates),
-        str(sum(r.tokens for r in rows)),
+        tokens_cell(rows),
         str(sum(r.outcome in ("timeout", "error", "nothing_to_heal", "not_healable") for r in rows)),
     ]
+
+
+def tokens_cell(rows: list[Row]) -> str:
+    said = str(sum(r.tokens for r in rows))
+    served = [r.served_tokens for r in rows if r.served_tokens is not None]
+    return f"{said} (served {sum(served)})" if served else said
 
 
 HEAD = ["category", "cases", "heal rate", "false heals", "regression reported", "median s to green",
@@ -377,7 +393,7 @@ def run_scripted(args: argparse.Namespace, cases: Sequence[Case], work: Path) ->
     with Server() as model:
         env = mode_env("llm", work / "llm" / "state", model.url, args.llm_model or MODEL, args.llm_key)
         env["NO_PROXY"] = ",".join(x for x in (env.get("NO_PROXY", ""), "127.0.0.1", "localhost") if x)
-        rows = run_mode("llm", cases, work, env, args.timeout)
+        rows = run_mode("llm", cases, work, env, args.timeout, lambda: model.model.tokens)
         args.model_summary = model.model.summary()
     return rows
 
