@@ -33,8 +33,8 @@ from mendflow.contracts import (
     LintFixes,
     Scope,
 )
+from mendflow.edits import checked_path, diff_size, unified_diff
 from mendflow.errors import ArtefactNotFoundError, HealError, TooLargeError
-from mendflow.heal.edits import checked_path, diff_size, unified_diff
 from mendflow.heal.gate import changed_expectations, weakening
 from mendflow.heal.healer import MAX_FILE_BYTES
 from mendflow.launcher.base import JobResult, JobSpec, Launcher

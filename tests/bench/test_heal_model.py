@@ -12,8 +12,8 @@ import pytest
 
 from bench.heal_model import Server
 from mendflow.contracts import Assessment, ErrorCategory, FailureKind, HealEdit, HealMethod, Scope, TestFailure
+from mendflow.edits import apply_edit
 from mendflow.errors import HealError
-from mendflow.heal.edits import apply_edit
 from mendflow.heal.llm_heal import build_messages
 
 PATH = "tests/test_calc.py"

@@ -1,12 +1,12 @@
-"""The heal stage's edit layer (``mendflow/heal/edits.py``): seed 004's update, patch and rewrite payloads."""
+"""The edit layer (``mendflow/edits.py``): seed 004's update, patch and rewrite payloads."""
 
 from __future__ import annotations
 
 import pytest
 
-from mendflow.contracts import HealEdit, UpdateEdit
+from mendflow.contracts import HealEdit, HealMethod, UpdateEdit
+from mendflow.edits import apply_edit, diff_size, next_method, numbered, unified_diff
 from mendflow.errors import HealError
-from mendflow.heal.edits import apply_edit, diff_size, unified_diff
 
 PATH = "tests/test_calc.py"
 BEFORE = "from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 4\n"
@@ -103,3 +103,11 @@ def test_unified_diff_uses_git_paths_and_counts_changed_lines() -> None:
     diff = unified_diff(PATH, BEFORE, AFTER)
     assert diff.startswith(f"--- a/{PATH}\n+++ b/{PATH}\n")
     assert diff_size(diff) == 4
+
+
+def test_the_escalation_goes_update_patch_rewrite_then_stops() -> None:
+    assert [next_method(m) for m in HealMethod] == [HealMethod.PATCH, HealMethod.REWRITE, None]
+
+
+def test_a_numbered_file_shows_each_line_with_its_number_inside_its_path_frame() -> None:
+    assert numbered(PATH, "a\nb\n") == f"=== {PATH} ===\n   1 | a\n   2 | b\n=== end of {PATH} ==="

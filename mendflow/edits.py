@@ -1,12 +1,15 @@
-"""The heal stage's edit layer: seed 004's three payloads applied to a file's text.
+"""Seed 004's three edit payloads applied to a file's text: shared by the heal stage and the test builder.
 
 ``update`` is the scalpel (its ``old_str`` must occur exactly once), ``patch`` a unified diff that must apply
 cleanly (every context and removed line equal to the file's, at most an offset in line numbers, as ``git apply``
 allows), ``rewrite`` the whole new content. A payload that cannot be applied as asked raises ``HealError`` with a
-message written for the next attempt's prompt (the caller escalates to a bigger method or gives up).
+message written for the next attempt's prompt (the caller escalates to a bigger method, ``next_method``, or gives
+up).
 
 An LLM's payload is untrusted: its ``file_to_patch`` must be a relative, normalised path (``checked_path``); the
-healer then reads that file from git, never from a work tree (``mendflow/heal/healer.py:Files``).
+healer then reads that file from git, never from a work tree (``mendflow/heal/healer.py:Files``), and the test
+builder edits only the candidate files it proposed itself (``mendflow/testgen/builder.py``). A services module:
+the stages ``mendflow.heal`` and ``mendflow.testgen`` may not import each other.
 """
 
 from __future__ import annotations
@@ -19,10 +22,23 @@ from unidiff.constants import LINE_TYPE_NO_NEWLINE
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import Hunk
 
-from mendflow.contracts import HealEdit
+from mendflow.contracts import HealEdit, HealMethod
 from mendflow.errors import HealError
 
 _NO_NEWLINE = "\\ No newline at end of file"
+METHOD_ORDER = (HealMethod.UPDATE, HealMethod.PATCH, HealMethod.REWRITE)  # smallest first: the escalation
+
+
+def next_method(method: HealMethod) -> HealMethod | None:
+    """The next bigger method after ``method``; None after ``rewrite``."""
+    i = METHOD_ORDER.index(method) + 1
+    return METHOD_ORDER[i] if i < len(METHOD_ORDER) else None
+
+
+def numbered(path: str, text: str) -> str:
+    """``text`` with line numbers, framed by its path: how a prompt shows a file the answer may edit."""
+    body = "\n".join(f"{n:>4} | {line}" for n, line in enumerate(text.splitlines(), 1))
+    return f"=== {path} ===\n{body}\n=== end of {path} ==="
 
 
 def apply_edit(edit: HealEdit, text: str) -> str:
