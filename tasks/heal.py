@@ -43,11 +43,13 @@ from mendflow.heal.knowledge import KnowledgeBase
 from mendflow.heal.lintfix import fix_lint, judge_fix, lint_checklist, lint_fixable
 from mendflow.heal.proposal import propose_fix, source_paths
 from mendflow.heal.report import branch_for, commit_message, heal_markdown, outcome_of, proposal_branch
+from mendflow.heal.symbols import index_moves, lost_names, with_moves
 from mendflow.launcher import get_launcher
 from mendflow.render import artifact_key
 from mendflow.settings import Settings, get_settings
 from mendflow.source import Source
 from mendflow.store import open_store
+from rag_indexer.api import open_index
 from tasks.ci import build, source_at
 from tasks.runs import run_llm
 
@@ -229,11 +231,18 @@ def quarantine_flaky(source: Source, checklist: Checklist, audit: AuditTrail) ->
 
 
 def changes_of(source: Source) -> CommitChanges:
-    """What the failing commit changed against its first parent (a root commit changed nothing to heal by)."""
+    """What the failing commit changed against its first parent (a root commit changed nothing to heal by), with
+    the new homes of names it took away found through the code index (indexed at the commit only when needed)."""
     repo = source.open()
     commit = repo.revparse_single(source.commit_sha).peel(pygit2.Commit)
     parent = str(commit.parent_ids[0]) if commit.parent_ids else source.commit_sha
-    return commit_changes(Path(source.path), parent, source.commit_sha)
+    changes = commit_changes(Path(source.path), parent, source.commit_sha)
+    lost = lost_names(repo, changes)
+    if not lost:
+        return changes
+    with open_index(get_settings(), repo=source.repo_id, ref=source.commit_sha) as index:
+        index.index(source.path, source.commit_sha, repo_id=source.repo_id)
+        return with_moves(changes, index_moves(repo, lost, index.definitions_of))
 
 
 def repair_rounds(

@@ -82,9 +82,11 @@ class Move:
     old_module: str
     new_module: str
     kind: str
+    found_by: str = "diff"  # 'diff': both ends in the commit's diff; 'index': the new home found in the code index
 
     def describe(self) -> str:
-        return f"{self.old_module}.{self.name} moved to {self.new_module}.{self.name}"
+        said = f"{self.old_module}.{self.name} moved to {self.new_module}.{self.name}"
+        return said + (" (found in the code index)" if self.found_by == "index" else "")
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,7 @@ def _params(args: ast.arguments) -> tuple[Param, ...]:
     return tuple(out)
 
 
-def _fingerprint(node: ast.AST, name: str) -> str:
+def fingerprint_of(node: ast.AST, name: str) -> str:
     """The node's AST without its own name (nor uses of it, e.g. a recursive call): equal across a rename."""
     clone = copy.deepcopy(node)
     if isinstance(clone, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -243,7 +245,7 @@ def _symbols(tree: ast.Module, module: str, path: str) -> dict[str, Symbol]:
         assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         found[qualname] = Symbol(
             module, qualname, kind, path, node.lineno, node.end_lineno or node.lineno, params, bound,
-            _fingerprint(node, node.name),
+            fingerprint_of(node, node.name),
         )  # fmt: skip
 
     for node in tree.body:
@@ -257,14 +259,14 @@ def _symbols(tree: ast.Module, module: str, path: str) -> dict[str, Symbol]:
     return found
 
 
-def _parse(text: str, path: str) -> ast.Module | None:
+def parse_module(text: str, path: str) -> ast.Module | None:
     try:
         return ast.parse(text, filename=path)
     except (SyntaxError, ValueError):
         return None
 
 
-def _blob_text(repo: pygit2.Repository, oid: pygit2.Oid) -> str:
+def blob_text(repo: pygit2.Repository, oid: pygit2.Oid) -> str:
     if str(oid) == _ZERO:
         return ""
     blob = repo.get(oid)
@@ -273,7 +275,7 @@ def _blob_text(repo: pygit2.Repository, oid: pygit2.Oid) -> str:
     return blob.data.decode("utf-8", errors="replace")
 
 
-def _commit(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
+def commit_of(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
     try:
         return repo.revparse_single(rev).peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
@@ -303,7 +305,7 @@ def commit_changes(repo: Path, parent: str, commit: str) -> CommitChanges:
         git = pygit2.Repository(str(repo))
     except pygit2.GitError as exc:
         raise RepoNotFoundError(f"{repo} is not a git repository") from exc
-    old_commit, new_commit = _commit(git, parent), _commit(git, commit)
+    old_commit, new_commit = commit_of(git, parent), commit_of(git, commit)
     if old_commit.id == new_commit.id:
         return CommitChanges(parent=str(old_commit.id), commit=str(new_commit.id))
     diff = old_commit.tree.diff_to_tree(new_commit.tree, context_lines=0)
@@ -323,8 +325,8 @@ def commit_changes(repo: Path, parent: str, commit: str) -> CommitChanges:
         old_path, new_path = delta.old_file.path, delta.new_file.path
         if not (old_path.endswith(".py") or new_path.endswith(".py")):
             continue
-        old_text, new_text = _blob_text(git, delta.old_file.id), _blob_text(git, delta.new_file.id)
-        old_tree, new_tree = _parse(old_text, old_path), _parse(new_text, new_path)
+        old_text, new_text = blob_text(git, delta.old_file.id), blob_text(git, delta.new_file.id)
+        old_tree, new_tree = parse_module(old_text, old_path), parse_module(new_text, new_path)
         if old_tree is None or new_tree is None:
             continue  # a file that does not parse says nothing reliable about its symbols
         if old_path.endswith(".py"):

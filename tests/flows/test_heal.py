@@ -60,6 +60,18 @@ def test_a_renamed_function_is_healed_offline_and_merged(make_repo: Any) -> None
     assert healed["shapes.py"].data.decode() == SHAPES.replace("def area", "def surface")  # source untouched
 
 
+def test_an_import_through_a_dropped_reexport_is_healed_from_the_code_index(make_repo: Any) -> None:
+    files = {"pyproject.toml": PYPROJECT, "shapes/__init__.py": "from shapes.core import area\n"}
+    repo = make_repo({**files, "shapes/core.py": SHAPES, "tests/test_shapes.py": TESTS}, name="shapes")
+    sha = commit_files(repo, {"shapes/__init__.py": '"""Shapes."""\n'}, "stop re-exporting area")
+
+    result = self_healing_pipeline(repo=str(repo), commit=sha, branch="main")
+
+    assert result.outcome is PipelineOutcome.HEALED, result.heal and result.heal.summary_md
+    healed = pygit2.Repository(str(repo))[result.merged_sha].peel(pygit2.Commit).tree
+    assert healed["tests/test_shapes.py"].data.decode().startswith("from shapes.core import area\n")
+
+
 def test_a_lint_finding_in_a_test_is_cleared_by_the_repos_fixers_and_merged(make_repo: Any) -> None:
     unused = "import os\n" + TESTS.replace("test_area", "test_area_again")
     repo, sha = two_commits(make_repo, {"tests/test_again.py": unused}, name="linty")
