@@ -2,6 +2,7 @@
 
 B1 PASSED → Test Planner → TestSpec → Test Builder → precheck PASSED → B2 PASSED → merge
 B1 FAILED/ERRORED → Verifier → Regression → heal (tests only) → B3 → merge, or awaiting approval
+  not healed, stale generated tests only → drop them → B3 → Test Planner → Test Builder → B2 → awaiting approval
 B2 FAILED → Verifier → heal the generated tests, else drop the failing ones → B3 → merge, or no tests kept
 """
 
@@ -14,13 +15,30 @@ from prefect import flow
 from prefect.states import State
 from pydantic import Field
 
-from mendflow.contracts import BuildReport, BuildStatus, HealOutcome, PipelineOutcome, PipelineResult
+from mendflow.contracts import (
+    BuildReport,
+    BuildStatus,
+    GeneratedTests,
+    HealOutcome,
+    HealResult,
+    PipelineOutcome,
+    PipelineResult,
+    Regression,
+)
 from mendflow.heal.healer import is_test_file
+from mendflow.heal.stale import covered_by
 from mendflow.settings import get_settings
 from mendflow.source import Source
 from rag_indexer.api import open_index
 from tasks.ci import build, resolve_source, source_at
-from tasks.heal import await_approval, drop_failed_generated, heal, healable
+from tasks.heal import (
+    await_approval,
+    drop_failed_generated,
+    drop_stale_generated,
+    heal,
+    healable,
+    regenerated_result,
+)
 from tasks.index import index_commit
 from tasks.merge import merge_tested_branch
 from tasks.outcome import ChangePlan, Run, cancel_when_interrupted, finish, flow_run_name
@@ -87,7 +105,34 @@ def heal_or_report(run: Run, source: Source, report: BuildReport) -> State[Pipel
     regression = verify(source, report)
     if healable(report) and (ended := healed(run, source, report, is_test_file, source)) is not None:
         return ended
+    heal = run.result.heal
+    if heal is not None and (ended := regenerated(run, source, heal, regression)) is not None:
+        return ended
     return finish(run, regression=regression)
+
+
+def regenerated(run: Run, source: Source, heal: HealResult, regression: Regression) -> State[PipelineResult] | None:
+    """Generated tests that pinned behaviour the commit changed (stale) dropped on the heal branch, B3 of that,
+    then tests generated again from the current code for what they covered (planner and builder on the drop
+    commit, as after a passing B1) and their B2: for a human's approval, the regression still reported."""
+    drop = drop_stale_generated(source, heal)
+    if drop is None:
+        return None
+    spec_id, generated, b2 = "", None, None
+    if drop.b3.status is BuildStatus.PASSED:
+        index_commit(source)  # the drop changes only tests: the failing commit's code is what tests are made for
+        with open_index(get_settings(), repo=source.repo_id, ref=source.commit_sha) as index:
+            spec = covered_by(plan_tests_task(drop.source, drop.b3, None, index), sorted(drop.files))
+            spec_id, generated = spec.id, build_tests_task(drop.source, spec, index) if spec.targets else None
+        b2 = built(drop.source, generated)
+    return settled(run, source, regenerated_result(source, heal, drop, spec_id, generated, b2), source, regression)
+
+
+def built(at: Source, generated: GeneratedTests | None) -> BuildReport | None:
+    """B2 of generated tests that passed their precheck."""
+    if generated is None or generated.precheck is not BuildStatus.PASSED:
+        return None
+    return build(source_at(at, generated.commit_sha, generated.branch_name), "B2", reuse=True)
 
 
 def heal_or_drop(run: Run, source: Source, tested: Source) -> State[PipelineResult]:
@@ -114,9 +159,17 @@ def healed(
 ) -> State[PipelineResult] | None:
     """Heal ``report`` touching only ``may_touch``; the run's end when healed (merged into ``target``) or awaiting
     approval, None when not healed."""
-    run.result.heal = await_approval(failed, heal(failed, report, may_touch))
+    return settled(run, failed, heal(failed, report, may_touch), target)
+
+
+def settled(
+    run: Run, failed: Source, result: HealResult, target: Source, regression: Regression | None = None
+) -> State[PipelineResult] | None:
+    """The run's end for a heal: awaiting approval (with ``regression`` still reported, when given), or merged
+    into ``target`` once healed (approved); None when not healed or rejected."""
+    run.result.heal = await_approval(failed, result)
     if run.result.heal.outcome is HealOutcome.AWAITING_APPROVAL:
-        return finish(run, PipelineOutcome.AWAITING_APPROVAL)
+        return finish(run, PipelineOutcome.AWAITING_APPROVAL, regression)
     if run.result.heal.outcome is not HealOutcome.HEALED:
         return None
     with branch_lock(target):

@@ -10,13 +10,28 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from enum import StrEnum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+GENERATED_TEST_SUFFIX = "_mendflow.py"  # tests/test_<module>_mendflow.py: mendflow.testgen.layout.test_file_for
+GENERATED_TEST_DIRS = ("tests", "test")  # mendflow.testgen.layout.tests_dir
+
+
+def is_generated_test_file(path: str) -> bool:
+    """Whether ``path`` is a test file mendflow generated (``<tests dir>/test_<module>_mendflow.py``, the test
+    builder's naming rule): the one test file a stage may drop and write again; every other file is the user's."""
+    p = PurePosixPath(path)
+    return (
+        len(p.parts) == 2
+        and p.parts[0] in GENERATED_TEST_DIRS
+        and p.name.startswith("test_")
+        and p.name.endswith(GENERATED_TEST_SUFFIX)
+        and len(p.name) > len("test_") + len(GENERATED_TEST_SUFFIX)
+    )
 
 
 class Contract(BaseModel):
@@ -312,6 +327,7 @@ class ErrorCategory(StrEnum):
     LINT = "lint"  # a lint or format finding
     SYNTAX = "syntax"
     OTHER = "other"
+    STALE_GENERATED = "stale_generated"  # a generated test pinned behaviour the commit changed: regenerated
 
 
 class HealMethod(StrEnum):
@@ -443,6 +459,21 @@ class SourceFixProposal(Contract):
     tokens: int = 0
 
 
+class Regeneration(Contract):
+    """Generated tests that pinned behaviour the commit changed (stale), dropped on the heal branch and generated
+    again from the current code (planner and builder on the drop commit). It changes what the tests expect: always
+    for a human's approval, and the regression stays reported."""
+
+    dropped: list[str] = Field(default_factory=list, description="Node ids of the stale generated tests dropped.")
+    files: list[str] = Field(default_factory=list, description="Generated test files the drop changed or removed.")
+    drop_commit_sha: str = Field("", description="The drop commit on the heal branch.")
+    drop_build: BuildReport | None = Field(None, description="B3: the full build of the drop commit.")
+    spec_id: str = Field("", description="The TestSpec of what the dropped tests covered; '' when nothing was left.")
+    generated: GeneratedTests | None = None
+    build: BuildReport | None = Field(None, description="B2 of the regenerated tests' commit.")
+    passed: bool = Field(False, description="The drop's B3 passed, and the regenerated tests' B2 when any.")
+
+
 class HealResult(Contract):
     """What the heal stage did to one failed build, and the evidence (the audit trail's summary)."""
 
@@ -459,6 +490,9 @@ class HealResult(Contract):
     diff: str = ""
     proposal: SourceFixProposal | None = Field(
         None, description="For a real regression, with an LLM: a source fix proposed on its own branch, never merged."
+    )
+    regenerated: Regeneration | None = Field(
+        None, description="Stale generated tests dropped and generated again from the current code, for approval."
     )
     summary_md: str = ""
 

@@ -138,6 +138,12 @@ class HealSettings(BaseModel):
         0, ge=0, description="How long a run pauses for a human's answer in the Prefect UI; 0 ends awaiting approval."
     )
     check_flaky: bool = Field(True, description="Re-run the failed tests once first: a pass means flaky.")
+    regenerate_stale: bool = Field(
+        True,
+        description="Generated tests (tests/test_*_mendflow.py) that pinned behaviour the commit changed: drop them "
+        "and generate them again from the current code, always for a human's approval (the regression is still "
+        "reported). Never auto-approved, whatever auto_approve says.",
+    )
 
 
 class Settings(BaseSettings):

@@ -9,6 +9,7 @@ artifacts.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -30,8 +31,10 @@ from mendflow.contracts import (
     GeneratedTests,
     HealOutcome,
     HealResult,
+    Regeneration,
     SourceFixProposal,
     TestFailure,
+    is_generated_test_file,
 )
 from mendflow.errors import HealError
 from mendflow.heal import checklist as checks
@@ -43,6 +46,7 @@ from mendflow.heal.knowledge import KnowledgeBase
 from mendflow.heal.lintfix import fix_lint, judge_fix, lint_checklist, lint_fixable
 from mendflow.heal.proposal import propose_fix, source_paths
 from mendflow.heal.report import branch_for, commit_message, heal_markdown, outcome_of, proposal_branch
+from mendflow.heal.stale import attempts, drop_message, drop_stale, stale_tests
 from mendflow.heal.symbols import index_moves, lost_names, with_moves
 from mendflow.launcher import get_launcher
 from mendflow.render import artifact_key
@@ -204,6 +208,96 @@ def drop_failed_generated(
     ).record("drop", tests=[d.node_id for d in gone], files=sorted(drop.files), sha=sha)
     kept = source_at(tested, sha, tested.branch)
     return drop.generated.model_copy(update={"commit_sha": sha}), kept, build(kept, "B3")
+
+
+@dataclass(frozen=True)
+class StaleDrop:
+    """Stale generated tests dropped in a commit on the heal branch (``source``), and B3, its full build."""
+
+    tests: list[str]
+    files: dict[str, str | None]
+    source: Source
+    b3: BuildReport
+
+
+def drop_stale_generated(source: Source, result: HealResult) -> StaleDrop | None:
+    """The stale generated tests of a heal that did not heal (every test still failing is a regression in a
+    generated test file) dropped in a commit on the heal branch, after the repairs so far, and B3 of it; None
+    when there are none, or regenerating them is turned off."""
+    if result.outcome is not HealOutcome.NOT_HEALED or not get_settings().heal.regenerate_stale:
+        return None
+    tests = stale_tests(result.checklist)
+    if not tests:
+        return None
+    audit = _audit(source, result.stage)
+    base = result.heal_commit_sha or source.commit_sha
+    try:
+        files = drop_stale(tests, Files(source.open(), base, is_generated_test_file).read)
+    except (HealError, SyntaxError) as exc:
+        audit.record("drop-stale", tests=tests, dropped=False, reason=str(exc).splitlines()[0])
+        return None
+    branch = branch_for(source.commit_sha, result.stage)
+    sha = gitops.commit_files(source.open(), base, branch, files, drop_message(tests, result.stage, files))
+    dropped = source_at(source, sha, branch)
+    b3 = build(dropped, "B3")
+    audit.record("drop-stale", tests=tests, files=sorted(files), sha=sha, b3=b3.status.value)
+    return StaleDrop(tests, files, dropped, b3)
+
+
+def regenerated_result(
+    source: Source, result: HealResult, drop: StaleDrop, spec_id: str, generated: GeneratedTests | None,
+    b2: BuildReport | None,
+) -> HealResult:  # fmt: skip
+    """The heal once stale generated tests were dropped and generated again (``generated`` None: nothing left to
+    generate for). The drop's B3 passed and, when tests were generated, their B2 too: awaiting approval — always,
+    it changes what the tests expect — with the heal branch at the regenerated tests. Else not healed, and the
+    heal branch back where the repairs left it. The regression entries stay: the regression is still reported."""
+    failed = (
+        f"B3 of the drop {drop.b3.status.value}" if drop.b3.status is not BuildStatus.PASSED
+        else "" if generated is None
+        else f"no tests generated: {'; '.join(generated.notes)[:300]}" if generated.precheck is not BuildStatus.PASSED
+        else f"B2 of the regenerated tests {b2.status.value}" if b2 is not None and b2.status is not BuildStatus.PASSED
+        else "" if b2 is not None else "the regenerated tests were not built"
+    )  # fmt: skip
+    repo, branch = source.open(), branch_for(source.commit_sha, result.stage)
+    head = (generated.commit_sha if generated is not None else drop.source.commit_sha) if not failed else ""
+    _point_branch(repo, branch, head or result.heal_commit_sha)
+    diff = gitops.diff(repo, source.commit_sha, head) if head else ""
+    settings = get_settings()
+    kb, audit = KnowledgeBase(open_store(settings.resolved_store_url(), settings)), _audit(source, result.stage)
+    checklist = result.checklist.model_copy(deep=True)
+    for attempt in attempts(source.repo_id, source.commit_sha, drop.tests, not failed, diff, failed):
+        checks.mark(checklist, attempt.test_id, CheckStatus.REGRESSION, attempt=attempt)
+        kb.record(attempt)
+    regenerated = Regeneration(
+        dropped=drop.tests, files=sorted(drop.files), drop_commit_sha=drop.source.commit_sha, drop_build=drop.b3,
+        spec_id=spec_id, generated=generated, build=b2, passed=not failed,
+    )  # fmt: skip
+    audit.record(
+        "regenerate", passed=not failed, reason=failed, spec=spec_id, sha=head,
+        files=generated.files if generated else [], kept=[k.node_id for k in generated.kept] if generated else [],
+    )  # fmt: skip
+    update: dict[str, object] = {"checklist": checklist, "regenerated": regenerated}
+    if not failed:
+        update |= {
+            "outcome": HealOutcome.AWAITING_APPROVAL, "branch_name": branch, "heal_commit_sha": head,
+            "b3": b2 or drop.b3, "diff": diff,
+        }  # fmt: skip
+    return publish(source, result.model_copy(update=update), audit, kb)
+
+
+def _point_branch(repo: pygit2.Repository, branch: str, sha: str) -> None:
+    """``branch`` at ``sha`` (it only ever moves along the heal's own commits); deleted when ``sha`` is ''."""
+    ref = f"refs/heads/{branch}"
+    if sha:
+        repo.references.create(ref, pygit2.Oid(hex=sha), force=True)
+    elif ref in repo.references:
+        repo.references.delete(ref)
+
+
+def _audit(source: Source, stage: str) -> AuditTrail:
+    settings = get_settings()
+    return AuditTrail(open_store(settings.resolved_store_url(), settings), source.artefacts, source.commit_sha, stage)
 
 
 def passed_with_the_repairs(checklist: Checklist, audit: AuditTrail) -> None:

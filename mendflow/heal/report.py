@@ -91,7 +91,30 @@ def heal_markdown(result: HealResult) -> str:
     verdict = "Rejected" if result.outcome is HealOutcome.REJECTED else "Approved"
     approver = f"{verdict} by {result.approver}.\n\n" if result.approver else ""
     diff = f"\n\n```diff\n{result.diff[:20000]}\n```\n" if result.diff else ""
-    return head + where + b3 + approver + checklist_markdown(result.checklist) + diff + proposal_markdown(result)
+    body = checklist_markdown(result.checklist) + regeneration_markdown(result) + diff + proposal_markdown(result)
+    return head + where + b3 + approver + body
+
+
+def regeneration_markdown(result: HealResult) -> str:
+    """Stale generated tests dropped and generated again: what went, what came, and why a human must say yes."""
+    r = result.regenerated
+    if r is None:
+        return ""
+    dropped = "".join(f"- `{t}`\n" for t in r.dropped)
+    kept = r.generated.kept if r.generated else []
+    fresh = "".join(f"- `{k.node_id}` ({k.target})\n" for k in kept) or "- none: nothing left to generate for\n"
+    builds = f"B3 of the drop `{r.drop_commit_sha[:12]}`: {r.drop_build.status.value if r.drop_build else 'not run'}"
+    builds += f"; B2 of the regenerated tests: {r.build.status.value}" if r.build else ""
+    verdict = (
+        "The tests now expect what the code does after this commit: merged only with a human's approval; the "
+        "regression stays reported."
+        if r.passed
+        else "Not regenerated: the builds did not pass, the heal branch is as the repairs left it."
+    )
+    return (
+        f"\n\n## Stale generated tests, generated again from the current code\n\n{verdict}\n\n"
+        f"Dropped (they pinned behaviour the commit changed):\n\n{dropped}\nGenerated:\n\n{fresh}\n{builds}.\n"
+    )
 
 
 def proposal_markdown(result: HealResult) -> str:
