@@ -17,6 +17,11 @@ from mendflow.errors import ConfigError
 
 RUNNER_PACKAGE = "mendflow_runner"
 TESTGEN_PACKAGE = "mendflow_testgen"
+# One image for every job: the runner's build and fix modes, and the test builder's gates (which reuse the runner).
+RUNNER_IMAGE = "ci-runner-python"
+# The runner's entry, in build and fix mode alike: the snapshot in, the outputs' directory out.
+_SNAPSHOT, _OUT = "{workspace}/in/source.tar.gz", "{workspace}/out"
+RUNNER_COMMAND = ("python", "-m", RUNNER_PACKAGE, "--source", _SNAPSHOT, "--out", _OUT)
 # Fixed timestamps: the same sources give the same zip bytes, so an upload keyed by digest is reused.
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from mendflow import progress
 from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason, TestFailure
 from mendflow.errors import MendflowError, TooLargeError
+from mendflow.jobcode import RUNNER_COMMAND, RUNNER_IMAGE
 from mendflow.keys import REPORT
 from mendflow.launcher.base import JobResult, JobSpec, JobState, OnOutput
 from mendflow.settings import LimitsSettings, Settings
@@ -26,7 +27,6 @@ from mendflow.store.base import ArtefactStore
 log = logging.getLogger(__name__)
 MIB = 1024 * 1024
 
-IMAGE = "ci-runner-python"
 # Published in this order; report.json goes last and is the commit marker of an attempt.
 ARTEFACTS = ("coverage.json", "junit.xml", "runner.log")
 # The runner's phases in order (images/ci-runner-python/mendflow_runner/progress.py prints as each starts,
@@ -81,16 +81,8 @@ def job_spec(
         env["MENDFLOW_JOB_SELECT"] = json.dumps(select)
     return JobSpec(
         name=f"build-{stage.lower()}-{source.commit_sha[:8]}-{attempt}",
-        image=IMAGE,
-        command=[
-            "python",
-            "-m",
-            "mendflow_runner",
-            "--source",
-            "{workspace}/in/source.tar.gz",
-            "--out",
-            "{workspace}/out",
-        ],
+        image=RUNNER_IMAGE,
+        command=list(RUNNER_COMMAND),
         env=env,
         cpu_limit=settings.sandbox.cpu_limit,
         memory_limit_mb=settings.sandbox.memory_limit_mb,

@@ -37,12 +37,12 @@ from mendflow.edits import checked_path, diff_size, unified_diff
 from mendflow.errors import ArtefactNotFoundError, HealError, TooLargeError
 from mendflow.heal.gate import changed_expectations, weakening
 from mendflow.heal.healer import MAX_FILE_BYTES
+from mendflow.jobcode import RUNNER_COMMAND, RUNNER_IMAGE
 from mendflow.launcher.base import JobResult, JobSpec, Launcher
 from mendflow.settings import Settings
 from mendflow.source import Source
 from mendflow.store.base import ArtefactStore
 
-IMAGE = "ci-runner-python"  # the CI runner's image: fix mode is the same runner, told --fix
 FIXES = "fixes.json"
 OUTPUTS = ("runner.log", FIXES)  # fixes.json last: its arrival means the job is over
 FIX_TIMEOUT_SEC = 300  # ruff on a few files takes seconds; unpacking a large snapshot takes the rest
@@ -158,16 +158,8 @@ def fix_job_spec(
     timeout = min(FIX_TIMEOUT_SEC, settings.build_timeout_sec)
     return JobSpec(
         name=f"lintfix-{stage.lower()}-{source.commit_sha[:8]}",
-        image=IMAGE,
-        command=[
-            "python",
-            "-m",
-            "mendflow_runner",
-            "--source",
-            "{workspace}/in/source.tar.gz",
-            "--out",
-            "{workspace}/out",
-        ],
+        image=RUNNER_IMAGE,
+        command=list(RUNNER_COMMAND),
         env={
             "MENDFLOW_JOB_REPO": source.repo_id,
             "MENDFLOW_JOB_COMMIT": source.commit_sha,

@@ -17,12 +17,11 @@ from pydantic import ValidationError
 from mendflow import keys
 from mendflow.contracts import TestgenJobResult
 from mendflow.errors import ArtefactNotFoundError, TooLargeError
-from mendflow.jobcode import TESTGEN_PACKAGE, zipapp_bytes
+from mendflow.jobcode import RUNNER_IMAGE, TESTGEN_PACKAGE, zipapp_bytes
 from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput
 from mendflow.settings import Settings
 from mendflow.store.base import ArtefactStore
 
-JOB_IMAGE = "ci-runner-python"  # the builder reuses the CI runner's image and its mendflow_runner package
 PYZ = "mendflow_testgen.pyz"
 OUTPUTS = ("builder.log", "result.json")  # result.json last: its presence means the job finished
 
@@ -86,7 +85,7 @@ def run_job(
     timeout = job_timeout(settings, candidates)
     spec = JobSpec(
         name=name,
-        image=JOB_IMAGE,
+        image=RUNNER_IMAGE,
         command=[
             "python",
             f"{{workspace}}/in/{PYZ}",
