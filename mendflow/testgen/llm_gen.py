@@ -1,14 +1,22 @@
-"""Tests from the LLM (seed 000 §4's prompt): whole files or a unified diff, checked before use."""
+"""Tests from the LLM (seed 000 §4's prompt): whole files or a unified diff, checked before use.
+
+A candidate file that fails the gates is repaired with the healer's payloads (seed 004): one ``HealEdit`` per
+ask, ``update`` first, applied with ``mendflow.edits``. ``repair_messages`` builds that ask; ``weakened`` is the
+cheap no-weakening check a repair must pass (no test or assert fewer, no skip or xfail more).
+"""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 
 import pygit2
 import unidiff
 from pydantic import BaseModel, ConfigDict, Field
 
-from mendflow.contracts import DropReason, TestSpec
+from mendflow.contracts import DropReason, HealMethod, TestSpec
+from mendflow.edits import numbered
 from mendflow.testgen.context import BUILTIN_FIXTURES, RepoContext
 from mendflow.testgen.layout import MAX_TOTAL_BYTES, Rejection, check_candidate
 
@@ -69,6 +77,123 @@ def repair_prompt(feedback: str) -> str:
         f"The tests did not pass the checks (parse, ruff, collection, 5 runs, coverage gain):\n{feedback}\n\n"
         "Fix them. Return the whole corrected files in the same JSON format."
     )
+
+
+REPAIR_SYSTEM = """You repair a generated pytest file that failed the checks (parse, ruff, pytest collection,
+5 runs, then the repository's whole suite). The code under test is right as it is: make the TEST follow it. Rules:
+- Edit only the file you are shown; never the code under test, never another file.
+- Never test less: keep every test function, every assert and every pytest.raises; add no skip, xfail,
+  importorskip, early return, or try/except around assertions.
+- Make the smallest change that repairs the failure (a wrong expected value, a missing import, a bad call).
+Return ONE JSON object and nothing else, with the keys "reasoning" (one or two sentences), "file_to_patch" (the
+file's path exactly as shown) and exactly ONE payload key: "update", "patch" or "new_content"."""
+
+METHOD_GUIDE: dict[HealMethod, str] = {
+    HealMethod.UPDATE: """Answer with an "update" payload (replace one string):
+{"reasoning": "half(4) is 2, not 3.", "file_to_patch": "tests/test_half_mendflow.py",
+ "update": {"old_str": "    assert half(4) == 3", "new_str": "    assert half(4) == 2"}}
+"old_str" must occur EXACTLY ONCE in the file, character for character (indentation included, line numbers
+excluded): include neighbouring lines when the text alone is not unique. Give no "patch" and no "new_content".""",
+    HealMethod.PATCH: """Answer with a "patch" payload (a unified diff of that one file):
+{"reasoning": "half(4) is 2, not 3.", "file_to_patch": "tests/test_half_mendflow.py",
+ "patch": "--- a/tests/test_half_mendflow.py\\n+++ b/tests/test_half_mendflow.py\\n@@ -4,2 +4,2 @@\\n def \
+test_half_of_four():\\n-    assert half(4) == 3\\n+    assert half(4) == 2\\n"}
+Every context (' ') and removed ('-') line must equal the file's line exactly; the @@ counts must match the
+hunk's lines. Give no "update" and no "new_content".""",
+    HealMethod.REWRITE: """Answer with a "new_content" payload (the whole new file):
+{"reasoning": "half(4) is 2, not 3.", "file_to_patch": "tests/test_half_mendflow.py",
+ "new_content": "from half import half\\n\\n\\ndef test_half_of_four():\\n    assert half(4) == 2\\n"}
+"new_content" is the complete file: keep every test and every assertion. Give no "update" and no "patch".""",
+}
+
+REPAIR_USER = """WHAT THE CHECKS REPORTED FOR {path}
+{feedback}
+
+CODE UNDER TEST
+{code}
+
+FILE (line numbers are for reading only: never copy them into old_str or a patch)
+{file}
+{previous}
+{guide}"""
+
+PREVIOUS = """
+THE PREVIOUS ATTEMPT FAILED, do not repeat it:
+{previous}
+"""
+
+_MAX_FEEDBACK = 3000
+_MAX_CODE = 6000
+# Names that mean "do not run" or "failure is fine" (the heal stage's gate knows more; this is the cheap part).
+_SKIP_NAMES = {"skip", "skipif", "xfail", "skipIf", "skipUnless", "expectedFailure", "importorskip", "skipTest"}
+_ASSERT_CALL = re.compile(r"^(assert\w*|raises|assertRaises\w*)$")
+
+
+def repair_messages(
+    path: str, text: str, feedback: str, code: str, method: HealMethod, previous: str = ""
+) -> list[dict[str, str]]:
+    """The system and user messages asking for one ``method`` payload repairing ``path`` (no I/O)."""
+    user = REPAIR_USER.format(
+        path=path,
+        feedback=_tail(feedback.strip(), _MAX_FEEDBACK) or "(no detail: the file's tests failed)",
+        code=_tail(code.strip(), _MAX_CODE) or "(not available)",
+        file=numbered(path, text),
+        previous=PREVIOUS.format(previous=_tail(previous.strip(), _MAX_FEEDBACK)) if previous.strip() else "",
+        guide=METHOD_GUIDE[method],
+    )
+    return [{"role": "system", "content": REPAIR_SYSTEM}, {"role": "user", "content": user}]
+
+
+def weakened(before: str, after: str) -> str | None:
+    """Why ``after`` tests less than ``before`` (a test or an assert fewer, a skip or xfail more); None if not.
+
+    Counted over the whole file with ``ast`` (``after`` must parse); when ``before`` does not parse (the gates
+    dropped it as unparsable), both are counted textually.
+    """
+    try:
+        new = _facts(ast.parse(after))
+    except SyntaxError as exc:
+        return f"the file does not parse after the edit (line {exc.lineno}: {exc.msg})"
+    try:
+        old = _facts(ast.parse(before))
+    except SyntaxError:
+        old, new = _text_facts(before), _text_facts(after)
+    for i, what in enumerate(("tests", "asserts")):
+        if new[i] < old[i]:
+            return f"the edit leaves {new[i]} {what} of {old[i]}: a repair may not test less"
+    if new[2] > old[2]:
+        return "the edit adds a skip or xfail: a repair may not test less"
+    return None
+
+
+def _facts(tree: ast.AST) -> tuple[int, int, int]:
+    """(test functions, assertions, skip/xfail names) in a parsed file."""
+    tests = asserts = skips = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            tests += 1
+        elif isinstance(node, ast.Assert):
+            asserts += 1
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            asserts += bool(_ASSERT_CALL.match(name))
+        if (isinstance(node, ast.Attribute) and node.attr in _SKIP_NAMES) or (
+            isinstance(node, ast.Name) and node.id in _SKIP_NAMES
+        ):
+            skips += 1
+    return tests, asserts, skips
+
+
+def _text_facts(text: str) -> tuple[int, int, int]:
+    tests = len(re.findall(r"^\s*(?:async\s+)?def\s+test", text, re.M))
+    asserts = len(re.findall(r"\bassert\b|\.assert\w*\(|\braises\(", text))
+    skips = len(re.findall(r"\b(?:" + "|".join(sorted(_SKIP_NAMES)) + r")\b", text))
+    return tests, asserts, skips
+
+
+def _tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "…" + text[-limit:]
 
 
 def _apply_patch(patched: unidiff.PatchedFile, original: str) -> str:

@@ -95,6 +95,11 @@ def _setup(root: Path, files: dict[str, str] | None = None) -> Setup:
 
 def _build(s: Setup, server: LLMServer, answer: str) -> GeneratedTests:
     server.reply({"files": [{"path": "tests/test_half_mendflow.py", "content": answer}]})
+    return _build_with(s, server)
+
+
+def _build_with(s: Setup, server: LLMServer) -> GeneratedTests:
+    """build_tests with the answers ``server`` has queued (the draft first, then the repairs)."""
     llm = LLMClient(llm_settings(server, max_retries=0))
     return build_tests(s.spec, s.repo, s.settings, llm=llm, store=s.store, launcher=LocalLauncher(s.settings))
 
@@ -103,6 +108,8 @@ def _build(s: Setup, server: LLMServer, answer: str) -> GeneratedTests:
 def built(tmp_path_factory: pytest.TempPathFactory, llm_server: LLMServer) -> Iterator[tuple[Setup, GeneratedTests]]:
     llm_server.reset()
     s = _setup(tmp_path_factory.mktemp("builder"))
+    # test_half_is_wrong fails, so round 1 asks for its repair: no answer is scripted, the LLM error ends the
+    # repairs and round 0's outcome stands.
     yield s, _build(s, llm_server, GENERATED)
     llm_server.reset()
 
@@ -186,15 +193,104 @@ def test_an_answer_writing_outside_tests_is_rejected_after_the_repair_rounds(
     assert "outside_tests_dir" in feedback
 
 
-def test_a_failing_answer_is_repaired_with_the_failure_fed_back(tmp_path: Path, scripted_llm: LLMServer) -> None:
-    s = _setup(tmp_path)
-    wrong = "from half import half\n\n\ndef test_half_of_four():\n    assert half(4) == 3\n"
-    scripted_llm.reply({"files": [{"path": "tests/test_half_mendflow.py", "content": wrong}]})
-    result = _build(s, scripted_llm, "from half import half\n\n\ndef test_half_of_four():\n    assert half(4) == 2\n")
+PROPOSED = "tests/test_half_mendflow.py"
+WRONG = "from half import half\n\n\ndef test_half_of_four():\n    assert half(4) == 3\n"
+RIGHT = WRONG.replace("== 3", "== 2")
 
-    assert result.precheck is BuildStatus.PASSED and result.repair_rounds == 1
-    feedback = scripted_llm.chat_requests()[1]["messages"][-1]["content"]
-    assert "test_half_of_four fails" in feedback and "assert 2 == 3" in feedback
+
+def _edit(payload: dict[str, object], path: str = PROPOSED) -> dict[str, object]:
+    """A HealEdit answer: reasoning, file_to_patch and the one payload."""
+    return {"reasoning": "half(4) is 2", "file_to_patch": path, **payload}
+
+
+def _repair_requests(server: LLMServer) -> list[str]:
+    """The user messages of the repair asks (each after the first draft), in order."""
+    return [r["messages"][-1]["content"] for r in server.chat_requests()[1:]]
+
+
+def _committed(s: Setup, result: GeneratedTests) -> str:
+    commit = pygit2.Repository(str(s.repo)).revparse_single(result.commit_sha).peel(pygit2.Commit)
+    return str(commit.tree[PROPOSED].data.decode())
+
+
+def test_a_failing_candidate_repaired_by_an_update_in_round_one_is_kept(
+    tmp_path: Path, scripted_llm: LLMServer
+) -> None:
+    s = _setup(tmp_path)
+    scripted_llm.reply({"files": [{"path": PROPOSED, "content": WRONG}]})
+    scripted_llm.reply(_edit({"update": {"old_str": "half(4) == 3", "new_str": "half(4) == 2"}}))
+    result = _build_with(s, scripted_llm)
+
+    assert result.precheck is BuildStatus.PASSED and result.repair_rounds == 1, result.notes
+    assert [k.node_id for k in result.kept] == [f"{PROPOSED}::test_half_of_four"]
+    assert "assert half(4) == 2" in _committed(s, result)
+    (ask,) = _repair_requests(scripted_llm)
+    assert "test_half_of_four fails" in ask and "assert 2 == 3" in ask  # the gates' feedback
+    assert '"update" payload' in ask and "   5 |     assert half(4) == 3" in ask  # the file, numbered
+    assert f"repair round 1: {PROPOSED}: update applied" in result.notes
+
+
+def test_an_update_whose_old_str_is_not_unique_escalates_to_a_patch_at_once(
+    tmp_path: Path, scripted_llm: LLMServer
+) -> None:
+    s = _setup(tmp_path)
+    wrong = WRONG.replace("of_four():\n", "of_four():\n    assert half(6) == 3\n")  # "== 3" twice
+    scripted_llm.reply({"files": [{"path": PROPOSED, "content": wrong}]})
+    scripted_llm.reply(_edit({"update": {"old_str": "== 3", "new_str": "== 2"}}))
+    patch = "@@ -6 +6 @@\n-    assert half(4) == 3\n+    assert half(4) == 2\n"  # line 5 is half(6)
+    scripted_llm.reply(_edit({"patch": patch}))
+    result = _build_with(s, scripted_llm)
+
+    assert result.precheck is BuildStatus.PASSED and result.repair_rounds == 1, result.notes  # one gate round
+    assert "assert half(6) == 3\n    assert half(4) == 2\n" in _committed(s, result)
+    first, second = _repair_requests(scripted_llm)
+    assert '"update" payload' in first
+    assert '"patch" payload' in second and "old_str occurs 2 times" in second  # the failed attempt, fed back
+    (note,) = [n for n in result.notes if n.startswith("repair round 1:")]
+    assert "update refused" in note and note.endswith("patch applied")
+
+
+def test_a_patch_that_does_not_apply_escalates_to_a_rewrite_at_once(tmp_path: Path, scripted_llm: LLMServer) -> None:
+    s = _setup(tmp_path)
+    scripted_llm.reply({"files": [{"path": PROPOSED, "content": WRONG}]})
+    scripted_llm.reply(_edit({"update": {"old_str": "half(4) == 5", "new_str": "half(4) == 2"}}))  # not in it
+    scripted_llm.reply(_edit({"patch": "@@ -5 +5 @@\n-    assert half(4) == 5\n+    assert half(4) == 2\n"}))
+    scripted_llm.reply(_edit({"new_content": RIGHT}))
+    result = _build_with(s, scripted_llm)
+
+    assert result.precheck is BuildStatus.PASSED and result.repair_rounds == 1, result.notes
+    asks = _repair_requests(scripted_llm)
+    assert len(asks) == 3 and '"new_content" payload' in asks[2] and "does not apply" in asks[2]
+    (note,) = [n for n in result.notes if n.startswith("repair round 1:")]
+    assert "patch refused: hunk 1" in note and note.endswith("rewrite applied")
+
+
+def test_an_edit_of_a_file_the_builder_did_not_propose_is_refused(tmp_path: Path, scripted_llm: LLMServer) -> None:
+    s = _setup(tmp_path)
+    scripted_llm.reply({"files": [{"path": PROPOSED, "content": WRONG}]})
+    existing = "tests/test_half.py"  # in the repository, but not a candidate of this build
+    scripted_llm.reply(_edit({"update": {"old_str": "twice(2) == 4", "new_str": "True"}}, existing))
+    scripted_llm.reply(_edit({"patch": "@@ -5 +5 @@\n-    assert twice(2) == 4\n+    assert True\n"}, existing))
+    scripted_llm.reply(_edit({"new_content": "def test_twice():\n    assert True\n"}, existing))
+    result = _build_with(s, scripted_llm)
+
+    assert result.precheck is BuildStatus.FAILED and not result.kept and result.repair_rounds == 1
+    (note,) = [n for n in result.notes if n.startswith("repair round 1:")]
+    assert note.count(f"only {PROPOSED}, the failing candidate shown, may be edited") == 3
+    assert all(not d.detail.startswith("round 1:") for d in result.dropped)  # nothing changed: no second gate run
+
+
+def test_a_repair_that_deletes_the_asserts_is_refused(tmp_path: Path, scripted_llm: LLMServer) -> None:
+    s = _setup(tmp_path)
+    scripted_llm.reply({"files": [{"path": PROPOSED, "content": WRONG}]})
+    scripted_llm.reply(_edit({"update": {"old_str": "    assert half(4) == 3", "new_str": "    half(4)"}}))
+    scripted_llm.reply(_edit({"patch": "@@ -5 +5 @@\n-    assert half(4) == 3\n+    half(4)\n"}))
+    scripted_llm.reply(_edit({"new_content": WRONG.replace("assert half(4) == 3", "half(4)")}))
+    result = _build_with(s, scripted_llm)
+
+    assert result.precheck is BuildStatus.FAILED and not result.kept
+    (note,) = [n for n in result.notes if n.startswith("repair round 1:")]
+    assert note.count("the edit leaves 0 asserts of 1: a repair may not test less") == 3
 
 
 def test_offline_generation_with_pynguin_keeps_tests_that_gain_coverage(tmp_path: Path) -> None:
@@ -229,13 +325,22 @@ def test_a_test_that_fails_only_after_the_existing_suite_is_dropped(tmp_path: Pa
     s = _setup(tmp_path, {"half.py": POLLUTING_SOURCE, "tests/test_half.py": POLLUTING_EXISTING})
 
     answer = "from half import half\n\n\ndef test_half_of_four():\n    assert half(4) == 2\n"
-    for _ in range(2):  # the repair rounds get the same answer
-        scripted_llm.reply({"files": [{"path": "tests/test_half_mendflow.py", "content": answer}]})
-    result = _build(s, scripted_llm, answer)
+    scripted_llm.reply({"files": [{"path": PROPOSED, "content": answer}]})
+    # Each repair round applies an edit that leaves the test as polluted as before: round 1 an update, round 2
+    # (escalated) a patch.
+    scripted_llm.reply(_edit({"update": {"old_str": "half(4) == 2\n", "new_str": 'half(4) == 2, "four"\n'}}))
+    scripted_llm.reply(
+        _edit({"patch": '@@ -5 +5 @@\n-    assert half(4) == 2, "four"\n+    assert half(4) == 2, "4"\n'})
+    )
+    result = _build_with(s, scripted_llm)
 
     assert result.precheck is BuildStatus.FAILED and not result.kept
     drops = [(d.reason, d.detail) for d in result.dropped if d.node_id.endswith("test_half_of_four")]
     assert len(drops) == 3  # the first answer and both repair rounds
+    assert [n.rsplit(": ", 1)[-1] for n in result.notes if n.startswith("repair round")] == [
+        "update applied",
+        "patch applied",
+    ]
     assert all(r is DropReason.FAILS and d.endswith("fails when run with the whole suite") for r, d in drops)
 
 
