@@ -391,3 +391,19 @@ def test_pytest_cov_options_in_the_repos_addopts_do_not_fail_the_gates(tmp_path:
     result = _build(s, scripted_llm, answer)
     assert result.precheck is BuildStatus.PASSED, result.notes
     assert [k.node_id for k in result.kept] == ["tests/test_half_mendflow.py::test_half_of_four_is_two"]
+
+
+def test_repairs_that_keep_fewer_tests_than_an_earlier_round_leave_that_rounds_tests(
+    tmp_path: Path, scripted_llm: LLMServer
+) -> None:
+    s = _setup(tmp_path)
+    half_right_and_wrong = RIGHT + "\n\ndef test_half_of_three():\n    assert half(3) == 1\n"  # half(3) raises
+    scripted_llm.reply({"files": [{"path": PROPOSED, "content": half_right_and_wrong}]})
+    scripted_llm.reply(_edit({"update": {"old_str": "import half\n", "new_str": "import halve\n"}}))  # breaks both
+    scripted_llm.reply(_edit({"patch": "@@ -1 +1 @@\n-from half import halve\n+from half import halved\n"}))
+    result = _build_with(s, scripted_llm)
+
+    assert result.precheck is BuildStatus.PASSED and result.repair_rounds == 2, result.notes
+    assert [k.node_id for k in result.kept] == [f"{PROPOSED}::test_half_of_four"]  # round 0's
+    assert "from half import half\n" in _committed(s, result)
+    assert "round 2 kept fewer tests than round 0: round 0 is used" in result.notes
