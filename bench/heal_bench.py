@@ -17,7 +17,7 @@ knowledge base) and a fresh copy of every case repo; one Prefect server is start
 
 Diff sizes are **changed lines**: a replaced line counts once. In each run of removed and added lines between
 context lines (one per hunk unless a hunk holds several separate changes) the size is max(removed, added), so
-renaming a name on one line is 1, not 2 (``mendflow.heal.edits.diff_size`` counts added + removed).
+renaming a name on one line is 1, not 2: ``mendflow.edits.diff_size``, the count ``HealAttempt.diff_lines`` holds.
 
 Modes: ``offline`` (no LLM settings at all) and ``llm`` (``MENDFLOW_LLM__BASE_URL``): with ``--llm URL`` any
 OpenAI-compatible endpoint (``--llm-model`` and ``--llm-key`` optional); with ``--scripted-model`` the scripted
@@ -53,7 +53,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from heal_corpus import CATEGORIES, DEFAULT_OUT, Case, is_test_path, load_cases  # noqa: E402
 
-REFACTORINGS = ("rename", "move", "param_rename", "signature", "return_type")
+from mendflow.edits import diff_size  # noqa: E402
+
+REFACTORINGS = ("rename", "move", "reexport", "param_rename", "signature", "return_type")
 TARGET_CATEGORIES = ("rename", "move", "signature")  # offline heal rate ≥ 70 % on these
 TARGET_HEAL_RATE = 0.70
 TARGET_UPDATE_DIFF = 3
@@ -177,45 +179,15 @@ def read_result(row: Row, stdout: str, stderr: str) -> None:
         return
     result = HealResult.model_validate(data)
     row.outcome = result.outcome.value
-    row.diff_lines = changed_lines(result.diff)
+    row.diff_lines = diff_size(result.diff)
     attempts = [a for e in result.checklist.entries for a in e.history]
     row.tokens = sum(a.tokens for a in attempts) + (result.proposal.tokens if result.proposal else 0)
     row.methods = sorted({a.method.value for a in attempts if a.success})
-    row.update_diffs = [changed_lines(a.diff) for a in attempts if a.success and a.method.value == "update"]
+    row.update_diffs = [diff_size(a.diff) for a in attempts if a.success and a.method.value == "update"]
     row.regression_reported = any(e.status is CheckStatus.REGRESSION for e in result.checklist.entries)
     expected = EXIT_OUTCOMES.get(row.exit_code or 0)
     if expected and expected != row.outcome and not (expected == "not_healed" and row.outcome == "rejected"):
         row.error = f"exit {row.exit_code} but outcome {row.outcome}"
-
-
-def changed_lines(diff: str) -> int:
-    """Changed lines of a unified diff: per run of removed/added lines between context lines, max(removed, added),
-    so a replaced line counts once. Lines are read by the hunk headers' counts (a removed line that starts with
-    ``--`` is not a file header)."""
-    total, old_left, new_left, removed, added = 0, 0, 0, 0, 0
-    for line in diff.splitlines():
-        if old_left or new_left:
-            tag = line[:1]
-            if tag == "\\":
-                continue
-            if tag == "-":
-                removed, old_left = removed + 1, old_left - 1
-                continue
-            if tag == "+":
-                added, new_left = added + 1, new_left - 1
-                continue
-            old_left, new_left = old_left - 1, new_left - 1  # context (' ', or an empty line some tools write)
-        total, removed, added = total + max(removed, added), 0, 0
-        if line.startswith("@@"):
-            head = line.split("@@")[1].split()
-            old_left, new_left = (_hunk_count(h) for h in head[:2])
-    return total + max(removed, added)
-
-
-def _hunk_count(range_: str) -> int:
-    """'-3,4' → 4, '+7' → 1."""
-    _, _, count = range_[1:].partition(",")
-    return int(count) if count else 1
 
 
 def start_server(work: Path) -> subprocess.Popen[bytes] | None:

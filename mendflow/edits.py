@@ -64,12 +64,29 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 
 def diff_size(diff: str) -> int:
-    """Added plus removed lines of a unified diff (file headers are not counted)."""
+    """Changed lines of a unified diff: in each run of removed and added lines between context lines,
+    max(removed, added), so a replaced line counts once (a rename on one line is 1, a line split in two is 2)."""
+    total, removed, added = 0, 0, 0
+    for tag in _line_tags(diff):
+        if tag == "-":
+            removed += 1
+        elif tag == "+":
+            added += 1
+        elif tag != "\\":  # "\ No newline at end of file" belongs to the line before it
+            total, removed, added = total + max(removed, added), 0, 0
+    return total + max(removed, added)
+
+
+def _line_tags(diff: str) -> list[str]:
+    """'-', '+', ' ' or '\\' per line of the diff's hunks, '@' where a hunk starts; file headers left out (a
+    diff unidiff cannot read, or reads as empty, is read line by line)."""
     try:
-        return sum(f.added + f.removed for f in PatchSet(diff))
+        patch = PatchSet(diff)
     except UnidiffParseError:
-        lines = diff.splitlines()
-        return sum(1 for ln in lines if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- ")) and ln)
+        patch = None
+    if patch:
+        return [tag for f in patch for h in f for tag in ("@", *(line.line_type for line in h))]
+    return [ln[:1] or " " for ln in diff.splitlines() if not ln.startswith(("+++ ", "--- "))]
 
 
 # -- update -------------------------------------------------------------------------------------------------

@@ -4,13 +4,14 @@ The prompt gives the error, the analyzer's reading, what the commit changed and 
 numbers, and asks for one payload of the method the learning engine chose (``update``, ``patch`` or
 ``new_content``). The answer is untrusted data: ``LLMClient.complete_json`` validates it against ``HealEdit``
 (exactly one payload, unknown keys refused, one corrective round trip), and the caller applies it only through
-``mendflow.heal.edits`` and the no-weakening gate. An answer of another method than asked is accepted: its
+``mendflow.edits`` and the no-weakening gate. An answer of another method than asked is accepted: its
 ``method`` says what it really is. ``feedback`` is how the previous attempt failed, so a retry does not repeat it.
 """
 
 from __future__ import annotations
 
 from mendflow.contracts import Assessment, HealEdit, HealMethod, TestFailure
+from mendflow.edits import numbered
 from mendflow.errors import HealError
 from mendflow.llm import LLMClient
 
@@ -120,7 +121,7 @@ def build_messages(
         traceback=f"\n{_tail(failure.traceback.strip(), _MAX_TRACEBACK)}" if failure.traceback.strip() else "",
         analysis=_analysis(assessment),
         change=change.strip() or assessment.change or "(not known: infer it from the error)",
-        files="\n".join(_numbered(path, text) for path, text in files.items()),
+        files="\n".join(numbered(path, text) for path, text in files.items()),
         feedback=FEEDBACK.format(feedback=_tail(feedback.strip(), _MAX_FEEDBACK)) if feedback.strip() else "",
         guide=METHOD_GUIDE[method],
     )
@@ -134,11 +135,6 @@ def _analysis(a: Assessment) -> str:
         f"explained by the commit's change: {'yes' if a.explained_by_change else 'not established'}",
     ]
     return "\n".join(lines)
-
-
-def _numbered(path: str, text: str) -> str:
-    body = "\n".join(f"{n:>4} | {line}" for n, line in enumerate(text.splitlines(), 1))
-    return f"=== {path} ===\n{body}\n=== end of {path} ==="
 
 
 def _tail(text: str, limit: int) -> str:

@@ -102,7 +102,21 @@ def test_rewrite_replaces_the_whole_file() -> None:
 def test_unified_diff_uses_git_paths_and_counts_changed_lines() -> None:
     diff = unified_diff(PATH, BEFORE, AFTER)
     assert diff.startswith(f"--- a/{PATH}\n+++ b/{PATH}\n")
-    assert diff_size(diff) == 4
+    assert diff_size(diff) == 2  # two lines replaced: each counts once
+
+
+def test_a_line_split_in_two_is_two_changed_lines() -> None:
+    after = BEFORE.replace("    assert add(2, 2) == 4\n", "    total = add(2, 2)\n    assert total == 4\n")
+    assert diff_size(unified_diff(PATH, BEFORE, after)) == 2
+
+
+def test_separate_changes_in_one_hunk_count_apart() -> None:
+    after = BEFORE.replace("from calc import add", "from calc import add  # x").replace("== 4", "== 4  # y")
+    assert diff_size(unified_diff(PATH, BEFORE, after)) == 2
+
+
+def test_a_diff_unidiff_cannot_read_is_counted_line_by_line() -> None:
+    assert diff_size("-a\n+b\n c\n+d\n") == 2
 
 
 def test_the_escalation_goes_update_patch_rewrite_then_stops() -> None:
