@@ -9,6 +9,7 @@ from typing import Any
 
 import pygit2
 import pytest
+from prefect.flow_runs import resume_flow_run
 
 from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import CheckStatus, ErrorCategory, HealOutcome, PipelineOutcome
@@ -18,6 +19,7 @@ from mendflow.store import open_store
 from tasks.outcome import pipeline_result
 from tests.fixtures.repos import commit_files
 from tests.flows.sample_repos import PYPROJECT
+from tests.flows.test_heal import in_background, wait_for_paused_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
@@ -82,3 +84,25 @@ def test_a_failing_test_outside_the_generated_files_is_never_dropped_or_regenera
     assert result.heal is not None and result.heal.regenerated is None
     assert {e.status for e in result.heal.checklist.entries} == {CheckStatus.REGRESSION}
     assert not [b for b in git.branches.local if b.startswith("agt/")]
+
+
+def test_an_approved_regeneration_merges_like_any_heal(make_repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MENDFLOW_HEAL__APPROVAL_WAIT_SEC", "600")
+    get_settings.cache_clear()
+    git, sha = repo_with(make_repo, "approved")
+    states: list[Any] = []
+    runner = in_background(
+        lambda: states.append(self_healing_pipeline(repo=git.workdir, commit=sha, branch="main", return_state=True))
+    )
+
+    resume_flow_run(wait_for_paused_run(timeout=600).id, run_input={"approve": True, "approver": "carol"})
+    runner.join(300)
+
+    result = pipeline_result(states[0])
+    assert result.outcome is PipelineOutcome.HEALED and result.heal is not None, result.heal and result.heal.summary_md
+    assert result.heal.approver == "carol" and result.merged_sha == str(git.branches.local["main"].target)
+    merged = git[result.merged_sha].peel(pygit2.Commit).tree
+    assert result.heal.regenerated is not None and result.heal.regenerated.generated is not None
+    fresh = "".join(merged[p].data.decode() for p in result.heal.regenerated.generated.files)
+    assert "shapes" in fresh and "f(2) == 4" not in fresh
+    assert merged["shapes.py"].data.decode() == CODE.replace("x * 2", "x * 3")  # the code stays as committed
