@@ -25,6 +25,7 @@ from mendflow.contracts import (
     TestSpec,
     is_generated_test_file,
 )
+from mendflow.edits import diff_size
 from mendflow.heal.drop import failing_by_file, without_tests
 from mendflow.heal.healer import test_path
 
@@ -82,7 +83,7 @@ def attempts(
     repo: str, commit_sha: str, tests: list[str], success: bool, diff: str, error: str = ""
 ) -> list[HealAttempt]:
     """One knowledge-base attempt per stale test: the drop and regeneration, and whether its builds passed."""
-    size = sum(1 for ln in diff.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---"))
+    size = diff_size(diff)
     template = HealAttempt(
         repo=repo, commit_sha=commit_sha, test_id="", category=ErrorCategory.STALE_GENERATED, scope=Scope.FILE_WIDE,
         healer=HEALER, method=HealMethod.REWRITE, success=success, diff_lines=size, error=error, diff=diff[:20000],

@@ -133,13 +133,13 @@ def test_the_spec_is_narrowed_to_the_modules_the_dropped_files_tested() -> None:
 
 
 def test_the_knowledge_base_records_one_attempt_per_stale_test() -> None:
-    diff = "--- a/x\n+++ b/x\n-old\n+new\n+more\n"
+    diff = "--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-old\n+new\n+more\n"
 
     found = attempts("o/r", "c" * 40, [f"{GEN}::test_f", f"{GEN}::test_g"], True, diff)
 
     assert [a.test_id for a in found] == [f"{GEN}::test_f", f"{GEN}::test_g"]
     assert {(a.category, a.healer, a.success, a.diff_lines) for a in found} == {
-        (ErrorCategory.STALE_GENERATED, "deterministic:regenerate", True, 3)
+        (ErrorCategory.STALE_GENERATED, "deterministic:regenerate", True, 2)
     }
 
 
