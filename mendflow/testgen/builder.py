@@ -4,11 +4,8 @@ LLM mode: context (snippets radius 40, fixtures, style) → JSON answer (files o
 checks → the gates job in the sandbox → up to two repair rounds with the failures fed back. Offline mode:
 Pynguin inside the sandbox job, then the same gates. Either way: secrets scan, then an idempotent commit.
 
-A repair round edits each candidate file the gates failed (seed 004's payloads, ``mendflow.edits``): the
-smallest method first (``update``), the next bigger one at once when an answer cannot be applied or is refused,
-and in the next round when the applied edit still fails the gates. Every answer is untrusted: it may edit only
-the failing file it was shown, the result must parse, stay under the tests dir's size caps and test no less.
-When no file of the first answer reached the gates there is nothing to edit: the draft is asked for again.
+A repair round edits each failing candidate file with the healer's payloads (``mendflow/testgen/repair.py``);
+when no file of the first answer reached the gates there is nothing to edit, and the draft is asked for again.
 """
 
 from __future__ import annotations
@@ -25,13 +22,9 @@ from mendflow.contracts import (
     DroppedTest,
     DropReason,
     GeneratedTests,
-    HealEdit,
-    HealMethod,
     KeptTest,
     TestSpec,
 )
-from mendflow.edits import apply_edit, next_method, unified_diff
-from mendflow.errors import HealError, LLMError
 from mendflow.gitops import commit_files
 from mendflow.keys import RepoKeys
 from mendflow.launcher import get_launcher
@@ -52,24 +45,15 @@ from mendflow.testgen.llm_gen import (
     STAGE,
     TestDraft,
     materialise,
-    repair_messages,
     repair_prompt,
     system_prompt,
     user_prompt,
-    weakened,
 )
+from mendflow.testgen.repair import Repairer, failing_files
 from mendflow.testgen.secrets import scan
 
 log = logging.getLogger(__name__)
 MAX_REPAIR_ROUNDS = 2
-ASKS_PER_ROUND = 6  # per repair round, over all failing files; a file's asks go up the method chain once
-REPAIRABLE = {
-    DropReason.UNPARSABLE,
-    DropReason.LINT,
-    DropReason.NOT_COLLECTED,
-    DropReason.UNDEFINED_FIXTURE,
-    DropReason.FAILS,
-}  # what an edit can fix; a flaky test or one gaining no coverage is dropped as it is
 FLAKE_RUNS = 5
 PYNGUIN_VERSION = "0.48.0"  # Python >=3.10,<3.16 (0.20-0.42 need exactly 3.10)
 
@@ -198,7 +182,8 @@ def _llm_rounds(run: _Run, llm: LLMClient, ctx: RepoContext) -> tuple[JobOutcome
         draft = llm.complete_json(STAGE, messages, TestDraft)
         files, rejections = materialise(draft, run.tree, run.tests_dir)
         run.reject(rejections, round_no)
-    repairer = _Repairer(run, llm, "\n\n".join(f"# {ref}\n{text}" for ref, text in ctx.snippets.items()))
+    code = "\n\n".join(f"# {ref}\n{text}" for ref, text in ctx.snippets.items())
+    repairer = Repairer(llm, code, run.tests_dir, run.tree, run.notes)
     gated: list[tuple[int, JobOutcome]] = []
     while True:
         outcome = run.gate(round_no, {"mode": "files", "files": files})
@@ -219,12 +204,6 @@ def _llm_rounds(run: _Run, llm: LLMClient, ctx: RepoContext) -> tuple[JobOutcome
     return _best(run, gated), round_no
 
 
-def failing_files(outcome: JobOutcome, files: dict[str, str]) -> list[str]:
-    """The candidate files with a test (or the whole file) the gates dropped for a reason an edit can fix."""
-    paths = {d.node_id.split("::", 1)[0] for d in outcome.result.dropped if d.reason in REPAIRABLE}
-    return sorted(p for p in paths if p in files)
-
-
 def _best(run: _Run, gated: list[tuple[int, JobOutcome]]) -> JobOutcome:
     """The gated round keeping the most tests (the latest of equals): a repair that broke a file loses nothing."""
     best_round, best = max(gated, key=lambda g: (len(_kept(g[1])), g[0]))
@@ -234,95 +213,6 @@ def _best(run: _Run, gated: list[tuple[int, JobOutcome]]) -> JobOutcome:
     if best_round != last_round:
         run.notes.append(f"round {last_round} kept fewer tests than round {best_round}: round {best_round} is used")
     return best
-
-
-class _Repairer:
-    """The repair rounds' edits: one ``HealEdit`` per ask, escalating update → patch → rewrite per file."""
-
-    def __init__(self, run: _Run, llm: LLMClient, code: str) -> None:
-        self.run, self.llm, self.code = run, llm, code
-        self.method: dict[str, HealMethod] = {}  # path → the method to ask first in the next round
-        self.applied: dict[str, str] = {}  # path → the edit applied last round, told to the next ask
-
-    def repair(self, round_no: int, files: dict[str, str], failing: list[str], outcome: JobOutcome) -> dict[str, str]:
-        """``files`` with the failing ones edited; a file whose every answer was unusable stays as it was."""
-        repaired = dict(files)
-        budget = ASKS_PER_ROUND
-        for path in failing:
-            if budget <= 0:
-                self.run.notes.append(f"repair round {round_no}: {path}: not asked, the round's asks are spent")
-                continue
-            steps: list[str] = []
-            try:
-                after, asked = self._repair_file(path, files[path], file_feedback(outcome, path), budget, steps)
-            except LLMError as exc:
-                steps.append(f"LLM error, repairs stop: {exc.one_line()}")
-                self.run.notes.append(f"repair round {round_no}: {path}: " + "; ".join(steps))
-                break
-            budget -= asked
-            self.run.notes.append(f"repair round {round_no}: {path}: " + "; ".join(steps))
-            if after is not None:
-                repaired[path] = after
-        return repaired
-
-    def _repair_file(
-        self, path: str, before: str, feedback: str, budget: int, steps: list[str]
-    ) -> tuple[str | None, int]:
-        method: HealMethod | None = self.method.get(path, HealMethod.UPDATE)
-        previous = self.applied.pop(path, "")
-        asked = 0
-        while method is not None and asked < budget:
-            asked += 1
-            edit = self.llm.complete_json(
-                STAGE, repair_messages(path, before, feedback, self.code, method, previous), HealEdit
-            )
-            try:
-                after = self._check(edit, path, before)
-            except HealError as exc:
-                why = exc.one_line()
-                steps.append(
-                    why if why.startswith(f"{edit.method.value} refused") else f"{edit.method.value} refused: {why}"
-                )
-                previous = f"Your {edit.method.value} answer was refused: {why}\nIt was: {_shown(edit)}"
-                method = next_method(edit.method)
-                continue
-            steps.append(f"{edit.method.value} applied")
-            diff = unified_diff(path, before, after)
-            self.applied[path] = f"The {edit.method.value} edit applied last round did not pass the checks:\n{diff}"
-            self.method[path] = next_method(edit.method) or HealMethod.REWRITE
-            return after, asked
-        self.method[path] = method or HealMethod.REWRITE
-        return None, asked
-
-    def _check(self, edit: HealEdit, path: str, before: str) -> str:
-        """The edited text, or HealError: another file, not applicable, outside the caps, unparsable, weaker."""
-        if edit.file_to_patch != path:
-            raise HealError(f"it edits {edit.file_to_patch!r}; only {path}, the failing candidate shown, may be edited")
-        after = apply_edit(edit, before)
-        problem = layout.check_candidate(path, after, self.run.tests_dir, self.run.tree)
-        if problem:
-            raise HealError(f"{problem.reason.value}: {problem.detail}")
-        weaker = weakened(before, after)
-        if weaker:
-            raise HealError(weaker)
-        return after
-
-
-def file_feedback(outcome: JobOutcome, path: str) -> str:
-    """What the gates said about ``path``: its feedback paragraphs, and its drops the feedback does not name."""
-    blocks = [b for b in outcome.result.feedback.split("\n\n") if path in b]
-    said = "\n\n".join(blocks)
-    drops = [
-        f"{d.node_id}: {d.reason.value}: {d.detail}"
-        for d in outcome.result.dropped
-        if d.node_id.split("::", 1)[0] == path and d.reason in REPAIRABLE and d.node_id not in said
-    ]
-    return "\n\n".join([*blocks, *drops])
-
-
-def _shown(edit: HealEdit) -> str:
-    text = edit.model_dump_json(exclude_none=True, exclude={"reasoning"})
-    return text if len(text) <= 1500 else text[:1500] + "…"
 
 
 def _pynguin(run: _Run) -> JobOutcome:
