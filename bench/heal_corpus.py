@@ -11,6 +11,9 @@ generates cases. A case is a git repo of its own: the as-shipped commit, then ex
   source reference (imports, ``module.name`` accesses, ``__all__``); no alias is left behind;
 - ``move``: a function moved to a new module in the same package (a sibling module, or a submodule when it
   was defined in the package's ``__init__``); source imports updated, no re-export;
+- ``reexport``: a package's ``__init__`` stops re-exporting a function or class it imports from one of its own
+  modules (the import and its ``__all__`` entry go, source imports from the package point at that module);
+  the definition itself is untouched, so only the code index can say where the tests should import it from;
 - ``param_rename``: a parameter the tests pass by keyword, renamed in the function and at source call sites;
 - ``signature``: the first two positional parameters swapped (source callers swapped too), or the default of
   the first defaulted parameter removed (source callers that left it out now pass it);
@@ -51,7 +54,7 @@ from pathlib import Path
 
 CACHE = Path(os.environ.get("MENDFLOW_BENCH_CACHE", Path.home() / ".cache" / "mendflow" / "bench"))
 DEFAULT_OUT = Path("/var/tmp/mendflow-heal-corpus")
-CATEGORIES = ("rename", "move", "param_rename", "signature", "return_type", "behaviour")
+CATEGORIES = ("rename", "move", "reexport", "param_rename", "signature", "return_type", "behaviour")
 SEED = 15
 MAX_TRIES = 15  # candidates run per library and category before giving up on it
 TEST_TIMEOUT = 300
@@ -689,6 +692,67 @@ def reduced_import(stmt: ast.stmt, name: str) -> str:
     return ast.unparse(ast.ImportFrom(module=stmt.module, names=aliases, level=stmt.level))
 
 
+# -- reexport -------------------------------------------------------------------------------------------------
+def reexport_candidates(project: Project, rng: random.Random) -> Iterator[Candidate]:
+    counts = project.def_counts()
+    homes = {node.name: mod for mod, node in project.defs() if counts[node.name] == 1}
+    sites = [
+        (pkg, imp, i, homes[a.name])
+        for pkg in project.modules.values()
+        if pkg.is_package
+        for imp in pkg.tree.body
+        if isinstance(imp, ast.ImportFrom) and not any(a.name == "*" for a in imp.names)
+        for i, a in enumerate(imp.names)
+        if a.asname in (None, a.name)
+        and a.name in homes
+        and homes[a.name].name == pkg.resolve(imp)
+        and project.public_used(a.name)
+        and pkg.name in project.usage.origins[a.name]  # the tests reach it through the package
+    ]
+    rng.shuffle(sites)
+    for pkg, imp, i, home in sites:
+        name = imp.names[i].name
+        try:
+            files = reexport_files(project, pkg, imp, i, home)
+        except Skip:
+            continue
+        said = f"{pkg.name} stops re-exporting {name} (defined in {home.name}); source imports point at {home.name}"
+        yield Candidate("reexport", f"{pkg.name}.{name}", said, files)
+
+
+def reexport_files(project: Project, pkg: Module, imp: ast.ImportFrom, index: int, home: Module) -> dict[str, str]:
+    name = imp.names[index].name
+    if _loads(pkg.tree, name, exclude=imp):
+        raise Skip(f"{pkg.rel} uses {name} itself")
+    edits: dict[str, list[Edit]] = defaultdict(list)
+    if len(imp.names) == 1:
+        start, end = pkg.span(imp)
+        edits[pkg.rel].append((start, end + 1 if pkg.text[end : end + 1] == "\n" else end, ""))
+    else:
+        edits[pkg.rel].append(drop_item(pkg, list(imp.names), index))
+    entries = all_entries(pkg)
+    edits[pkg.rel].extend(drop_item(pkg, list(entries), k) for k, c in enumerate(entries) if c.value == name)
+    for mod in project.modules.values():
+        if mod is pkg:
+            continue
+        stars = [n for n in ast.walk(mod.tree) if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"]
+        if any(mod.resolve(n) == pkg.name for n in stars) or any(True for _ in project.module_attr_refs(mod, name)):
+            raise Skip(f"{mod.rel} reaches {name} through the package another way")
+        for other, k in project.imports_of(mod, name, source=pkg.name):
+            line = f"from {home.name} import {_alias_text(other.names[k])}"
+            if len(other.names) == 1:
+                edits[mod.rel].append((*mod.span(other), line))
+            else:
+                end = mod.span(other)[1]
+                edits[mod.rel].append(drop_item(mod, list(other.names), k))
+                edits[mod.rel].append((end, end, f"\n{' ' * other.col_offset}{line}"))
+    return files_from(project, edits)
+
+
+def _alias_text(alias: ast.alias) -> str:
+    return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
+
+
 # -- param_rename ---------------------------------------------------------------------------------------------
 def callables(project: Project) -> Iterator[tuple[Module, str, ast.FunctionDef]]:
     """Top-level functions, and classes as their ``__init__``: (module, the name callers use, the function)."""
@@ -961,6 +1025,7 @@ def mutate(mod: Module, node: ast.AST) -> tuple[Edit, str]:
 GENERATORS: dict[str, Callable[[Project, random.Random], Iterator[Candidate]]] = {
     "rename": rename_candidates,
     "move": move_candidates,
+    "reexport": reexport_candidates,
     "param_rename": param_rename_candidates,
     "signature": signature_candidates,
     "return_type": return_type_candidates,
@@ -978,7 +1043,7 @@ def sdist(lib: Library) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     pip = [sys.executable, "-m", "pip"]
     if subprocess.run([*pip, "--version"], capture_output=True).returncode != 0:
-        pip = ["python3", "-m", "pip"]  # the uv venv has no pip; pyenv's or the system's downloads as well
+        pip = ["uv", "tool", "run", "pip"]  # the uv venv has no pip (and "python3" on its PATH is the venv's)
     subprocess.run([*pip, "download", "-q", "--no-deps", "--no-binary", ":all:", f"{lib.name}=={lib.version}",
                     "-d", str(cache)], check=True)  # fmt: skip
     return sdist(lib)
@@ -1218,13 +1283,17 @@ def try_candidate(
 
 
 def build_corpus(
-    out: Path, libraries: Iterable[Library] = LIBRARIES, per_library: int = 3, seed: int = SEED
+    out: Path,
+    libraries: Iterable[Library] = LIBRARIES,
+    per_library: int = 3,
+    seed: int = SEED,
+    categories: Iterable[str] = CATEGORIES,
 ) -> list[LibraryResult]:
     results = []
     for lib in libraries:
         print(f"[corpus] {lib.key}", file=sys.stderr, flush=True)
         base = import_library(lib, out / "repos" / lib.key)
-        result = build_library(lib, base, out, venv_python(lib), per_library, seed=seed)
+        result = build_library(lib, base, out, venv_python(lib), per_library, categories, seed)
         results.append(result)
         print(f"[corpus] {lib.key}: {len(result.cases)} cases {result.error}", file=sys.stderr, flush=True)
     write_manifest(out, results, seed)
@@ -1250,18 +1319,19 @@ def load_cases(manifest: Path) -> list[Case]:
     return [Case(**c) for c in json.loads(manifest.read_text())["cases"]]
 
 
-def summary(results: list[LibraryResult]) -> str:
-    head = ["library", *CATEGORIES]
+def summary(results: list[LibraryResult], categories: Iterable[str] = CATEGORIES) -> str:
+    categories = list(categories)
+    head = ["library", *categories]
     rows = [" | ".join(head)]
     totals: Counter[str] = Counter()
     for r in results:
         cells = [f"{r.library} {r.version}"]
-        for c in CATEGORIES:
+        for c in categories:
             t = r.tallies.get(c, Tally())
             totals[c] += t.cases
             cells.append(f"{t.cases} (dropped {t.dropped}, invalid {t.invalid})")
         rows.append(" | ".join(cells) + (f"  ERROR {r.error}" if r.error else ""))
-    rows.append(" | ".join(["total", *(str(totals[c]) for c in CATEGORIES)]))
+    rows.append(" | ".join(["total", *(str(totals[c]) for c in categories)]))
     return "\n".join(rows)
 
 
@@ -1271,11 +1341,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--libraries", default="", help="comma-separated PyPI names; default: all")
     parser.add_argument("--per-library", type=int, default=3, help="cases per library and category, at most")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--categories", default="", help=f"comma-separated, of {', '.join(CATEGORIES)}; default: all")
     args = parser.parse_args(argv)
+    categories = [c for c in args.categories.split(",") if c] or list(CATEGORIES)
+    if unknown := set(categories) - set(CATEGORIES):
+        parser.error(f"unknown categories: {', '.join(sorted(unknown))}")
     wanted = {n for n in args.libraries.split(",") if n}
     libs = [lib for lib in LIBRARIES if not wanted or lib.name in wanted]
-    results = build_corpus(args.out, libs, args.per_library, args.seed)
-    print(summary(results))
+    results = build_corpus(args.out, libs, args.per_library, args.seed, categories)
+    print(summary(results, categories))
     print(f"manifest: {args.out / 'cases.json'}")
 
 

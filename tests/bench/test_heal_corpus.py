@@ -69,3 +69,20 @@ def test_a_rename_case_fails_where_its_parent_passes(tmp_path: Path) -> None:
     git(case.repo, "checkout", "-q", case.parent_sha)
     at_parent = run_tests(Path(case.repo), sys.executable, lib)
     assert at_parent.returncode == 0 and at_parent.failing == []
+
+
+def test_a_reexport_case_drops_the_package_import_and_keeps_the_definition(tmp_path: Path) -> None:
+    lib = Library("tinylib", "0", ("tinylib",))
+    base = make_library(tmp_path / "tinylib")
+
+    result = build_library(lib, base, tmp_path / "out", sys.executable, per_library=1, categories=("reexport",))
+
+    [case] = result.cases
+    assert case.category == "reexport" and case.symbol == "tinylib.greet"
+    assert git(case.repo, "diff", "--name-only", case.parent_sha, case.commit_sha).splitlines() == [
+        "tinylib/__init__.py"
+    ]
+    init = git(case.repo, "show", "HEAD:tinylib/__init__.py")
+    assert "greet" not in init and "from .core import shout" in init
+    assert git(case.repo, "show", "HEAD:tinylib/core.py") == CORE.strip()
+    assert case.failing_tests == ["tests/test_core.py"]  # the import fails, so the whole file does
