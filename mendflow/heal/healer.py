@@ -32,12 +32,12 @@ from mendflow.contracts import (
 )
 from mendflow.edits import apply_edit, checked_path, diff_size, unified_diff
 from mendflow.errors import HealError, LLMError
+from mendflow.gate import changed_expectations, weakening
 from mendflow.heal import checklist as checks
 from mendflow.heal.analyzer import analyze, choose_by_decision_tree
 from mendflow.heal.audit import AuditTrail
 from mendflow.heal.changes import CommitChanges
 from mendflow.heal.deterministic import deterministic_fixes
-from mendflow.heal.gate import changed_expectations, weakening
 from mendflow.heal.knowledge import KnowledgeBase, escalation
 from mendflow.heal.llm_heal import ask_for_edit
 from mendflow.llm.client import LLMClient

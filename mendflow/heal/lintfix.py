@@ -35,7 +35,7 @@ from mendflow.contracts import (
 )
 from mendflow.edits import checked_path, diff_size, unified_diff
 from mendflow.errors import ArtefactNotFoundError, HealError, TooLargeError
-from mendflow.heal.gate import changed_expectations, weakening
+from mendflow.gate import changed_expectations, weakening
 from mendflow.heal.healer import MAX_FILE_BYTES
 from mendflow.jobcode import RUNNER_COMMAND, RUNNER_IMAGE
 from mendflow.launcher.base import JobResult, JobSpec, Launcher

@@ -3,7 +3,8 @@ seed 004's payloads (``mendflow.edits``), the smallest method first.
 
 An answer that cannot be applied or is refused is re-asked at once with the next method; an applied edit that
 still fails the gates escalates in the next round. Every answer is untrusted: it may edit only the failing file
-it was shown, and the result must stay under the tests dir's caps, parse, and test no less.
+it was shown, and the result must stay under the tests dir's caps, parse, and pass the no-weakening gate
+(``mendflow.gate``). A changed expected value is allowed: a generated test pins what the code does now.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import pygit2
 from mendflow.contracts import DropReason, HealEdit, HealMethod
 from mendflow.edits import apply_edit, next_method, unified_diff
 from mendflow.errors import HealError, LLMError
+from mendflow.gate import weakening
 from mendflow.llm import LLMClient
 from mendflow.testgen import layout
 from mendflow.testgen.job import JobOutcome
-from mendflow.testgen.llm_gen import STAGE, repair_messages, weakened
+from mendflow.testgen.llm_gen import STAGE, repair_messages
 
 ASKS_PER_ROUND = 6  # per repair round, over all failing files; a file's asks go up the method chain once
 REPAIRABLE = {
@@ -100,9 +102,9 @@ class Repairer:
         problem = layout.check_candidate(path, after, self.tests_dir, self.tree)
         if problem:
             raise HealError(f"{problem.reason.value}: {problem.detail}")
-        weaker = weakened(before, after)
+        weaker = weakening(path, before, after)  # the healer's gate: a candidate is repaired, never made to test less
         if weaker:
-            raise HealError(weaker)
+            raise HealError("; ".join(weaker))
         return after
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from mendflow.contracts import DropReason, HealMethod
 from mendflow.testgen.layout import MAX_FILE_BYTES
-from mendflow.testgen.llm_gen import FileDraft, TestDraft, materialise, repair_messages, weakened
+from mendflow.testgen.llm_gen import FileDraft, TestDraft, materialise, repair_messages
 from tests.fixtures.repos import RepoFactory
 
 EXISTING = "def test_one():\n    assert 1\n"
@@ -80,45 +80,9 @@ def test_a_diff_that_does_not_match_the_file_is_unparsable(tree: pygit2.Tree) ->
     assert [r.reason for r in rejected] == [DropReason.UNPARSABLE]
 
 
-# -- repairs: the cheap no-weakening check -------------------------------------------------------------------
+# -- repairs ------------------------------------------------------------------------------------------------
 
 WRONG = "import pytest\n\nfrom half import half\n\n\ndef test_half_of_four():\n    assert half(4) == 3\n"
-
-
-def test_a_repair_changing_an_expected_value_is_not_weaker() -> None:
-    assert weakened(WRONG, WRONG.replace("== 3", "== 2")) is None
-
-
-def test_a_repair_removing_an_assert_is_weaker() -> None:
-    assert weakened(WRONG, WRONG.replace("assert half(4) == 3", "half(4)")) == (
-        "the edit leaves 0 asserts of 1: a repair may not test less"
-    )
-
-
-def test_a_repair_removing_a_test_is_weaker() -> None:
-    two = WRONG + "\n\ndef test_half_of_six():\n    assert half(6) == 3\n"
-    merged = WRONG.replace("== 3", "== 2 and half(6) == 3") + "\n\ndef helper():\n    assert True\n"
-    assert weakened(two, merged) == "the edit leaves 1 tests of 2: a repair may not test less"
-
-
-def test_a_repair_adding_a_skip_is_weaker() -> None:
-    skipped = WRONG.replace("def test_half", "@pytest.mark.skip\ndef test_half")
-    assert weakened(WRONG, skipped) == "the edit adds a skip or xfail: a repair may not test less"
-
-
-def test_a_repair_replacing_an_assert_with_pytest_raises_is_not_weaker() -> None:
-    raising = WRONG.replace("assert half(4) == 3", "with pytest.raises(ValueError):\n        half(3)")
-    assert weakened(WRONG, raising) is None
-
-
-def test_a_repair_that_does_not_parse_is_refused() -> None:
-    assert weakened(WRONG, WRONG + "def (") == "the file does not parse after the edit (line 8: invalid syntax)"
-
-
-def test_an_unparsable_candidate_is_compared_by_its_text() -> None:
-    broken = WRONG.replace("def test_half_of_four():", "def test_half_of_four()")
-    assert weakened(broken, WRONG.replace("== 3", "== 2")) is None
-    assert weakened(broken, "def test_half_of_four():\n    pass\n") is not None
 
 
 def test_a_repair_ask_shows_the_feedback_the_numbered_file_and_the_method() -> None:

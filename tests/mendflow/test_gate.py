@@ -1,4 +1,4 @@
-"""The no-weakening gate (``mendflow/heal/gate.py``): minimal before/after pairs, one violation each."""
+"""The no-weakening gate (``mendflow/gate.py``): minimal before/after pairs, one violation each."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from textwrap import dedent
 
 import pytest
 
-from mendflow.heal.gate import changed_expectations, weakening
+from mendflow.gate import changed_expectations, weakening
 
 PATH = "tests/test_calc.py"
 
@@ -56,6 +56,12 @@ def test_an_added_assertion_passes() -> None:
 
 def test_a_tightened_raises_passes() -> None:
     after = BASE.replace("pytest.raises(ZeroDivisionError)", 'pytest.raises(ZeroDivisionError, match="zero")')
+    assert weakening(PATH, BASE, after) == []
+
+
+def test_an_assert_replaced_by_a_raises_check_passes() -> None:
+    # the builder's repair of a generated test that guessed a value where the code raises
+    after = BASE.replace("    assert add(2, 2) == 4\n", "    with pytest.raises(TypeError):\n        add(2, None)\n")
     assert weakening(PATH, BASE, after) == []
 
 
