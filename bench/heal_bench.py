@@ -254,7 +254,8 @@ HEAD = ["category", "cases", "heal rate", "false heals", "regression reported", 
 
 
 def table(mode: str, rows: list[Row], dry: bool = False, label: str = "") -> str:
-    body = [category_cells(c, [r for r in rows if r.category == c], dry) for c in CATEGORIES]
+    run = [c for c in CATEGORIES if any(r.category == c for r in rows)]  # a --categories run shows only its own
+    body = [category_cells(c, [r for r in rows if r.category == c], dry) for c in run]
     lines = [f"## {label or mode}", "", "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     lines += ["| " + " | ".join(cells) + " |" for cells in body]
     if not dry:
@@ -267,19 +268,24 @@ def targets(mode: str, rows: list[Row]) -> list[str]:
     if mode == "offline":
         for c in TARGET_CATEGORIES:
             sub = [r for r in rows if r.category == c]
-            rate = sum(r.repaired for r in sub) / len(sub) if sub else 0.0
+            if not sub:
+                out.append(f"- offline heal rate, {c}: no cases run")
+                continue
+            rate = sum(r.repaired for r in sub) / len(sub)
             out.append(f"- offline heal rate, {c}: {rate:.0%} (target ≥ {TARGET_HEAL_RATE:.0%}) "
-                       f"{'✓' if sub and rate >= TARGET_HEAL_RATE else '✗'}")  # fmt: skip
+                       f"{'✓' if rate >= TARGET_HEAL_RATE else '✗'}")  # fmt: skip
     update = [d for r in rows for d in r.update_diffs]
     ok = bool(update) and statistics.median(update) <= TARGET_UPDATE_DIFF
     out.append(f"- median update diff: {median(update)} changed lines over {len(update)} successful update "
                f"attempts (target ≤ {TARGET_UPDATE_DIFF}) {'✓' if ok else '✗'}")  # fmt: skip
     behaviour = [r for r in rows if r.category == "behaviour"]
+    if not behaviour:
+        return [*out, "- false heals and behaviour changes reported: no behaviour cases run"]
     false = sum(r.false_heal for r in behaviour)
-    out.append(f"- false heals: {false} (target 0) {'✓' if behaviour and not false else '✗'}")
+    out.append(f"- false heals: {false} (target 0) {'✓' if not false else '✗'}")
     reported = sum(r.regression_reported for r in behaviour)
     out.append(f"- behaviour changes reported as regressions: {reported}/{len(behaviour)} "
-               f"{'✓' if behaviour and reported == len(behaviour) else '✗'}")  # fmt: skip
+               f"{'✓' if reported == len(behaviour) else '✗'}")  # fmt: skip
     return out
 
 
