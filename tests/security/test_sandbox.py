@@ -75,3 +75,26 @@ def test_a_repo_cannot_change_the_packages_another_repo_installs(make_repo: Repo
     check = "import iniconfig\n\n\ndef test_clean() -> None:\n    assert not hasattr(iniconfig, 'POISONED')\n"
     assert _build(make_repo, "attacker", tamper) is BuildStatus.PASSED
     assert _build(make_repo, "victim", check) is BuildStatus.PASSED
+
+
+def test_a_mypy_plugin_in_the_repos_config_runs_offline(make_repo: RepoFactory) -> None:
+    # mypy imports the plugins a repo's config names: the lint phase runs the repo's code too
+    listener = Listener()
+    marker = Path("/tmp") / f"mendflow-lint-{uuid.uuid4().hex}"
+    plugin = (
+        "import socket\nfrom pathlib import Path\n\nfrom mypy.plugin import Plugin\n\n"
+        f"Path({str(marker)!r}).write_text('x')\n"
+        "with socket.socket() as s:\n    s.settimeout(2)\n"
+        f"    s.connect_ex(('127.0.0.1', {listener.port}))\n\n\n"
+        "def plugin(version: str) -> type[Plugin]:\n    return Plugin\n"
+    )
+    pyproject = PYPROJECT.replace('"iniconfig==2.0.0"', '"iniconfig==2.0.0", "mypy==2.4.1"')
+    files = {
+        "pyproject.toml": pyproject + '\n[tool.mypy]\nfiles = ["probe"]\nplugins = ["probe_plugin.py"]\n',
+        "probe_plugin.py": plugin, "probe/__init__.py": "", "tests/test_probe.py": "def test_ok() -> None:\n    pass\n",
+    }  # fmt: skip
+    report = ci_build(repo=str(make_repo(files, name="lintprobe")), stage="B1")
+
+    assert report.status is BuildStatus.PASSED, report.lint_errors
+    assert listener.connections == 0 and not marker.exists()
+    listener.sock.close()

@@ -35,7 +35,8 @@ Contract (stdlib only; the job holds no credentials):
 
 Steps: unpack (safe) → dependencies (uv.lock: ``uv sync --frozen --all-groups``; else each
 ``requirements*.txt`` and ``-e .[test,tests,dev]`` for a project; then pytest and coverage when the repo
-lacks them) → lint (ruff check, ruff format --check, mypy when configured) → tests (``coverage run
+lacks them) → lint (ruff check, ruff format --check, mypy when configured; offline, like the tests: the repo's config
+and mypy plugins are its code) → tests (``coverage run
 --branch -m pytest [-m MARKER | NODE_ID ...]`` with a plugin that sets per-test dynamic contexts to pytest node
 ids and journals each failure's exception, first line and location; pytest-cov is not used) → coverage JSON →
 report (``failed_tests`` complete, collection errors included as the file's path; ``failures`` details the
@@ -150,13 +151,12 @@ class Build:
 
     def _lint(self) -> None:
         errors: list[str] = []
+        wrap = lint.sandbox(self.cfg.workspace, self.venv / "bin/python")
+        python = str(self.venv / "bin/python")
         checks: list[tuple[str, Callable[[], list[str]]]] = [
-            ("ruff check", lambda: lint.ruff_check(self.src, self.env, self.remaining(), self.log)),
-            ("ruff format", lambda: lint.ruff_format(self.src, self.env, self.remaining(), self.log)),
-            (
-                "mypy",
-                lambda: lint.mypy(self.src, str(self.venv / "bin/python"), self.env, self.remaining, self.log),
-            ),
+            ("ruff check", lambda: lint.ruff_check(self.src, self.env, self.remaining(), self.log, wrap=wrap)),
+            ("ruff format", lambda: lint.ruff_format(self.src, self.env, self.remaining(), self.log, wrap=wrap)),
+            ("mypy", lambda: lint.mypy(self.src, python, self.env, self.remaining, self.log, wrap=wrap)),
         ]
         for name, check in checks:
             try:

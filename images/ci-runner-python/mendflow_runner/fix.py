@@ -20,7 +20,7 @@ from typing import Any
 
 from . import lint, repo_config, unpack
 from .config import JobConfig
-from .proc import Log, offline, run
+from .proc import Log, run
 
 OUT_NAME = "fixes.json"
 
@@ -87,14 +87,9 @@ class Fixer:
         self.src, self.cfg, self.log = src, cfg, log
         self.env = dict(os.environ)
         self.formats = repo_config.has_ruff_config(src)
-        found = shutil.which("ruff")
-        if found is None:
+        if shutil.which("ruff") is None:
             raise FixError("ruff is not on PATH")
-        self.ruff = Path(found).resolve()
-
-    def sandboxed(self, argv: list[str]) -> list[str]:
-        # Named by its real path: inside the sandbox a PATH entry under /tmp is a fresh, empty tmpfs.
-        return offline([str(self.ruff), *argv[1:]], writable=self.src, readable=(self.ruff,))
+        self.sandboxed = lint.sandbox(self.src)  # the lint phase's sandbox, with only the source tree writable
 
     def _step(self, argv: list[str], ok: tuple[int, ...]) -> None:
         r = run(self.sandboxed(argv), cwd=self.src, env=self.env, timeout=self.cfg.remaining(), log=self.log)

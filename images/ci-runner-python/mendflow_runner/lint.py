@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from . import repo_config
-from .proc import Log, run
+from .proc import Log, offline, run
 
 _MYPY_LINE = re.compile(
     r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? error: (?P<msg>.*?)(?:\s+\[(?P<code>[\w-]+)\])?$"
@@ -19,12 +20,30 @@ _MYPY_LINE = re.compile(
 _FORMAT_LINE = re.compile(r"^(?:Would reformat: (?P<old>.+)|(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): unformatted:.*)$")
 
 
-# How a step's argv is run: as it is (the lint phase), or inside the fix mode's sandbox (``proc.offline``).
+# How a step's argv is run: as it is, or offline (``sandbox`` for the lint phase; the fix mode has its own).
 Wrap = Callable[[list[str]], list[str]]
 
 
 def _as_is(argv: list[str]) -> list[str]:
     return argv
+
+
+def sandbox(writable: Path, venv_python: Path | None = None) -> Wrap:
+    """Steps as untrusted code (``proc.offline``): a ruff config and a mypy plugin are the repository's, so
+    they get no network and only ``writable`` (the lint phase: source, venv and mypy's cache) to write.
+
+    ruff is named by its real path and, like the venv's base interpreter, bound back when it lives under the
+    host's ``/tmp`` (a fresh, empty tmpfs inside)."""
+    found = shutil.which("ruff")
+    ruff = Path(found).resolve() if found else None
+    base = venv_python.resolve().parent.parent if venv_python and venv_python.resolve().exists() else None
+    readable = tuple(p for p in (ruff, base) if p is not None)
+
+    def wrap(argv: list[str]) -> list[str]:
+        named = [str(ruff), *argv[1:]] if argv[0] == "ruff" and ruff else argv
+        return offline(named, writable=writable, readable=readable)
+
+    return wrap
 
 
 class LintToolError(Exception):
@@ -104,12 +123,14 @@ def ruff_format(
     return [f"{path}:{where} FORMAT file would be reformatted by `ruff format`" for path, where in found.items()]
 
 
-def mypy(root: Path, python: str, env: dict[str, str], timeout: Callable[[], float], log: Log) -> list[str]:
+def mypy(
+    root: Path, python: str, env: dict[str, str], timeout: Callable[[], float], log: Log, wrap: Wrap = _as_is
+) -> list[str]:
     cfg = repo_config.mypy_config(root)
     if cfg is None:
         return []
-    probe = run([python, "-c", "import mypy"], cwd=root, env=env, timeout=timeout(), log=log)
-    if not probe.ok:
+    probe = run(wrap([python, "-c", "import mypy"]), cwd=root, env=env, timeout=timeout(), log=log)
+    if not probe.ok:  # mypy from the package index, like the dependencies: the one lint step with network
         add = run(
             ["uv", "pip", "install", "--python", python, "mypy"],
             cwd=root,
@@ -122,7 +143,7 @@ def mypy(root: Path, python: str, env: dict[str, str], timeout: Callable[[], flo
     targets = [] if cfg.get("files") else ["."]
     argv = [python, "-m", "mypy", "--show-column-numbers", "--no-error-summary", "--no-pretty", *targets]
     r = run(
-        argv,
+        wrap(argv),
         cwd=root,
         env={**env, "MYPY_CACHE_DIR": str(root.parent / ".mypy_cache")},
         timeout=timeout(),
