@@ -3,8 +3,6 @@ packages another repository's job installs. Each is checked from the outside aft
 
 from __future__ import annotations
 
-import socket
-import threading
 import uuid
 from pathlib import Path
 
@@ -12,30 +10,12 @@ import pytest
 
 from flows.ci import ci_build
 from mendflow.contracts import BuildStatus
+from tests.fixtures.listener import Listener
 from tests.fixtures.repos import RepoFactory
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
 PYPROJECT = '[project]\nname = "probe"\nversion = "0"\ndependencies = ["iniconfig==2.0.0"]\n'
-
-
-class Listener:
-    """A TCP listener on the host's loopback that records every connection made to it."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            conn.close()
 
 
 def _build(make_repo: RepoFactory, name: str, test_body: str) -> BuildStatus:

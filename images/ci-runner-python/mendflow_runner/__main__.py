@@ -63,7 +63,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from . import coverage_report, deps, fix, lint, progress, repo_config, report, testing, unpack
+from . import coverage_report, deps, fix, lint, proc, progress, repo_config, report, testing, unpack
 from .config import JobConfig, parse_args
 from .proc import Log
 
@@ -151,7 +151,7 @@ class Build:
 
     def _lint(self) -> None:
         errors: list[str] = []
-        wrap = lint.sandbox(self.cfg.workspace, self.venv / "bin/python")
+        wrap = proc.sandbox(self.cfg.workspace)  # a repo's mypy plugins and ruff config are its code
         python = str(self.venv / "bin/python")
         checks: list[tuple[str, Callable[[], list[str]]]] = [
             ("ruff check", lambda: lint.ruff_check(self.src, self.env, self.remaining(), self.log, wrap=wrap)),

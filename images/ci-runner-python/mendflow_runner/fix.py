@@ -20,7 +20,7 @@ from typing import Any
 
 from . import lint, repo_config, unpack
 from .config import JobConfig
-from .proc import Log, run
+from .proc import Log, run, sandbox
 
 OUT_NAME = "fixes.json"
 
@@ -89,7 +89,7 @@ class Fixer:
         self.formats = repo_config.has_ruff_config(src)
         if shutil.which("ruff") is None:
             raise FixError("ruff is not on PATH")
-        self.sandboxed = lint.sandbox(self.src)  # the lint phase's sandbox, with only the source tree writable
+        self.sandboxed = sandbox(self.src)  # only the source tree writable
 
     def _step(self, argv: list[str], ok: tuple[int, ...]) -> None:
         r = run(self.sandboxed(argv), cwd=self.src, env=self.env, timeout=self.cfg.remaining(), log=self.log)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from . import repo_config
-from .proc import Log, offline, run
+from .proc import Log, Wrap, run
 
 _MYPY_LINE = re.compile(
     r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? error: (?P<msg>.*?)(?:\s+\[(?P<code>[\w-]+)\])?$"
@@ -20,30 +19,8 @@ _MYPY_LINE = re.compile(
 _FORMAT_LINE = re.compile(r"^(?:Would reformat: (?P<old>.+)|(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): unformatted:.*)$")
 
 
-# How a step's argv is run: as it is, or offline (``sandbox`` for the lint phase; the fix mode has its own).
-Wrap = Callable[[list[str]], list[str]]
-
-
 def _as_is(argv: list[str]) -> list[str]:
     return argv
-
-
-def sandbox(writable: Path, venv_python: Path | None = None) -> Wrap:
-    """Steps as untrusted code (``proc.offline``): a ruff config and a mypy plugin are the repository's, so
-    they get no network and only ``writable`` (the lint phase: source, venv and mypy's cache) to write.
-
-    ruff is named by its real path and, like the venv's base interpreter, bound back when it lives under the
-    host's ``/tmp`` (a fresh, empty tmpfs inside)."""
-    found = shutil.which("ruff")
-    ruff = Path(found).resolve() if found else None
-    base = venv_python.resolve().parent.parent if venv_python and venv_python.resolve().exists() else None
-    readable = tuple(p for p in (ruff, base) if p is not None)
-
-    def wrap(argv: list[str]) -> list[str]:
-        named = [str(ruff), *argv[1:]] if argv[0] == "ruff" and ruff else argv
-        return offline(named, writable=writable, readable=readable)
-
-    return wrap
 
 
 class LintToolError(Exception):

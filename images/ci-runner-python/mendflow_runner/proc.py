@@ -9,9 +9,13 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+# How a phase's step is run: as it is, or through ``sandbox``.
+Wrap = Callable[[list[str]], list[str]]
 
 GRACE_SEC = 3.0
 
@@ -99,6 +103,27 @@ def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = ()) ->
         sandbox += ["--ro-bind", path, path]
     where = str(writable)
     return [bwrap, *sandbox, "--bind", where, where, "--", *argv]
+
+
+def sandbox(writable: Path, readable: tuple[Path, ...] = ()) -> Wrap:
+    """``offline`` for every step of a phase that runs the repository's code or config (lint, tests, the test
+    generator's gates, Pynguin): only ``writable`` may be written.
+
+    A tool named bare (``ruff``) runs by its real path, found on the job's PATH: inside, a PATH entry under
+    ``/tmp`` is a fresh, empty tmpfs. The installs a step's program lives in (its venv, and the interpreter or
+    venv its real path is in) are bound back read-only with ``readable`` when they live under the host's
+    ``/tmp``."""
+
+    def wrap(argv: list[str]) -> list[str]:
+        bare = os.sep not in argv[0]
+        found = shutil.which(argv[0]) if bare else argv[0]
+        if found is None:
+            return offline(argv, writable, readable)
+        real = Path(found).resolve()
+        installs = (Path(found).absolute().parent.parent, real.parent.parent)
+        return offline([str(real) if bare else found, *argv[1:]], writable, readable=(*readable, *installs))
+
+    return wrap
 
 
 def _under_tmp(path: Path) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import progress, repo_config
-from .proc import Log, StepResult, offline, run
+from .proc import Log, StepResult, run, sandbox
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 # Without a coverage config of its own, a repo's tests are not counted as code under test.
@@ -147,8 +147,7 @@ def run_tests(
     }
     py_args = pytest_argv(paths, use, select)
     workspace = Path(os.path.commonpath([paths.root, paths.junit, paths.coverage_file, paths.events]))
-    interpreter = Path(paths.venv_python).resolve().parent.parent  # the base install the venv links to
-    argv = offline(coverage_argv(paths) + py_args, writable=workspace, readable=(PLUGIN_DIR, interpreter))
+    argv = sandbox(workspace, (PLUGIN_DIR,))(coverage_argv(paths) + py_args)
     paths.events.unlink(missing_ok=True)  # a journal left by an earlier run in this workspace would count twice
     with progress.TestCounter(paths.events):
         step = run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)

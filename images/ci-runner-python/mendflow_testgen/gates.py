@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from mendflow_runner import lint, repo_config, testing
-from mendflow_runner.proc import Log, StepResult, run
+from mendflow_runner.proc import Log, StepResult, run, sandbox
 
 from . import edit, progress
 
@@ -163,12 +163,14 @@ class Gates:
             "PYTHONPATH": os.pathsep.join(p for p in (str(testing.PLUGIN_DIR), env.get("PYTHONPATH", "")) if p),
             "PYTHONDONTWRITEBYTECODE": "1",
         }
+        # Generated tests, the repo's conftest and its config run as untrusted code: offline, only work/ writable.
+        self.sandboxed = sandbox(work, (testing.PLUGIN_DIR,))
         self.out = Outcome()
 
     # -- helpers --------------------------------------------------------------------------------------------
     def _run(self, argv: list[str], extra_env: dict[str, str] | None = None) -> StepResult:
         return run(
-            argv,
+            self.sandboxed(argv),
             cwd=self.src,
             env={**self.env, **(extra_env or {})},
             timeout=max(5.0, self.remaining()),

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mendflow_runner.proc import Log, run
+from mendflow_runner.proc import Log, run, sandbox
 
 from . import edit, progress
 
@@ -144,7 +144,7 @@ def _generate_one(
     command = argv(pyn_python, project, mod["module"], out_dir, options)
     budget = min(hard, max(5.0, remaining() - 120))  # keep time for the gates
     step = run(
-        command,
+        sandbox(work)(command),  # Pynguin executes the module under test: the repo's code, offline
         cwd=work,
         env={**env, **environment(options), "PYTHONPATH": pythonpath},
         timeout=budget,

@@ -3,6 +3,7 @@ a real file store and a real git repository."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from mendflow.settings import Settings
 from mendflow.store.file import FileStore
 from mendflow.testgen import build_tests
 from mendflow.testgen.commit import branch_for
+from tests.fixtures.listener import Listener
 from tests.fixtures.llm_server import LLMServer, llm_settings
 from tests.mendflow.plan.helpers import measured_report, new_repo
 
@@ -36,7 +38,6 @@ def twice(x):
 """
 EXISTING = "from half import twice\n\n\ndef test_twice():\n    assert twice(2) == 4\n"
 GENERATED = """\
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,7 @@ def test_twice_of_three():
 
 
 def test_half_flips():
-    flag = Path(tempfile.gettempdir()) / "mendflow-flip"
+    flag = Path(__file__).with_name(".mendflow-flip")  # /tmp is fresh per run in the sandbox; the source is not
     n = int(flag.read_text()) if flag.exists() else 0
     flag.write_text(str(n + 1))
     assert n % 2 == 0 and half(8) == 4
@@ -407,3 +408,21 @@ def test_repairs_that_keep_fewer_tests_than_an_earlier_round_leave_that_rounds_t
     assert [k.node_id for k in result.kept] == [f"{PROPOSED}::test_half_of_four"]  # round 0's
     assert "from half import half\n" in _committed(s, result)
     assert "round 2 kept fewer tests than round 0: round 0 is used" in result.notes
+
+
+def test_a_generated_test_runs_offline_in_the_gates(tmp_path: Path, scripted_llm: LLMServer) -> None:
+    # what an LLM writes (or a repo's conftest) runs in the gates job: no host loopback, nothing left in /tmp
+    listener = Listener()
+    marker = Path("/tmp") / f"mendflow-gates-probe-{os.getpid()}"  # no random text: the secrets scan would see one
+    probe = (
+        "import socket\nfrom pathlib import Path\n\nfrom half import half\n\n\ndef test_half_of_four():\n"
+        f"    Path({str(marker)!r}).write_text('x')\n"
+        "    with socket.socket() as s:\n        s.settimeout(2)\n"
+        f"        s.connect_ex(('127.0.0.1', {listener.port}))\n"
+        "    assert half(4) == 2\n"
+    )
+    result = _build(_setup(tmp_path), scripted_llm, probe)
+
+    assert result.precheck is BuildStatus.PASSED, result.notes
+    assert listener.connections == 0 and not marker.exists()
+    listener.sock.close()
