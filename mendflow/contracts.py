@@ -147,7 +147,16 @@ class BuildReport(Contract):
     failed_tests: list[str] = Field(default_factory=list, description="pytest node ids.")
     failures: list[TestFailure] = Field(default_factory=list, description="Details of failed_tests, same order.")
     selected: list[str] = Field(default_factory=list, description="Node ids run when only these were asked for.")
-    lint_errors: list[str] = Field(default_factory=list, description="'path:line:col CODE message' lines.")
+    lint_errors: list[str] = Field(
+        default_factory=list,
+        description="'path:line:col CODE message' lines the commit brought (the only ones that fail a build).",
+    )
+    lint_preexisting: list[str] = Field(
+        default_factory=list, description="Findings the parent commit has too: listed, never fatal."
+    )
+    lint_baseline: str = Field(
+        "", description="The commit lint findings were compared with ('': none, so every finding counts as new)."
+    )
     tests: TestCounts = Field(default_factory=TestCounts)
     test_command: list[str] = Field(default_factory=list)
     coverage: Coverage | None = None

@@ -52,10 +52,15 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
     ]
     if report.error_reason:
         lines += ["", f"**Why:** {report.error_reason}"]
-    for title, items in (("Failed tests", report.failed_tests), ("Lint errors", report.lint_errors)):
+    sections = (
+        ("Failed tests", report.failed_tests),
+        ("Lint errors", report.lint_errors),
+        (f"Pre-existing lint findings, not fatal (also in {report.lint_baseline[:12]})", report.lint_preexisting),
+    )
+    for title, items in sections:
         if items:
             lines += ["", f"## {title} ({len(items)})", ""]
-            lines += [f"- `{item}`" for item in items[:limit]]
+            lines += [f"- {_code(item)}" for item in items[:limit]]
             if len(items) > limit:
                 lines.append(f"- … and {len(items) - limit} more (see the artefacts)")
     return "\n".join(lines) + "\n"

@@ -77,6 +77,17 @@ def at(source: Source, sha: str, branch: str, store: ArtefactStore, settings: Se
     return _frozen(moved, source.open(), store, settings)
 
 
+def parent(source: Source, store: ArtefactStore, settings: Settings) -> Source | None:
+    """The commit's first parent, frozen like ``at``; None for a root commit or a parent this clone lacks
+    (a shallow fetch)."""
+    repo = source.open()
+    commit = repo.get(source.commit_sha)
+    first = commit.parent_ids[0] if isinstance(commit, pygit2.Commit) and commit.parent_ids else None
+    if first is None or repo.get(first) is None:
+        return None
+    return at(source, str(first), source.branch, store, settings)
+
+
 def _frozen(source: Source, repo: pygit2.Repository, store: ArtefactStore, settings: Settings) -> Source:
     key = source.artefacts.source(source.commit_sha)
     if not store.exists(key):  # content-addressed by commit: a retry or a re-run reuses it

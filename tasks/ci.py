@@ -15,6 +15,7 @@ from prefect.context import TaskRunContext
 
 from mendflow import events
 from mendflow import source as sources
+from mendflow.ci import lint_baseline
 from mendflow.ci.job import (
     BuildErrored,
     collect_report,
@@ -30,6 +31,7 @@ from mendflow.render import artifact_key, build_markdown, coverage_rows
 from mendflow.settings import Settings, get_settings
 from mendflow.source import Source
 from mendflow.store import open_store
+from mendflow.store.base import ArtefactStore
 
 
 @task(name="resolve-source", cache_policy=NO_CACHE)
@@ -67,18 +69,48 @@ def _retry_only_errored(task: object, task_run: object, state: object) -> bool:
 @task(name="build-attempt", retry_condition_fn=_retry_only_errored, cache_policy=NO_CACHE)
 def build_attempt(source: Source, stage: str, select: list[str] | None = None) -> BuildReport:
     settings = get_settings()
-    attempt = _attempt_number()
     store = open_store(settings.resolved_store_url(), settings)
-    prefix = source.artefacts.build(source.commit_sha, stage, attempt)
-    staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
-    spec = job_spec(source, stage, attempt, staging, store, settings, select)
-    result = get_launcher(settings).run(spec, phase_progress(stage))
-    max_bytes = settings.limits.job_output_mb * 1024 * 1024
-    collected = collect_report(store, staging, result, source, stage, attempt, max_bytes, select)
-    report = publish(store, staging, prefix, collected, settings.limits)
+    report = run_build_job(source, stage, _attempt_number(), store, settings, select)
     if report.status is BuildStatus.ERRORED and report.fail_reason is not FailReason.BAD_INPUT:
         raise BuildErrored(report)
     return report
+
+
+def run_build_job(
+    source: Source,
+    stage: str,
+    attempt: int,
+    store: ArtefactStore,
+    settings: Settings,
+    select: list[str] | None = None,
+    lint_only: bool = False,
+) -> BuildReport:
+    """One build job, its report vetted, its lint judged against the parent's, and published."""
+    prefix = source.artefacts.build(source.commit_sha, stage, attempt)
+    staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
+    spec = job_spec(source, stage, attempt, staging, store, settings, select, lint_only)
+    result = get_launcher(settings).run(spec, phase_progress(stage))
+    max_bytes = settings.limits.job_output_mb * 1024 * 1024
+    collected = collect_report(store, staging, result, source, stage, attempt, max_bytes, select)
+    if collected.lint_errors and not lint_only:
+        collected = judge_lint(source, collected, store, settings)
+    return publish(store, staging, prefix, collected, settings.limits)
+
+
+def judge_lint(source: Source, report: BuildReport, store: ArtefactStore, settings: Settings) -> BuildReport:
+    """``report`` with only the findings its commit brought in ``lint_errors`` (see ``lint_baseline``)."""
+    parent = sources.parent(source, store, settings)
+    if parent is None:
+        return lint_baseline.judged(report, [], "")
+    done = lint_baseline.published_lint(store, parent.artefacts.commit(parent.commit_sha))
+    if done is None:
+        done = run_build_job(parent, lint_baseline.LINT_ONLY_STAGE, 1, store, settings, lint_only=True)
+    if done.status is BuildStatus.ERRORED:
+        get_run_logger().warning(
+            "no lint baseline: linting %s errored (%s); every finding counts as new", parent.label, done.error_reason
+        )
+        return lint_baseline.judged(report, [], "")
+    return lint_baseline.judged(report, lint_baseline.every_finding(done), f"{parent.commit_sha} ({done.stage})")
 
 
 def retrying_build_attempt(settings: Settings) -> Task[[Source, str, list[str] | None], BuildReport]:

@@ -66,8 +66,10 @@ def job_spec(
     store: ArtefactStore,
     settings: Settings,
     select: list[str] | None = None,
+    lint_only: bool = False,
 ) -> JobSpec:
-    """The build job of ``source``; with ``select``, it runs exactly those pytest node ids (and still lints)."""
+    """The build job of ``source``; with ``select``, it runs exactly those pytest node ids (and still lints);
+    with ``lint_only``, it installs and lints and runs no test (a parent commit's lint baseline)."""
     env = {
         "MENDFLOW_JOB_REPO": source.repo_id,
         "MENDFLOW_JOB_COMMIT": source.commit_sha,
@@ -79,6 +81,8 @@ def job_spec(
     }
     if select:
         env["MENDFLOW_JOB_SELECT"] = json.dumps(select)
+    if lint_only:
+        env["MENDFLOW_JOB_LINT_ONLY"] = "1"
     return JobSpec(
         name=f"build-{stage.lower()}-{source.commit_sha[:8]}-{attempt}",
         image=RUNNER_IMAGE,

@@ -133,6 +133,9 @@ def print_report(console: Console, report: BuildReport) -> None:
         console.print(f"[red]failed[/] {test}", highlight=False)
     for lint in report.lint_errors[:20]:
         console.print(f"[yellow]lint[/] {lint}", highlight=False)
+    if report.lint_preexisting:
+        were = f"{len(report.lint_preexisting)} lint finding(s) already in {report.lint_baseline[:12]}"
+        console.print(f"{were}: not fatal (listed in the report)", highlight=False)
     if report.error_reason:
         console.print(f"[bold]why:[/] {report.error_reason}", highlight=False)
     console.print(f"artefacts: {report.artefact_url}", highlight=False)

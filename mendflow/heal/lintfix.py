@@ -35,6 +35,7 @@ from mendflow.contracts import (
 )
 from mendflow.edits import checked_path, diff_size, unified_diff
 from mendflow.errors import ArtefactNotFoundError, HealError, TooLargeError
+from mendflow.findings import parse as parse_finding
 from mendflow.gate import changed_expectations, weakening
 from mendflow.heal.healer import MAX_FILE_BYTES
 from mendflow.jobcode import RUNNER_COMMAND, RUNNER_IMAGE
@@ -50,8 +51,6 @@ MAX_REFUSALS = 50  # refusals kept for a job's forged extra paths: a hostile job
 MAX_REMAINING = 50  # findings kept per file
 TEXT_CUT = 300  # characters of one untrusted message kept
 
-# "path:line:col CODE message", as the runner writes BuildReport.lint_errors.
-_FINDING = re.compile(r"^(?P<path>.+?):\d+:\d+ (?P<code>\S+)(?: |$)")
 # A ruff rule code (F401, I001, UP006, RUF100, PLR0913); mypy's "mypy[...]", "syntax-error" and a tool error
 # ("ruff-check-error") are not, and no fixer removes them.
 _RUFF_CODE = re.compile(r"^[A-Z]{1,6}[0-9]{1,4}$")
@@ -91,11 +90,11 @@ def lint_fixable(report: BuildReport, may_touch: Callable[[str], bool]) -> list[
 
 
 def _fixable_path(finding: str) -> str | None:
-    m = _FINDING.match(finding)
-    if m is None or m["code"] in _NOT_FIXABLE or not (m["code"] == _FORMAT or _RUFF_CODE.match(m["code"])):
+    found = parse_finding(finding)
+    if found is None or found.code in _NOT_FIXABLE or not (found.code == _FORMAT or _RUFF_CODE.match(found.code)):
         return None
     try:
-        return checked_path(m["path"])
+        return checked_path(found.path)
     except HealError:
         return None
 

@@ -29,6 +29,12 @@ FAILING = {
     "tests/test_shapes.py": "from shapes import area\n\n\ndef test_area() -> None:\n    assert area(2, 3) == 7\n",
 }
 
+
+def with_unused_import(*modules: str) -> dict[str, str]:
+    """PASSING with ``import <module>`` lines atop shapes.py: one F401 finding each."""
+    return {**PASSING, "shapes.py": "".join(f"import {m}\n" for m in modules) + "\n\n" + MODULE}
+
+
 BROKEN_DEPENDENCY = {
     **PASSING,
     "requirements.txt": "mendflow-no-such-package-anywhere==9.9.9\n",

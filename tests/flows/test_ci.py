@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pygit2
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
@@ -10,7 +11,8 @@ from flows.ci import ci_build
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from mendflow.settings import get_settings
 from mendflow.store import open_store
-from tests.flows.sample_repos import BROKEN_DEPENDENCY, FAILING, MALFORMED_PYPROJECT, PASSING
+from tests.fixtures.repos import commit_files
+from tests.flows.sample_repos import BROKEN_DEPENDENCY, FAILING, MALFORMED_PYPROJECT, PASSING, with_unused_import
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
@@ -91,3 +93,37 @@ def test_build_publishes_to_s3_over_http(make_repo, s3_server, s3_bucket, mendfl
     assert report.status is BuildStatus.PASSED
     assert report.artefact_url.startswith(f"s3://{s3_bucket.name}/ci/repos/local/s3repo/")
     assert stored_report(report) == report
+
+
+def test_a_finding_the_parent_has_too_is_listed_and_not_fatal(make_repo) -> None:
+    repo = make_repo(with_unused_import("os"), name="old-lint")
+    parent = str(pygit2.Repository(str(repo)).head.target)
+    commit_files(repo, {"README.md": "shapes\n"})
+    report = ci_build(repo=str(repo))
+    assert (report.status, report.lint_errors) == (BuildStatus.PASSED, [])
+    assert report.lint_preexisting == ["shapes.py:1:8 F401 `os` imported but unused"]
+    assert report.lint_baseline == f"{parent} (lint)"  # the parent was never built: a lint-only job of it
+
+
+def test_a_finding_the_commit_brought_fails_the_build(make_repo) -> None:
+    repo = make_repo(with_unused_import("os"), name="new-lint")
+    commit_files(repo, with_unused_import("os", "sys"))
+    report = ci_build(repo=str(repo))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
+    assert report.lint_errors == ["shapes.py:2:8 F401 `sys` imported but unused"]
+    assert report.lint_preexisting == ["shapes.py:1:8 F401 `os` imported but unused"]
+
+
+def test_a_parent_built_before_is_the_baseline_without_a_lint_job(make_repo) -> None:
+    repo = make_repo(with_unused_import("os"), name="built-parent")
+    parent = ci_build(repo=str(repo), stage="B1")
+    commit_files(repo, {"README.md": "shapes\n"})
+    report = ci_build(repo=str(repo), stage="B1")
+    assert (parent.status, report.status) == (BuildStatus.FAILED, BuildStatus.PASSED)
+    assert report.lint_baseline == f"{parent.commit_sha} (B1)"
+    assert not [key for key in stored_keys(parent) if "/lint/" in key]
+
+
+def test_a_root_commit_has_no_baseline(make_repo) -> None:
+    report = ci_build(repo=str(make_repo(with_unused_import("os"), name="root-lint")))
+    assert (report.status, report.fail_reason, report.lint_baseline) == (BuildStatus.FAILED, FailReason.LINT, "")

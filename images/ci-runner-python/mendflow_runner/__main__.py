@@ -106,6 +106,10 @@ class Build:
                 return
         with timed(self.rep, "lint"):
             self._lint()
+        if self.cfg.lint_only:
+            if self.rep.lint_errors:
+                self.rep.failed("lint")
+            return
         with timed(self.rep, "tests"):
             run = self._tests()
         with timed(self.rep, "coverage"):

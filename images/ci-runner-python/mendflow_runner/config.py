@@ -29,6 +29,7 @@ class JobConfig:
     python: str
     workspace: Path
     select: list[str] = field(default_factory=list)  # node ids to run instead of the suite ([]: the suite)
+    lint_only: bool = False  # install and lint, run no test: a parent commit's lint baseline
     fix: list[str] | None = None  # fix mode: the files to run the repo's fixers on (None: a build)
     started: float = field(default_factory=time.monotonic)
 
@@ -96,6 +97,12 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
         help="JSON list of pytest node ids to run instead of the suite (then no marker)",
     )
     p.add_argument(
+        "--lint-only",
+        action="store_true",
+        default=_env("LINT_ONLY", "") == "1",
+        help="install the dependencies and lint, run no test",
+    )
+    p.add_argument(
         "--fix",
         type=_fix,
         default=_fix(_env("FIX", "")),
@@ -121,5 +128,6 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
         python=a.python,
         workspace=workspace,
         select=a.select,
+        lint_only=a.lint_only,
         fix=a.fix,
     )

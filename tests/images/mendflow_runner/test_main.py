@@ -61,6 +61,15 @@ def test_lint_error_alone_is_failed_lint(make_repo: RepoFactory, tmp_path: Path,
     assert report.lint_errors == ["demo/extra.py:1:8 F401 `os` imported but unused"]
 
 
+def test_lint_only_lints_and_runs_no_test(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    repo = make_repo(demo_files(**{"demo/extra.py": "import os\n"}))
+    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache, "--lint-only")
+    report = BuildReport.model_validate(data)
+    assert (rc, report.status, report.fail_reason) == (0, BuildStatus.FAILED, FailReason.LINT)
+    assert report.lint_errors == ["demo/extra.py:1:8 F401 `os` imported but unused"]
+    assert (report.tests.total, report.coverage, "tests" in report.durations) == (0, None, False)
+
+
 def test_unformatted_file_is_a_lint_error_when_the_repo_uses_ruff(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
