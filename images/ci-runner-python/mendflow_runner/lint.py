@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import repo_config
-from .proc import Log, Wrap, run
+from .proc import Log, StepResult, Wrap, run
 
 _MYPY_LINE = re.compile(
     r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? error: (?P<msg>.*?)(?:\s+\[(?P<code>[\w-]+)\])?$"
@@ -25,6 +25,16 @@ def _as_is(argv: list[str]) -> list[str]:
 
 class LintToolError(Exception):
     """A linter crashed or printed something we cannot read (not a lint finding)."""
+
+    @classmethod
+    def of(cls, step: StepResult) -> LintToolError:
+        """Why ``step`` failed, the same in every job: its first error line (mypy prints notes after it), not
+        the command line, which names the job's workspace (runner.log has it). Compared with the parent
+        commit's like any finding, so a tool that fails the same way there is not new."""
+        lines = [line.strip() for text in (step.stderr, step.stdout) for line in text.splitlines() if line.strip()]
+        first = next((line for line in lines if "error:" in line), step.last_stderr_line())
+        how = "timed out" if step.timed_out else f"exited {step.returncode}"
+        return cls(f"{how}: {first}")
 
 
 def _rel(path: str, root: Path) -> str:
@@ -62,7 +72,7 @@ def ruff_check(
         log=log,
     )
     if r.timed_out or r.returncode not in (0, 1):
-        raise LintToolError(r.describe())
+        raise LintToolError.of(r)
     try:
         findings = json.loads(r.stdout or "[]")
     except json.JSONDecodeError as exc:
@@ -91,7 +101,7 @@ def ruff_format(
         # ruff format exits 2 on files it cannot parse; ruff check already reports those.
         if r.returncode == 2 and "Failed to parse" in r.stderr:
             return []
-        raise LintToolError(r.describe())
+        raise LintToolError.of(r)
     found: dict[str, str] = {}
     for line in r.stdout.splitlines():
         m = _FORMAT_LINE.match(line)
@@ -116,7 +126,7 @@ def mypy(
             log=log,
         )
         if not add.ok:
-            raise LintToolError(add.describe())
+            raise LintToolError.of(add)
     targets = [] if cfg.get("files") else ["."]
     argv = [python, "-m", "mypy", "--show-column-numbers", "--no-error-summary", "--no-pretty", *targets]
     r = run(
@@ -127,7 +137,7 @@ def mypy(
         log=log,
     )
     if r.timed_out or r.returncode not in (0, 1):
-        raise LintToolError(r.describe())
+        raise LintToolError.of(r)
     out = []
     for line in r.stdout.splitlines():
         m = _MYPY_LINE.match(line.strip())

@@ -94,6 +94,16 @@ def test_mypy_runs_when_the_repo_configures_it(make_repo: RepoFactory, tmp_path:
     assert next(e for e in report.lint_errors if "mypy" in e).startswith("demo/half.py:2:12 mypy[return-value] ")
 
 
+def test_a_mypy_that_cannot_run_is_one_finding_naming_its_error(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    twins = {"pyproject.toml": PYPROJECT + "\n[tool.mypy]\n", "a/util.py": "X = 1\n", "b/util.py": "X = 2\n"}
+    report = build(make_repo, tmp_path, uv_cache, **twins)
+    [finding] = [e for e in report.lint_errors if "mypy" in e]
+    assert finding.startswith(".:0:0 mypy-error exited 2: ") and 'Duplicate module named "util"' in finding
+    assert str(tmp_path) not in finding  # the same in every job: comparable with the parent commit's
+
+
 def test_missing_dependency_is_errored_dependencies(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     report = build(make_repo, tmp_path, uv_cache, **{"requirements.txt": "mendflow-no-such-package-xyz==1.0\n"})
     assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
