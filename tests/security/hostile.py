@@ -3,9 +3,15 @@
 The conftest passes B1's lint (so the run goes on) and starts ``watch.txt`` — a plain file ruff does not
 read — in a new session. The watcher finds the job's ``--out`` directory in the process table (its own uid's
 processes), and keeps applying ``tamper(path)`` to one output file there until the job is gone.
+``outside_watcher`` starts the same watcher from the test instead: a job already taken over (install-time
+code, a sandbox escape), for what the trusted side must refuse even when the sandbox did not stop it.
 """
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 CONFTEST = """\
 import os
@@ -46,3 +52,10 @@ def repo_files(job: str, output: str, tamper: str) -> dict[str, str]:
     """The conftest and watcher that apply ``tamper`` (source of ``def tamper(path)``) to ``output``."""
     watcher = _WATCHER.format(tamper=tamper, job=job.encode(), output=output)
     return {"tests/conftest.py": CONFTEST, "tests/watch.txt": watcher}
+
+
+def outside_watcher(job: str, output: str, tamper: str, here: Path) -> subprocess.Popen[bytes]:
+    """The watcher of ``repo_files`` run from ``here`` (its data files beside it), outside any sandbox."""
+    script = here / "watch.py"
+    script.write_text(_WATCHER.format(tamper=tamper, job=job.encode(), output=output))
+    return subprocess.Popen([sys.executable, str(script)], start_new_session=True)

@@ -1,9 +1,11 @@
-"""A repository whose conftest forges the test-generation job's ``result.json`` cannot get files into main.
+"""A forged test-generation ``result.json`` cannot get files into main.
 
-The attack: the repo's ``tests/conftest.py`` (run by the job's gates) starts a detached watcher that waits
-for the job to write ``result.json`` and replaces it with a claim that keeps a source file, a root
-conftest, a CI workflow and an absolute path. mendflow decided before the job ran which test files it
-would accept; the merged main may differ from the parent commit only in those generated test files.
+The forgery: a watcher waits for the job to write ``result.json`` and replaces it with a claim that keeps a
+source file, a root conftest, a CI workflow and an absolute path. Started by the repo's ``tests/conftest.py``
+it cannot reach the result (the gates run sandboxed, the job's output directory is not writable there);
+started from outside, as by a job already taken over, it does, and mendflow, which decided before the job ran
+which test files it would accept, refuses all of it: the merged main may differ from the parent commit only
+in those generated test files.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import DropReason, PipelineOutcome
 from tests.fixtures.repos import commit_files
-from tests.security.hostile import repo_files
+from tests.security.hostile import outside_watcher, repo_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
@@ -46,7 +48,12 @@ def tamper(path):
 """
 
 
-def test_forged_result_changes_nothing_but_the_generated_tests(calc_repo: Path) -> None:
+def merged_paths(repo: pygit2.Repository, parent: pygit2.Commit) -> set[str]:
+    main = repo.branches.local["main"].peel(pygit2.Commit)
+    return {patch.delta.new_file.path for patch in repo.diff(parent.tree, main.tree)}
+
+
+def test_a_conftest_cannot_reach_the_jobs_result(calc_repo: Path) -> None:
     hostile = {**repo_files("mendflow_testgen", "result.json", TAMPER), "tests/forged.json": json.dumps(FORGED_FILES)}
     commit_files(calc_repo, hostile, "conftest")
     repo = pygit2.Repository(str(calc_repo))
@@ -54,11 +61,27 @@ def test_forged_result_changes_nothing_but_the_generated_tests(calc_repo: Path) 
 
     result = self_healing_pipeline(repo=str(calc_repo), branch="main")
 
+    assert result.generated is not None and result.outcome is PipelineOutcome.MERGED
+    assert not [d for d in result.generated.dropped if d.reason is DropReason.NOT_ASKED_FOR]
+    assert merged_paths(repo, parent) == set(result.generated.files)
+
+
+def test_forged_result_changes_nothing_but_the_generated_tests(calc_repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "forged.json").write_text(json.dumps(FORGED_FILES))
+    repo = pygit2.Repository(str(calc_repo))
+    parent = repo.branches.local["main"].peel(pygit2.Commit)
+
+    watcher = outside_watcher("mendflow_testgen", "result.json", TAMPER, tmp_path)
+    try:
+        result = self_healing_pipeline(repo=str(calc_repo), branch="main")
+    finally:
+        watcher.kill()
+        watcher.wait()
+
     assert result.generated is not None
     refused = {d.node_id for d in result.generated.dropped if d.reason is DropReason.NOT_ASKED_FOR}
     assert set(FORGED_FILES) <= refused, "the forgery never reached the trusted side; the test proves nothing"
-    main = repo.branches.local["main"].peel(pygit2.Commit)
-    changed = {patch.delta.new_file.path for patch in repo.diff(parent.tree, main.tree)}
+    changed = merged_paths(repo, parent)
     assert changed == set(result.generated.files) and all(p.startswith("tests/") for p in changed)
     assert result.outcome is PipelineOutcome.MERGED
     assert not Path("/etc/mendflow-pwned").exists()
