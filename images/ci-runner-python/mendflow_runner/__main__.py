@@ -26,6 +26,8 @@ Contract (stdlib only; the job holds no credentials):
                                                    marker (empty: the suite); recorded as ``selected``
   --timeout        MENDFLOW_JOB_TIMEOUT_SEC        the whole job's budget in seconds (900); each step
                                                    gets what is left, minus a reserve for the report
+  --lint-only      MENDFLOW_JOB_LINT_ONLY          "1": install and lint, run no test (a parent
+                                                   commit's lint baseline); FAILED "lint" on findings
   --fix            MENDFLOW_JOB_FIX                JSON list of repo-relative .py paths: fix mode (below)
   --python         MENDFLOW_JOB_PYTHON             interpreter for the repo's venv (this interpreter)
   --workspace      MENDFLOW_JOB_WORKSPACE          scratch dir for source and venv (``--out``/../work)
