@@ -40,6 +40,15 @@ class RepoKeys:
     def build(self, sha: str, stage: str, attempt: int) -> str:
         return f"{self.builds(sha, stage)}/{attempt}"
 
+    def report_attempt(self, key: str, sha: str) -> tuple[str, int] | None:
+        """``(stage, attempt)`` when ``key`` is a published build report of ``sha`` (``build(...)/report.json``),
+        else None (a staged upload, a plan, generated tests …)."""
+        prefix = f"{self.commit(sha)}/"
+        parts = key.removeprefix(prefix).split("/")
+        if not key.startswith(prefix) or len(parts) != 3 or parts[2] != REPORT or not parts[1].isdigit():
+            return None
+        return parts[0], int(parts[1])
+
     def staging(self, sha: str, stage: str, attempt: int, token: str) -> str:
         """Where a job's uploads land before the trusted side checks and publishes them."""
         return f"{self.build(sha, stage, attempt)}/.staging/{token}"

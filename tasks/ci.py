@@ -102,7 +102,7 @@ def judge_lint(source: Source, report: BuildReport, store: ArtefactStore, settin
     parent = sources.parent(source, store, settings)
     if parent is None:
         return lint_baseline.judged(report, [], "")
-    done = lint_baseline.published_lint(store, parent.artefacts.commit(parent.commit_sha))
+    done = lint_baseline.published_lint(store, parent.artefacts, parent.commit_sha)
     if done is None:
         done = run_build_job(parent, lint_baseline.LINT_ONLY_STAGE, 1, store, settings, lint_only=True)
     if done.status is BuildStatus.ERRORED:

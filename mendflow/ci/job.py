@@ -226,8 +226,9 @@ def metrics_payload(report: BuildReport) -> dict[str, object]:
 def latest_report(store: ArtefactStore, source: Source, stage: str) -> BuildReport | None:
     """An earlier run's published report for this commit and stage, if it reached a result (not ERRORED) of
     the whole suite (a run of selected tests only says nothing about the others)."""
-    keys = [k for k in store.list(source.artefacts.builds(source.commit_sha, stage)) if k.endswith(f"/{REPORT}")]
-    attempts = {int(k.split("/")[-2]): k for k in keys if k.split("/")[-2].isdigit()}
+    sha, keys = source.commit_sha, source.artefacts
+    found = ((keys.report_attempt(k, sha), k) for k in store.list(keys.builds(sha, stage)))
+    attempts = {at[1]: k for at, k in found if at is not None and at[0] == stage}
     if not attempts:
         return None
     report = BuildReport.model_validate_json(store.get_bytes(attempts[max(attempts)]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mendflow import findings
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
-from mendflow.keys import REPORT
+from mendflow.keys import RepoKeys
 from mendflow.store.base import ArtefactStore
 
 LINT_ONLY_STAGE = "lint"  # artefact stage of a lint-only build of a parent commit
@@ -32,13 +32,12 @@ def judged(report: BuildReport, baseline: list[str], against: str) -> BuildRepor
     return report.model_copy(update=update)
 
 
-def published_lint(store: ArtefactStore, commit_prefix: str) -> BuildReport | None:
-    """The newest attempt of any stage of a commit (``commit_prefix``) that linted: not ERRORED."""
+def published_lint(store: ArtefactStore, keys: RepoKeys, sha: str) -> BuildReport | None:
+    """The newest attempt of any stage of commit ``sha`` that linted: not ERRORED."""
     found: list[tuple[str, BuildReport]] = []
-    for key in store.list(f"{commit_prefix}/"):
-        parts = key[len(commit_prefix) + 1 :].split("/")
-        if len(parts) != 3 or parts[2] != REPORT or not parts[1].isdigit():
-            continue  # not <stage>/<attempt>/report.json (staging, plans, generated tests …)
+    for key in store.list(keys.commit(sha)):
+        if keys.report_attempt(key, sha) is None:
+            continue
         report = BuildReport.model_validate_json(store.get_bytes(key))
         if report.status is not BuildStatus.ERRORED:
             found.append((report.finished_at.isoformat() if report.finished_at else "", report))

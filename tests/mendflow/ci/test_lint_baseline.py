@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mendflow.ci.lint_baseline import judged, published_lint
 from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason
+from mendflow.keys import RepoKeys
 from mendflow.store.file import FileStore
 
 OLD = "a.py:1:8 F401 `os` imported but unused"
@@ -55,5 +56,5 @@ def test_the_published_lint_of_a_commit_is_its_newest_report_that_linted(tmp_pat
     store.put_bytes(f"{prefix}/lint/1/report.json", newer.model_dump_json().encode())
     store.put_bytes(f"{prefix}/B2/1/report.json", errored.model_dump_json().encode())
     store.put_bytes(f"{prefix}/B2/1/.staging/x/report.json", b"not json")
-    found = published_lint(store, prefix)
+    found = published_lint(store, RepoKeys("local/r"), "c" * 40)
     assert found is not None and found.stage == "lint"
