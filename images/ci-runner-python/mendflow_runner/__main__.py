@@ -63,6 +63,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 
 from . import coverage_report, deps, fix, lint, proc, progress, repo_config, report, testing, unpack
@@ -195,11 +196,14 @@ class Build:
 
     def _coverage(self, run: testing.TestRun) -> None:
         data = self.cfg.out / "coverage-data" / ".coverage"
-        if not data.exists():
-            return
         target = self.cfg.out / "coverage.json"
         python = str(self.venv / "bin/python")
-        step = coverage_report.export_json(self.src, python, data, target, self.env, self.remaining(), self.log)
+        wrap = proc.sandbox(Path(os.path.commonpath([self.src, self.cfg.out])))
+        if coverage_report.parallel_files(data):
+            coverage_report.combine(self.src, python, data, self.env, self.remaining(), self.log, wrap)
+        if not data.exists():
+            return
+        step = coverage_report.export_json(self.src, python, data, target, self.env, self.remaining(), self.log, wrap)
         if step.ok:
             self.rep.coverage = coverage_report.load(target, self.src)
 

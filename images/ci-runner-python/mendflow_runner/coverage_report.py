@@ -7,14 +7,35 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .proc import Log, StepResult, run
+from .proc import Log, StepResult, Wrap, run
+
+
+def parallel_files(coverage_file: Path) -> list[Path]:
+    """The data files a ``parallel = true`` configuration leaves beside ``coverage_file`` (one per process)."""
+    return sorted(coverage_file.parent.glob(f"{coverage_file.name}.*"))
+
+
+def combine(
+    root: Path, python: str, coverage_file: Path, env: dict[str, str], timeout: float, log: Log, wrap: Wrap
+) -> StepResult:
+    """``coverage combine`` of the parallel data files into ``coverage_file``, as the repo's own CI would before
+    reporting; in ``wrap`` (the repo's coverage plugins are its code)."""
+    argv = wrap([python, "-m", "coverage", "combine", *map(str, parallel_files(coverage_file))])
+    return run(argv, cwd=root, env={**env, "COVERAGE_FILE": str(coverage_file)}, timeout=timeout, log=log)
 
 
 def export_json(
-    root: Path, python: str, coverage_file: Path, out: Path, env: dict[str, str], timeout: float, log: Log
+    root: Path,
+    python: str,
+    coverage_file: Path,
+    out: Path,
+    env: dict[str, str],
+    timeout: float,
+    log: Log,
+    wrap: Wrap,
 ) -> StepResult:
     env = {**env, "COVERAGE_FILE": str(coverage_file)}
-    argv = [python, "-m", "coverage", "json", "--show-contexts", "-o", str(out)]
+    argv = wrap([python, "-m", "coverage", "json", "--show-contexts", "-o", str(out)])
     return run(argv, cwd=root, env=env, timeout=timeout, log=log)
 
 

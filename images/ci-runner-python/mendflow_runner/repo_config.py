@@ -95,6 +95,25 @@ def has_coverage_config(root: Path) -> bool:
     return False
 
 
+def coverage_run_options(root: Path) -> set[str]:
+    """The option names of coverage.py's ``[run]`` section, from the file it takes its configuration from
+    (its own order: ``.coveragerc``, ``setup.cfg``, ``tox.ini``, ``pyproject.toml``)."""
+    rc = _ini(root / ".coveragerc")
+    if rc is not None:  # coverage.py reads an existing .coveragerc and nothing else
+        return set(rc.options("run")) if rc.has_section("run") else set()
+    for filename in ("setup.cfg", "tox.ini"):
+        cp = _ini(root / filename)
+        if cp is not None and any(s.startswith("coverage:") for s in cp.sections()):
+            return set(cp.options("coverage:run")) if cp.has_section("coverage:run") else set()
+    run = pyproject(root).get("tool", {}).get("coverage", {}).get("run", {})
+    return set(run) if isinstance(run, dict) else set()
+
+
+def coverage_chooses_files(root: Path) -> bool:
+    """Whether the repo's coverage configuration says which files are measured (``source`` or ``include``)."""
+    return bool(coverage_run_options(root) & {"source", "include", "source_pkgs"})
+
+
 def is_installable(root: Path) -> bool:
     return "project" in pyproject(root) or (root / "setup.py").is_file()
 

@@ -126,11 +126,22 @@ def without_cov(args: list[str]) -> list[str]:
     return kept
 
 
-def coverage_argv(paths: Paths) -> list[str]:
-    argv = [paths.venv_python, "-m", "coverage", "run", "--branch"]
-    if not repo_config.has_coverage_config(paths.root):
-        argv += ["--source=.", f"--omit={TEST_OMIT}"]
+def coverage_argv(python: str, root: Path) -> list[str]:
+    """``coverage run`` as the repo configures it. Where its configuration does not say which files are measured
+    (no ``source`` or ``include``), the repository's own code is: every module of its packages, flat or under
+    ``src/``, imported by a test or not (coverage.py lists a module no test imports only under ``--source``)."""
+    argv = [python, "-m", "coverage", "run", "--branch"]
+    if not repo_config.has_coverage_config(root):
+        return [*argv, f"--source={source_dirs(root)}", f"--omit={TEST_OMIT}"]
+    if not repo_config.coverage_chooses_files(root):
+        argv.append(f"--source={source_dirs(root)}")
     return argv
+
+
+def source_dirs(root: Path) -> str:
+    """``.``, and ``src`` in a src layout: coverage.py looks for unimported modules only below a package
+    (a directory with ``__init__.py``) of a source directory, and ``src/`` itself is none."""
+    return ".,src" if (root / "src").is_dir() else "."
 
 
 def run_tests(
@@ -147,7 +158,7 @@ def run_tests(
     }
     py_args = pytest_argv(paths, use, select)
     workspace = Path(os.path.commonpath([paths.root, paths.junit, paths.coverage_file, paths.events]))
-    argv = sandbox(workspace, (PLUGIN_DIR,))(coverage_argv(paths) + py_args)
+    argv = sandbox(workspace, (PLUGIN_DIR,))(coverage_argv(paths.venv_python, paths.root) + py_args)
     paths.events.unlink(missing_ok=True)  # a journal left by an earlier run in this workspace would count twice
     with progress.TestCounter(paths.events):
         step = run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from mendflow_runner import lint, repo_config, testing
+from mendflow_runner import coverage_report, lint, repo_config, testing
 from mendflow_runner.proc import Log, StepResult, run, sandbox
 
 from . import edit, progress
@@ -320,11 +320,12 @@ class Gates:
         folder = self.work / "coverage-new"  # its own folder: no stray .coverage.* gets combined in
         folder.mkdir(parents=True, exist_ok=True)
         data = folder / ".coverage"
-        argv = [self.python, "-m", "coverage", "run", "--branch"]
-        if not repo_config.has_coverage_config(self.src):
-            argv += ["--source=.", f"--omit={testing.TEST_OMIT}"]
         env = {"COVERAGE_FILE": str(data)}
+        argv = testing.coverage_argv(self.python, self.src)
         self._run([*argv, "-m", "pytest", *self._pytest_options(), "-q", *nodes], env)
+        if coverage_report.parallel_files(data):
+            timeout = max(5.0, self.remaining())
+            coverage_report.combine(self.src, self.python, data, self.env, timeout, self.log, self.sandboxed)
         missed = _missed_units(targets)
         per_test = folder / "per-test.json"
         query = {"data": str(data), "root": str(self.src), "paths": sorted(missed), "out": str(per_test)}

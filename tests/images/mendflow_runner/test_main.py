@@ -9,7 +9,14 @@ import pytest
 
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from tests.fixtures.repos import RepoFactory
-from tests.images.mendflow_runner.helpers import PASSING_TEST, PYPROJECT, demo_files, run_runner, snapshot
+from tests.images.mendflow_runner.helpers import (
+    DEMO_MODULE,
+    PASSING_TEST,
+    PYPROJECT,
+    demo_files,
+    run_runner,
+    snapshot,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +52,29 @@ def test_coverage_has_functions_with_spans_and_test_contexts(
     assert symbols["sign"].branch_pct == 50.0 and symbols["Box"].kind == "class"
     assert demo.contexts[2] == ["tests/test_demo.py::test_add"]
     assert 0 < report.coverage.line_pct < 100
+
+
+def test_parallel_coverage_data_is_combined(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    pyproject = PYPROJECT + "\n[tool.coverage.run]\nparallel = true\n"
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject})
+    assert report.status is BuildStatus.PASSED and report.coverage is not None
+    demo = report.coverage.file("demo/__init__.py")
+    assert demo is not None and 0 < demo.line_pct < 100
+
+
+def test_a_module_no_test_imports_counts_as_uncovered_in_a_src_layout(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    files = {
+        "pyproject.toml": PYPROJECT.replace('packages = ["demo"]', 'packages = ["src/demo"]'),
+        "demo/__init__.py": None,
+        "src/demo/__init__.py": DEMO_MODULE,
+        "src/demo/untested.py": "def f() -> int:\n    return 1\n",
+    }
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.coverage is not None and report.coverage.file("src/demo/__init__.py") is not None
+    untested = report.coverage.file("src/demo/untested.py")
+    assert untested is not None and (untested.line_pct, untested.missing_lines) == (0.0, [1, 2])
 
 
 def test_failing_test_is_failed_tests_with_node_id(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:

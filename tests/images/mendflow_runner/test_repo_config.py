@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mendflow_runner.repo_config import pytest_addopts
-from mendflow_runner.testing import without_cov
+from mendflow_runner.repo_config import coverage_chooses_files, pytest_addopts
+from mendflow_runner.testing import coverage_argv, without_cov
 
 
 def test_cov_options_are_taken_out_with_their_values() -> None:
@@ -28,3 +28,27 @@ def test_pyproject_list_form_and_setup_cfg(tmp_path: Path) -> None:
     assert pytest_addopts(tmp_path) == ["-v"]
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = ["--cov=pkg", "-q"]\n')
     assert pytest_addopts(tmp_path) == ["--cov=pkg", "-q"]
+
+
+def test_coverage_source_in_pyproject_chooses_the_files(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.coverage.run]\nsource = ["pkg"]\n')
+    assert coverage_chooses_files(tmp_path)
+    assert not any(a.startswith("--source") for a in coverage_argv("python", tmp_path))
+
+
+def test_a_coveragerc_hides_pyprojects_coverage_settings(tmp_path: Path) -> None:
+    # coverage.py reads an existing .coveragerc and nothing else
+    (tmp_path / "pyproject.toml").write_text('[tool.coverage.run]\nsource = ["pkg"]\n')
+    (tmp_path / ".coveragerc").write_text("[run]\nbranch = true\n")
+    assert not coverage_chooses_files(tmp_path)
+
+
+def test_a_setup_cfg_coverage_section_is_read_with_its_prefix(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[coverage:run]\ninclude = pkg/*\n")
+    assert coverage_chooses_files(tmp_path)
+
+
+def test_config_without_source_measures_the_repos_packages_under_src_too(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.coverage.run]\nparallel = true\n")
+    (tmp_path / "src").mkdir()
+    assert coverage_argv("python", tmp_path)[-1] == "--source=.,src"
