@@ -1,6 +1,7 @@
 """Flow ``self_healing_pipeline``: seed 000 §5's coordination table, composed from the stage tasks.
 
-B1 PASSED → Test Planner → TestSpec → Test Builder → precheck PASSED → B2 PASSED → merge
+B1 PASSED → Test Planner → TestSpec → Test Builder → precheck PASSED → B2 PASSED → merge (Regression when B2
+  measured less than B1)
 B1 FAILED/ERRORED → Verifier → Regression → heal (tests only) → B3 → merge, or awaiting approval
   not healed, stale generated tests only → drop them → B3 → Test Planner → Test Builder → B2 → awaiting approval
 B2 FAILED → Verifier → heal the generated tests, else drop the failing ones → B3 → merge, or no tests kept
@@ -45,7 +46,7 @@ from tasks.outcome import ChangePlan, Run, cancel_when_interrupted, finish, flow
 from tasks.plan import plan_tests_task
 from tasks.runs import branch_lock, name_run
 from tasks.testgen import build_tests_task
-from tasks.verify import verify
+from tasks.verify import verify, verify_coverage
 
 PIPELINE_TIMEOUT_SEC = 4 * 3600  # the longest stage (generation) is bounded by its jobs' own deadlines
 
@@ -92,7 +93,12 @@ def self_healing_pipeline(
 
 
 def merge_tests(run: Run, source: Source, tested: Source) -> State[PipelineResult]:
+    """Merge the tested branch, unless its last build (B2, or B3 after a drop) measured less than B1."""
     assert run.result.generated is not None
+    last = run.result.b3 or run.result.b2
+    assert last is not None
+    if (regression := verify_coverage(tested, run.result.b1, last)) is not None:
+        return finish(run, regression=regression)
     with branch_lock(source):
         run.result.merged_sha = merge_tested_branch(
             source, tested.branch, tested.commit_sha, f"tests for {run.result.generated.spec_id}"

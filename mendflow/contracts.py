@@ -8,6 +8,7 @@ a test fails when they drift from these models.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
-GENERATED_TEST_SUFFIX = "_mendflow.py"  # tests/test_<module>_mendflow.py: mendflow.testgen.layout.test_file_for
+GENERATED_TEST_SUFFIX = "_mendflow.py"  # tests/test_<module>[_<n>]_mendflow.py: mendflow.testgen.layout.test_file_for
 GENERATED_TEST_DIRS = ("tests", "test")  # mendflow.testgen.layout.tests_dir
 
 
@@ -32,6 +33,14 @@ def is_generated_test_file(path: str) -> bool:
         and p.name.endswith(GENERATED_TEST_SUFFIX)
         and len(p.name) > len("test_") + len(GENERATED_TEST_SUFFIX)
     )
+
+
+def generated_test_modules(path: str) -> set[str]:
+    """The module names a generated test file can be named after (``test_<module>[_<n>]_mendflow.py``: a number
+    when earlier generated tests for the module were kept)."""
+    name = PurePosixPath(path).name.removeprefix("test_").removesuffix(GENERATED_TEST_SUFFIX)
+    numbered = re.fullmatch(r"(.+)_\d+", name)
+    return {name, numbered[1]} if numbered else {name}
 
 
 class Contract(BaseModel):
@@ -58,6 +67,7 @@ class FailReason(StrEnum):
     RUNNER_CRASH = "runner_crash"
     INFRASTRUCTURE = "infrastructure"
     BAD_INPUT = "bad_input"
+    COVERAGE = "coverage"  # the build passed but measured less than the one before it (B2 below B1)
 
 
 class SymbolCoverage(Contract):

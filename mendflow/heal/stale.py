@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
 from mendflow.contracts import (
-    GENERATED_TEST_SUFFIX,
     Checklist,
     CheckStatus,
     ErrorCategory,
@@ -23,6 +22,7 @@ from mendflow.contracts import (
     HealMethod,
     Scope,
     TestSpec,
+    generated_test_modules,
     is_generated_test_file,
 )
 from mendflow.edits import diff_size
@@ -55,15 +55,11 @@ def covered_by(spec: TestSpec, files: list[str]) -> TestSpec:
     """``spec`` narrowed to what the dropped files tested: the targets in the modules they are named after
     (``test_<module>_mendflow.py``, or ``test_<package>_<module>_mendflow.py`` when two modules share a name)
     and their cases."""
-    modules = {_module_of(path) for path in files}
+    modules = {m for path in files for m in generated_test_modules(path)}
     targets = [t for t in spec.targets if _names_of(t.path) & modules]
     refs = {t.ref for t in targets} | {t.path for t in targets}
     cases = [c for c in spec.cases if c.target_path in refs or c.target_path.split("::", 1)[0] in refs]
     return spec.model_copy(update={"targets": targets, "cases": cases})
-
-
-def _module_of(path: str) -> str:
-    return PurePosixPath(path).name.removeprefix("test_").removesuffix(GENERATED_TEST_SUFFIX)
 
 
 def _names_of(source_path: str) -> set[str]:

@@ -81,7 +81,7 @@ class _Run:
         self.notes: list[str] = []
         self.source_key = self._snapshot()
         taken: dict[str, str] = {}
-        self.test_files = {t.path: layout.test_file_for(t.path, self.tests_dir, taken) for t in spec.targets}
+        self.test_files = {t.path: layout.test_file_for(t.path, self.tests_dir, taken, self.tree) for t in spec.targets}
 
     def _snapshot(self) -> str:
         key = self.artefacts.source(self.spec.parent_commit_sha)  # the build stage's key: shared

@@ -31,12 +31,19 @@ def tests_dir(tree: pygit2.Tree) -> str:
     return "tests"
 
 
-def test_file_for(target_path: str, tests_dir_name: str, taken: dict[str, str]) -> str:
-    """``tests/test_<module>_mendflow.py``; the parent package joins the name when two stems clash."""
+def test_file_for(target_path: str, tests_dir_name: str, taken: dict[str, str], tree: pygit2.Tree) -> str:
+    """``tests/test_<module>_mendflow.py``; the parent package joins the name when two stems clash, and a number
+    (``test_<module>_2_mendflow.py``) when ``tree`` already has the file: earlier generated tests stay as
+    they are, the new ones go beside them."""
     p = PurePosixPath(target_path)
-    name = f"{tests_dir_name}/test_{p.stem}_mendflow.py"
-    if taken.get(name, target_path) != target_path:
-        name = f"{tests_dir_name}/test_{p.parent.name}_{p.stem}_mendflow.py"
+    for stem in (p.stem, f"{p.parent.name}_{p.stem}"):
+        base = f"{tests_dir_name}/test_{stem}"
+        if taken.get(f"{base}_mendflow.py", target_path) == target_path:
+            break
+    name, n = f"{base}_mendflow.py", 1
+    while name in tree or taken.get(name, target_path) != target_path:
+        n += 1
+        name = f"{base}_{n}_mendflow.py"
     taken[name] = target_path
     return name
 

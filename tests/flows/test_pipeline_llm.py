@@ -132,3 +132,25 @@ def test_a_generated_test_that_fails_b2_is_dropped_and_the_rest_merged(make_repo
     merged = pygit2.Repository(str(repo))[result.merged_sha].peel(pygit2.Commit).tree
     text = merged["tests/test_half_mendflow.py"].data.decode()
     assert "test_double" not in text and "import os" not in text and "def test_half_of_an_odd" in text
+
+
+# Kept by the gates (it runs the raise), but in B2 its import stops coverage.py's tracer: B2 passes measuring
+# less of half.py than B1 did.
+BLINDING = (
+    "import os\nimport sys\n\nimport pytest\n\nfrom half import half\n\n"
+    "if os.environ.get('MENDFLOW_JOB_STAGE', '').startswith('B2'):\n    sys.settrace(None)\n\n\n"
+    "def test_half_of_an_odd_number_raises() -> None:\n    with pytest.raises(ValueError):\n        half(3)\n"
+)
+
+
+def test_a_b2_that_measures_less_than_b1_is_a_regression_and_nothing_is_merged(make_repo, llm_env: LLMServer) -> None:
+    repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
+    main_before = str(pygit2.Repository(str(repo)).branches.local["main"].target)
+    script(llm_env, BLINDING)
+    state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)
+    result = pipeline_result(state)
+    assert state.is_failed() and result.outcome is PipelineOutcome.REGRESSION
+    assert result.b2 is not None and result.b2.status is BuildStatus.PASSED
+    assert result.regression is not None and result.regression.fail_reason is FailReason.COVERAGE
+    assert "line coverage" in (result.regression.error_reason or "")
+    assert str(pygit2.Repository(str(repo)).branches.local["main"].target) == main_before

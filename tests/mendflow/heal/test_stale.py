@@ -132,6 +132,11 @@ def test_the_spec_is_narrowed_to_the_modules_the_dropped_files_tested() -> None:
     assert [t.ref for t in covered_by(spec, ["tests/test_pkg_calc_mendflow.py"]).targets] == ["pkg/calc.py::h"]
 
 
+def test_a_numbered_generated_file_narrows_the_spec_to_its_module() -> None:
+    spec = TestSpec(id="ts-x", parent_commit_sha="d" * 40, targets=[target("calc.py", "f"), target("other.py", "g")])
+    assert [t.ref for t in covered_by(spec, ["tests/test_calc_2_mendflow.py"]).targets] == ["calc.py::f"]
+
+
 def test_the_knowledge_base_records_one_attempt_per_stale_test() -> None:
     diff = "--- a/x\n+++ b/x\n@@ -1 +1,2 @@\n-old\n+new\n+more\n"
 

@@ -1,0 +1,32 @@
+"""Where the test builder writes a target's tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+
+from mendflow.testgen.layout import test_file_for as file_for
+from tests.mendflow.plan.helpers import new_repo
+
+
+def tree_of(path: Path, files: dict[str, str | bytes | None]) -> pygit2.Tree:
+    repo = pygit2.Repository(str(new_repo(path, files)))
+    return repo.head.peel(pygit2.Commit).tree
+
+
+def test_a_targets_tests_go_to_a_file_named_after_its_module(tmp_path: Path) -> None:
+    tree = tree_of(tmp_path, {"calc.py": "X = 1\n"})
+    assert file_for("calc.py", "tests", {}, tree) == "tests/test_calc_mendflow.py"
+
+
+def test_two_modules_of_one_name_get_their_package_in_the_name(tmp_path: Path) -> None:
+    tree, taken = tree_of(tmp_path, {"calc.py": "X = 1\n"}), {}
+    assert file_for("calc.py", "tests", taken, tree) == "tests/test_calc_mendflow.py"
+    assert file_for("pkg/calc.py", "tests", taken, tree) == "tests/test_pkg_calc_mendflow.py"
+
+
+def test_earlier_generated_tests_are_never_overwritten(tmp_path: Path) -> None:
+    earlier = {"calc.py": "X = 1\n", "tests/test_calc_mendflow.py": "def test_x(): pass\n"}
+    tree = tree_of(tmp_path, {**earlier, "tests/test_calc_2_mendflow.py": "def test_y(): pass\n"})
+    assert file_for("calc.py", "tests", {}, tree) == "tests/test_calc_3_mendflow.py"
