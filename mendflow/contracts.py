@@ -174,6 +174,11 @@ class BuildReport(Contract):
     durations: dict[str, float] = Field(default_factory=dict, description="Seconds per step.")
     error_reason: str | None = None
     fail_reason: FailReason | None = None
+    transient: bool | None = Field(
+        None,
+        description="An ERRORED build's: whether trying again may help (network, a 5xx); False for a deterministic "
+        "failure (a resolution conflict, a missing package), which is not retried; None: not judged (retried).",
+    )
     metrics: BuildMetrics | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None

@@ -71,7 +71,12 @@ def build_attempt(source: Source, stage: str, select: list[str] | None = None) -
     settings = get_settings()
     store = open_store(settings.resolved_store_url(), settings)
     report = run_build_job(source, stage, _attempt_number(), store, settings, select)
-    if report.status is BuildStatus.ERRORED and report.fail_reason is not FailReason.BAD_INPUT:
+    # Only what may pass when tried again is retried (seed 003's back-off); a deterministic failure ends at once.
+    if (
+        report.status is BuildStatus.ERRORED
+        and report.fail_reason is not FailReason.BAD_INPUT
+        and report.transient is not False
+    ):
         raise BuildErrored(report)
     return report
 

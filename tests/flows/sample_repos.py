@@ -40,4 +40,10 @@ BROKEN_DEPENDENCY = {
     "requirements.txt": "mendflow-no-such-package-anywhere==9.9.9\n",
 }
 
+# An index nobody listens on: uv cannot connect, which may pass when tried again (transient).
+UNREACHABLE_INDEX = {
+    **PASSING,
+    "requirements.txt": "--index-url http://127.0.0.1:9/simple/\nmendflow-unreachable==1.0\n",
+}
+
 MALFORMED_PYPROJECT = {**PASSING, "pyproject.toml": "[project\nname = \n"}

@@ -12,7 +12,14 @@ from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from mendflow.settings import get_settings
 from mendflow.store import open_store
 from tests.fixtures.repos import commit_files
-from tests.flows.sample_repos import BROKEN_DEPENDENCY, FAILING, MALFORMED_PYPROJECT, PASSING, with_unused_import
+from tests.flows.sample_repos import (
+    BROKEN_DEPENDENCY,
+    FAILING,
+    MALFORMED_PYPROJECT,
+    PASSING,
+    UNREACHABLE_INDEX,
+    with_unused_import,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
@@ -67,12 +74,26 @@ def test_failing_test_is_a_result_not_retried(make_repo) -> None:
     assert not [key for key in stored_keys(report) if "/build/2/" in key]
 
 
-def test_errored_build_is_retried_then_reported(make_repo) -> None:
-    report = ci_build(repo=str(make_repo(BROKEN_DEPENDENCY, name="broken")))
-    assert report.status is BuildStatus.ERRORED
-    assert report.fail_reason is FailReason.DEPENDENCIES
+def test_a_transient_error_is_retried_then_reported(make_repo) -> None:
+    report = ci_build(repo=str(make_repo(UNREACHABLE_INDEX, name="unreachable")))
+    assert (report.status, report.fail_reason, report.transient) == (
+        BuildStatus.ERRORED,
+        FailReason.DEPENDENCIES,
+        True,
+    )
     assert report.attempt == 3
     assert [stored_report(report, n).attempt for n in (1, 2, 3)] == [1, 2, 3]
+
+
+def test_a_missing_package_errors_at_once_with_uvs_reason(make_repo) -> None:
+    report = ci_build(repo=str(make_repo(BROKEN_DEPENDENCY, name="broken")))
+    assert (report.status, report.fail_reason, report.transient) == (
+        BuildStatus.ERRORED,
+        FailReason.DEPENDENCIES,
+        False,
+    )
+    assert report.attempt == 1 and not [key for key in stored_keys(report) if "/build/2/" in key]
+    assert report.error_reason is not None and "mendflow-no-such-package-anywhere" in report.error_reason
 
 
 def test_malformed_pyproject_errors_with_a_reason(make_repo) -> None:

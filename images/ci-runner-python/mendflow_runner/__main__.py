@@ -35,12 +35,14 @@ Contract (stdlib only; the job holds no credentials):
 
   ``uv`` and ``ruff`` come from PATH; ``UV_CACHE_DIR`` (set by the launcher) is the shared cache.
 
-Steps: unpack (safe) → dependencies (uv.lock: ``uv sync --frozen --all-groups``; else each
-``requirements*.txt`` and ``-e .[test,tests,dev]`` for a project; then pytest and coverage when the repo
-lacks them) → lint (ruff check, ruff format --check, mypy when configured; offline, like the tests: the repo's config
-and mypy plugins are its code) → tests (``coverage run
---branch -m pytest [-m MARKER | NODE_ID ...]`` with a plugin that sets per-test dynamic contexts to pytest node
-ids and journals each failure's exception, first line and location; pytest-cov is not used) → coverage JSON →
+Steps: unpack (safe) → dependencies (``mendflow_runner.deps``: the project with its test and development
+extras and groups, never docs or release ones; uv.lock synced frozen, a poetry or pdm lock as exact pins; the
+test requirement files and tox's deps; then pytest and coverage when the repo lacks them; a deterministic
+failure says so in the report's ``transient``) → lint (ruff check, ruff format --check, mypy when configured;
+offline, like the tests: the repo's config and mypy plugins are its code) → tests (``coverage run --branch
+-m pytest [-m MARKER | NODE_ID ...]`` with a plugin that sets per-test dynamic contexts to pytest node ids and
+journals each failure's exception, first line and location; pytest-cov is not used; ``--source`` the
+repo's packages when its coverage config names no files) → coverage combine (``parallel = true``) and JSON →
 report (``failed_tests`` complete, collection errors included as the file's path; ``failures`` details the
 first 200).
 
@@ -152,7 +154,8 @@ class Build:
             installer.install(self.remaining)
         except deps.DependencyError as exc:
             reason = "timeout" if exc.step.timed_out else "dependencies"
-            self.rep.errored(reason, f"installing dependencies failed: {exc}")
+            how = "" if exc.transient else " (deterministic: not retried)"
+            self.rep.errored(reason, f"installing dependencies failed{how}: {exc}", exc.transient)
             return False
         return True
 

@@ -1,21 +1,60 @@
-"""Install the repository's dependencies into a fresh venv with uv (cache shared across jobs)."""
+"""Install the repository's dependencies as it declares them into a fresh venv with uv.
+
+What is installed: the project with the extras and dependency groups its tests need (never docs, release or
+publish ones: ``repo_config.for_tests``), frozen to its lockfile when it has one (``uv.lock`` synced; a
+``poetry.lock`` or ``pdm.lock`` as exact pins), its requirement files for tests, and tox's test deps.
+A failure says whether trying again can help: a resolution conflict, a missing package or a build error
+cannot (deterministic), a network error or a server's 5xx can (transient).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
-from . import repo_config
+from . import lockfiles, poetry, repo_config
 from .proc import Log, StepResult, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
 RUNNER_TOOLS = {"pytest": "pytest", "coverage": "coverage[toml]>=7.5"}
+# uv's words for a failure that may pass when tried again: the index or the network, not the repository.
+_TRANSIENT = re.compile(
+    r"error sending request|connection (?:refused|reset|closed)|timed? ?out|operation timed out|dns error"
+    r"|failed to lookup address|tcp connect error|temporary failure|\b(?:429|500|502|503|504)\b"
+    r"|too many requests|service unavailable|bad gateway|gateway timeout|internal server error",
+    re.IGNORECASE,
+)
+# Lines of uv's output that say what went wrong (its hints and context lines come after).
+# uv draws its error tree with U+00D7 and U+2570 U+2500 U+25B6.
+_TREE = "\u00d7\u2570\u2500\u25b6"
+_CAUSE = re.compile(rf"^(?:error:|\s*[{_TREE}]|\s*Because\b|\s*Caused by:)", re.MULTILINE)
 
 
 class DependencyError(Exception):
     def __init__(self, step: StepResult) -> None:
-        super().__init__(step.describe())
         self.step = step
+        self.transient = step.timed_out or bool(_TRANSIENT.search(step.stderr))
+        super().__init__(f"`{' '.join(step.argv[:3])}` {cause(step)}")
+
+
+def cause(step: StepResult) -> str:
+    """uv's own words for the failure: its error and cause lines (``No solution found …``, ``Because …``),
+    not the hint it prints last."""
+    if step.timed_out:
+        return "timed out"
+    lines = step.stderr.splitlines()
+    start = next((i for i, line in enumerate(lines) if _CAUSE.match(line)), None)
+    if start is None:
+        return step.last_stderr_line()[:600]
+    said = []
+    for line in lines[start:]:
+        text = line.strip().strip(_TREE).strip()
+        if text.startswith("hint:"):
+            break
+        if text:
+            said.append(text)
+    return " ".join(said)[:600]
 
 
 class Installer:
@@ -47,16 +86,35 @@ class Installer:
         """Each command gets what is left of the job's budget; raises DependencyError on the first failure."""
         self._run(["uv", "venv", "--python", self.python, str(self.venv)], remaining())
         root = self.root
+        groups = [f"--group={g}" for g in repo_config.wanted_groups(root)]
+        extras = repo_config.wanted_extras(root)
         if (root / "uv.lock").is_file():
-            self._run(["uv", "sync", "--frozen", "--all-groups", "--python", self.venv_python], remaining())
+            chosen = [*groups, *(f"--extra={e}" for e in extras)]
+            self._run(
+                ["uv", "sync", "--frozen", "--no-default-groups", *chosen, "--python", self.venv_python], remaining()
+            )
         else:
-            for req in sorted(root.glob("requirements*.txt")):
+            for req in repo_config.requirement_files(root):
                 self._pip(["-r", str(req)], remaining())
-            if repo_config.is_installable(root):
-                extras = repo_config.wanted_extras(root)
-                target = f".[{','.join(extras)}]" if extras else "."
-                self._pip(["-e", target], remaining())
+            project = self._project(extras, groups)
+            if project:
+                self._pip(project, remaining())
+            if more := [*poetry.test_requirements(root), *repo_config.tox_deps(root)]:
+                self._pip(more, remaining())
         self._add_runner_tools(remaining())
+
+    def _project(self, extras: list[str], groups: list[str]) -> list[str]:
+        """``uv pip install``'s arguments for the project, its test extras and groups, pinned to a poetry or pdm
+        lock when there is one ([] when there is nothing to install)."""
+        args = list(groups)
+        if repo_config.is_installable(self.root):
+            args += ["-e", f".[{','.join(extras)}]" if extras else "."]
+        lock = lockfiles.lockfile(self.root)
+        if lock is not None and args:
+            pinned = self.venv.parent / "locked-requirements.txt"
+            pinned.write_text("\n".join(lockfiles.pins(lock)) + "\n", encoding="utf-8")
+            args += ["-r", str(pinned)]
+        return args
 
     def _add_runner_tools(self, timeout: float) -> None:
         probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"

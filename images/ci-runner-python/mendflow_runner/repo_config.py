@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import re
 import shlex
 import tomllib
 from pathlib import Path
@@ -115,12 +116,68 @@ def coverage_chooses_files(root: Path) -> bool:
 
 
 def is_installable(root: Path) -> bool:
-    return "project" in pyproject(root) or (root / "setup.py").is_file()
+    """Whether the repository is a project pip can install: PEP 621, poetry, setup.py, or setup.cfg with a
+    build system."""
+    data = pyproject(root)
+    if "project" in data or "poetry" in data.get("tool", {}) or (root / "setup.py").is_file():
+        return True
+    cfg = _ini(root / "setup.cfg")
+    return "build-system" in data and cfg is not None and cfg.has_section("metadata")
+
+
+# Groups and extras a repo's test run needs: its tests', and its development and type-checking tools (mypy
+# needs the stubs the repo pins). Never docs, release, publish or benchmark ones: the tests do not need them,
+# and their pins are the ones that fail to install.
+_FOR_TESTS = re.compile(r"^(?:.*test.*|dev|devel|develop|development|lint|linting|typing|types|mypy|check|checks|qa)$")
+
+
+def for_tests(name: str) -> bool:
+    """Whether a dependency group or extra of this name is one a test run installs."""
+    return bool(_FOR_TESTS.match(re.sub(r"[-_.]+", "-", name).lower()))
 
 
 def wanted_extras(root: Path) -> list[str]:
-    extras = pyproject(root).get("project", {}).get("optional-dependencies", {})
-    return [e for e in ("test", "tests", "dev") if e in extras]
+    """The project's extras a test run installs: PEP 621's, poetry's, or setup.cfg's ``extras_require``."""
+    data = pyproject(root)
+    names = set(data.get("project", {}).get("optional-dependencies", {}) or {})
+    names |= set(data.get("tool", {}).get("poetry", {}).get("extras", {}) or {})
+    cfg = _ini(root / "setup.cfg")
+    if cfg is not None and cfg.has_section("options.extras_require"):
+        names |= set(cfg.options("options.extras_require"))
+    return sorted(e for e in names if for_tests(e))
+
+
+def wanted_groups(root: Path) -> list[str]:
+    """The PEP 735 dependency groups a test run needs (see ``for_tests``)."""
+    groups = pyproject(root).get("dependency-groups", {})
+    return sorted(g for g in groups if for_tests(g)) if isinstance(groups, dict) else []
+
+
+_REQUIREMENTS = re.compile(
+    r"^(?:requirements(?:[-_.]?(?:test|tests|testing|dev|develop|ci))?|(?:test|tests|dev)[-_]requirements)\.(?:txt|in)$"
+)
+
+
+def requirement_files(root: Path) -> list[Path]:
+    """``requirements.txt`` and its test and development siblings (``requirements-test.txt``,
+    ``requirements/dev.txt``, ``test-requirements.txt``), never docs or release ones; a ``.txt`` wins over
+    the ``.in`` it was compiled from."""
+    found = [p for p in root.glob("*requirements*.*") if _REQUIREMENTS.match(p.name)]
+    folder = root / "requirements"
+    if folder.is_dir():
+        found += [p for p in folder.glob("*.*") if re.match(r"^(?:base|main|test\w*|dev\w*|ci)\.(?:txt|in)$", p.name)]
+    txt = {p.with_suffix("") for p in found if p.suffix == ".txt"}
+    return sorted(p for p in found if p.suffix == ".txt" or p.with_suffix("") not in txt)
+
+
+def tox_deps(root: Path) -> list[str]:
+    """The ``deps`` of tox.ini's ``[testenv]`` (what tox installs for the tests): plain requirements only; a
+    ``-r`` file or a ``{...}`` substitution is left out (the requirement files are read on their own)."""
+    cp = _ini(root / "tox.ini")
+    if cp is None or not cp.has_option("testenv", "deps"):
+        return []
+    lines = [line.split("#", 1)[0].strip() for line in cp.get("testenv", "deps").splitlines()]
+    return [line for line in lines if line and not line.startswith("-") and "{" not in line and ":" not in line]
 
 
 def has_ruff_config(root: Path) -> bool:

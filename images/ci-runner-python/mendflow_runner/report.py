@@ -26,6 +26,7 @@ class Report:
     status: str = "PASSED"
     fail_reason: str | None = None
     error_reason: str | None = None
+    transient: bool | None = None  # an ERRORED build's: whether trying again may help (None: not judged)
     failed_tests: list[str] = field(default_factory=list)
     failures: list[dict[str, str]] = field(default_factory=list)  # TestFailure dicts, failed_tests' order
     selected: list[str] = field(default_factory=list)
@@ -36,8 +37,9 @@ class Report:
     durations: dict[str, float] = field(default_factory=dict)
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
-    def errored(self, reason: str, message: str) -> None:
+    def errored(self, reason: str, message: str, transient: bool | None = None) -> None:
         self.status, self.fail_reason, self.error_reason = "ERRORED", reason, message
+        self.transient = transient
 
     def failed(self, reason: str, message: str | None = None) -> None:
         self.status, self.fail_reason = "FAILED", reason
@@ -67,6 +69,7 @@ class Report:
             "durations": {**{k: round(v, 3) for k, v in self.durations.items()}, "total": total},
             "error_reason": self.error_reason,
             "fail_reason": self.fail_reason,
+            "transient": self.transient,
             "metrics": {
                 "ci_build_duration": total,
                 "ci_tests_passed_total": counts["passed"],

@@ -138,7 +138,17 @@ def test_missing_dependency_is_errored_dependencies(make_repo: RepoFactory, tmp_
     report = build(make_repo, tmp_path, uv_cache, **{"requirements.txt": "mendflow-no-such-package-xyz==1.0\n"})
     assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
     assert report.error_reason is not None and "uv pip install" in report.error_reason
-    assert "mendflow-no-such-package-xyz" in report.error_reason
+    assert "mendflow-no-such-package-xyz" in report.error_reason and "hint:" not in report.error_reason
+    assert report.transient is False
+
+
+def test_only_the_dependency_groups_for_tests_are_installed(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    groups = '\n[dependency-groups]\ntest = ["pytest"]\ndocs = ["mendflow-no-such-package-xyz==1.0"]\n'
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": PYPROJECT + groups})
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert "--group=test" in (tmp_path / "out" / "runner.log").read_text()
 
 
 def test_no_tests_is_failed_no_tests(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:

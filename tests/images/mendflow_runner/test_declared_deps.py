@@ -1,0 +1,146 @@
+"""What the runner installs from what a repository declares, and how it tells a failure's kind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mendflow_runner import lockfiles, poetry
+from mendflow_runner.deps import DependencyError
+from mendflow_runner.proc import StepResult
+from mendflow_runner.repo_config import for_tests, requirement_files, tox_deps, wanted_extras, wanted_groups
+
+
+@pytest.mark.parametrize("name", ["test", "tests", "Testing", "dev", "typing", "lint", "test-extras", "unit_test"])
+def test_groups_for_tests_and_development_are_installed(name: str) -> None:
+    assert for_tests(name)
+
+
+@pytest.mark.parametrize("name", ["docs", "doc", "release", "publish", "build", "benchmark", "all"])
+def test_docs_release_and_publish_groups_are_not(name: str) -> None:
+    assert not for_tests(name)
+
+
+def test_groups_and_extras_are_read_from_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[project.optional-dependencies]\ntests = ["a"]\ndocs = ["b"]\n'
+        '[dependency-groups]\ndev = ["c"]\nrelease = ["d"]\n'
+    )
+    assert (wanted_extras(tmp_path), wanted_groups(tmp_path)) == (["tests"], ["dev"])
+
+
+def test_test_requirement_files_are_installed_and_docs_ones_are_not(tmp_path: Path) -> None:
+    names = ["requirements.txt", "requirements-test.txt", "requirements-docs.txt", "requirements_dev.in"]
+    for name in [*names, "requirements_dev.txt", "test-requirements.txt"]:
+        (tmp_path / name).write_text("")
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "tests.txt").write_text("")
+    (tmp_path / "requirements" / "docs.txt").write_text("")
+    found = [p.relative_to(tmp_path).as_posix() for p in requirement_files(tmp_path)]
+    assert found == [
+        "requirements/tests.txt",
+        "requirements-test.txt",
+        "requirements.txt",
+        "requirements_dev.txt",
+        "test-requirements.txt",
+    ]
+
+
+def test_tox_deps_are_plain_requirements_only(tmp_path: Path) -> None:
+    (tmp_path / "tox.ini").write_text("[testenv]\ndeps =\n    pytest>=7\n    -rrequirements.txt\n    py38: mock\n")
+    assert tox_deps(tmp_path) == ["pytest>=7"]
+
+
+@pytest.mark.parametrize(
+    ("constraint", "specifier"),
+    [
+        ("^1.2.3", ">=1.2.3,<2.0.0"),
+        ("^0.2.3", ">=0.2.3,<0.3.0"),
+        ("~1.2", ">=1.2,<1.3"),
+        ("1.2.*", "==1.2.*"),
+        (">=1.0 <2.0", ">=1.0,<2.0"),
+        ("*", ""),
+        ("^1 || ^2", ""),
+    ],
+)
+def test_poetry_constraints_become_pep_440(constraint: str, specifier: str) -> None:
+    assert poetry.specifier(constraint) == specifier
+
+
+def test_poetry_test_groups_become_requirements(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry.group.test.dependencies]\npytest = "^8.0"\nhypothesis = {version = "*", extras = ["cli"]}\n'
+        '[tool.poetry.group.docs.dependencies]\nsphinx = "^7"\n'
+        '[tool.poetry.dev-dependencies]\nlocal = {path = "../local"}\n'
+    )
+    assert poetry.test_requirements(tmp_path) == ["hypothesis[cli]", "pytest>=8.0,<9.0"]
+
+
+def test_a_poetry_lock_pins_main_and_test_groups_with_their_markers(tmp_path: Path) -> None:
+    lock = tmp_path / "poetry.lock"
+    lock.write_text(
+        '[[package]]\nname = "attrs"\nversion = "23.1.0"\ngroups = ["main"]\n'
+        '[[package]]\nname = "pytest"\nversion = "8.0.0"\ngroups = ["test"]\n'
+        '[[package]]\nname = "colorama"\nversion = "0.4.6"\ngroups = ["test"]\n'
+        'markers = {test = "sys_platform == \\"win32\\""}\n'
+        '[[package]]\nname = "sphinx"\nversion = "7.0.0"\ngroups = ["docs"]\n'
+        '[[package]]\nname = "ujson"\nversion = "5.0.0"\noptional = true\ngroups = ["main"]\n'
+    )
+    assert lockfiles.pins(lock) == [
+        "attrs==23.1.0",
+        'colorama==0.4.6 ; (sys_platform == "win32")',
+        "pytest==8.0.0",
+    ]
+
+
+def test_an_old_poetry_lock_uses_categories(tmp_path: Path) -> None:
+    lock = tmp_path / "poetry.lock"
+    lock.write_text('[[package]]\nname = "pytest"\nversion = "7.0.0"\ncategory = "dev"\n')
+    assert lockfiles.pins(lock) == ["pytest==7.0.0"]
+
+
+def test_a_pdm_lock_pins_default_and_test_groups(tmp_path: Path) -> None:
+    lock = tmp_path / "pdm.lock"
+    lock.write_text(
+        '[[package]]\nname = "a"\nversion = "1"\ngroups = ["default"]\n'
+        '[[package]]\nname = "b"\nversion = "2"\ngroups = ["doc"]\nmarker = "python_version >= \\"3.8\\""\n'
+    )
+    assert lockfiles.pins(lock) == ["a==1"]
+
+
+UV_NO_SOLUTION = """\
+  \u00d7 No solution found when resolving dependencies:
+  \u2570\u2500\u25b6 Because mendflow-no-such-package was not found in the package registry and you require
+      mendflow-no-such-package==1.0, we can conclude that your requirements are unsatisfiable.
+  hint: An index URL (https://pypi.org/simple) could not be queried due to a lack of network connectivity.
+"""
+# The same without a terminal.
+UV_NO_SOLUTION_PLAIN = """\
+error: No solution found when resolving dependencies
+  cause: Because mendflow-no-such-package was not found in the package registry and you require \
+mendflow-no-such-package==1.0, we can conclude that your requirements are unsatisfiable.
+"""
+UV_UNREACHABLE = """\
+error: Failed to fetch: `http://127.0.0.1:9/simple/x/`
+  Caused by: Request failed after 3 retries
+  Caused by: error sending request for url (http://127.0.0.1:9/simple/x/)
+  Caused by: tcp connect error: Connection refused (os error 111)
+"""
+
+
+def failed(stderr: str) -> StepResult:
+    return StepResult(["uv", "pip", "install", "-r", "requirements.txt"], 1, "", stderr, 0.1)
+
+
+@pytest.mark.parametrize("stderr", [UV_NO_SOLUTION, UV_NO_SOLUTION_PLAIN])
+def test_no_solution_is_deterministic_and_names_uvs_cause_not_its_hint(stderr: str) -> None:
+    error = DependencyError(failed(stderr))
+    assert not error.transient
+    assert "No solution found when resolving dependencies" in str(error) and "was not found" in str(error)
+    assert "your requirements are unsatisfiable" in str(error)
+    assert "hint" not in str(error)
+
+
+def test_a_connection_refused_is_transient() -> None:
+    error = DependencyError(failed(UV_UNREACHABLE))
+    assert error.transient and "Connection refused" in str(error)
