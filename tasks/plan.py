@@ -23,8 +23,12 @@ from tasks.runs import run_llm
 
 
 def plan_fingerprint(report: BuildReport, plan: dict[str, Any] | None, settings: Settings) -> str:
-    """Everything that shapes a TestSpec: the build it reads, the change plan, the planning settings."""
-    llm = settings.llm.model if settings.llm.enabled else None
+    """Everything that shapes a TestSpec: the build it reads, the change plan, the planning settings (the
+    coverage threshold; the LLM endpoint, model and token budget when there is one; mendflow's version for the
+    rest, constants such as the target cap)."""
+    llm = (
+        (settings.llm.base_url, settings.llm.model, settings.llm.token_budget_per_run) if settings.llm.enabled else None
+    )
     return fingerprint(__version__, report.artefact_url, report.attempt, plan, settings.min_line_cov, llm)
 
 

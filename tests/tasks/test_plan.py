@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from prefect import flow
 
-from mendflow.contracts import TestSpec
+from mendflow.contracts import BuildReport, BuildStatus, TestSpec
 from mendflow.settings import get_settings
-from tasks.plan import plan_tests_task
+from tasks.plan import plan_fingerprint, plan_tests_task
 from tests.fixtures.llm_server import LLMServer
 from tests.fixtures.prefect import PrefectServer
 from tests.fixtures.repos import RepoFactory, local_source
@@ -77,3 +77,28 @@ def test_task_plans_with_the_llm(prefect_server: PrefectServer, llm_env: LLMServ
 
     assert spec.planner == "llm"
     assert [c.name for c in spec.cases] == ["test_half_of_four"]
+
+
+def fingerprint_with(monkeypatch: pytest.MonkeyPatch, **env: str) -> str:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    report = BuildReport(repo="o/r", commit_sha="c" * 40, status=BuildStatus.PASSED, artefact_url="file:///b/1")
+    return plan_fingerprint(report, None, get_settings())
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"MENDFLOW_MIN_LINE_COV": "55"},
+        {"MENDFLOW_LLM__MODEL": "other-model"},
+        {"MENDFLOW_LLM__TOKEN_BUDGET_PER_RUN": "1000"},
+        {"MENDFLOW_LLM__BASE_URL": "http://127.0.0.1:9/v1"},
+    ],
+)
+def test_every_setting_that_shapes_a_plan_changes_its_key(
+    monkeypatch: pytest.MonkeyPatch, setting: dict[str, str]
+) -> None:
+    monkeypatch.setenv("MENDFLOW_LLM__BASE_URL", "http://127.0.0.1:8/v1")
+    before = fingerprint_with(monkeypatch)
+    assert fingerprint_with(monkeypatch, **setting) != before

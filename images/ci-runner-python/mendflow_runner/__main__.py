@@ -162,10 +162,10 @@ class Build:
     def _lint(self) -> None:
         errors: list[str] = []
         wrap = proc.sandbox(self.cfg.workspace)  # a repo's mypy plugins and ruff config are its code
-        python = str(self.venv / "bin/python")
+        python, ruff = str(self.venv / "bin/python"), lint.ruff_for(self.venv)
         checks: list[tuple[str, Callable[[], list[str]]]] = [
-            ("ruff check", lambda: lint.ruff_check(self.src, self.env, self.remaining(), self.log, wrap=wrap)),
-            ("ruff format", lambda: lint.ruff_format(self.src, self.env, self.remaining(), self.log, wrap=wrap)),
+            ("ruff check", lambda: lint.ruff_check(self.src, self.env, self.remaining(), self.log, None, wrap, ruff)),
+            ("ruff format", lambda: lint.ruff_format(self.src, self.env, self.remaining(), self.log, None, wrap, ruff)),
             ("mypy", lambda: lint.mypy(self.src, python, self.env, self.remaining, self.log, wrap=wrap)),
         ]
         for name, check in checks:

@@ -2,7 +2,8 @@
 
 What is installed: the project with the extras and dependency groups its tests need (never docs, release or
 publish ones: ``repo_config.for_tests``), frozen to its lockfile when it has one (``uv.lock`` synced; a
-``poetry.lock`` or ``pdm.lock`` as exact pins), its requirement files for tests, and tox's test deps.
+``poetry.lock`` or ``pdm.lock`` as exact pins), its requirement files for tests, and tox's test deps; then the
+linters its CI runs, at the versions it pins (``precommit``).
 A failure says whether trying again can help: a resolution conflict, a missing package or a build error
 cannot (deterministic), a network error or a server's 5xx can (transient).
 """
@@ -13,7 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from . import lockfiles, poetry, repo_config
+from . import lockfiles, poetry, precommit, repo_config
 from .proc import Log, StepResult, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
@@ -102,6 +103,7 @@ class Installer:
             if more := [*poetry.test_requirements(root), *repo_config.tox_deps(root)]:
                 self._pip(more, remaining())
         self._add_runner_tools(remaining())
+        self._add_linters(remaining())
 
     def _project(self, extras: list[str], groups: list[str]) -> list[str]:
         """``uv pip install``'s arguments for the project, its test extras and groups, pinned to a poetry or pdm
@@ -115,6 +117,22 @@ class Installer:
             pinned.write_text("\n".join(lockfiles.pins(lock)) + "\n", encoding="utf-8")
             args += ["-r", str(pinned)]
         return args
+
+    def _add_linters(self, timeout: float) -> None:
+        """The linters the repository's CI runs, at the versions it pins, when its dependencies did not bring
+        them: ruff as its pre-commit hook pins it (else the image's), mypy when it configures mypy (its hook's
+        version and stubs, else the newest). Installed now, with the network; lint runs offline."""
+        wanted = []
+        if not (self.venv / "bin" / "ruff").exists():
+            wanted += precommit.pinned(self.root, "ruff")
+        if repo_config.mypy_config(self.root) is not None and not self._has_module("mypy", timeout):
+            wanted += precommit.pinned(self.root, "mypy") or ["mypy"]
+        if wanted:
+            self._pip(wanted, timeout)
+
+    def _has_module(self, name: str, timeout: float) -> bool:
+        probe = f"import importlib.util as u; raise SystemExit(u.find_spec({name!r}) is None)"
+        return run([self.venv_python, "-c", probe], cwd=self.root, env=self.env, timeout=timeout, log=self.log).ok
 
     def _add_runner_tools(self, timeout: float) -> None:
         probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"

@@ -61,16 +61,26 @@ def targets(paths: list[str] | None) -> list[str]:
     return ["."] if paths is None else ["--force-exclude", "--", *paths]
 
 
+def ruff_for(venv: Path) -> str:
+    """The ruff the repository's CI runs: the one its dependencies or pre-commit pin installed into its venv
+    (``deps``), else the image's."""
+    pinned = venv / "bin" / "ruff"
+    return str(pinned) if pinned.exists() else "ruff"
+
+
 def ruff_check(
-    root: Path, env: dict[str, str], timeout: float, log: Log, paths: list[str] | None = None, wrap: Wrap = _as_is
+    root: Path,
+    env: dict[str, str],
+    timeout: float,
+    log: Log,
+    paths: list[str] | None = None,
+    wrap: Wrap = _as_is,
+    ruff: str = "ruff",
 ) -> list[str]:
-    r = run(
-        wrap(["ruff", "check", "--output-format", "json", "--no-cache", *ruff_rules(root), *targets(paths)]),
-        cwd=root,
-        env=env,
-        timeout=timeout,
-        log=log,
-    )
+    base, where = [ruff, "check", "--no-cache", *ruff_rules(root)], targets(paths)
+    r = run(wrap([*base, "--output-format", "json", *where]), cwd=root, env=env, timeout=timeout, log=log)
+    if r.returncode == 2 and "--output-format" in r.stderr:  # ruff before 0.0.291 named it --format
+        r = run(wrap([*base, "--format", "json", *where]), cwd=root, env=env, timeout=timeout, log=log)
     if r.timed_out or r.returncode not in (0, 1):
         raise LintToolError.of(r)
     try:
@@ -86,13 +96,19 @@ def ruff_check(
 
 
 def ruff_format(
-    root: Path, env: dict[str, str], timeout: float, log: Log, paths: list[str] | None = None, wrap: Wrap = _as_is
+    root: Path,
+    env: dict[str, str],
+    timeout: float,
+    log: Log,
+    paths: list[str] | None = None,
+    wrap: Wrap = _as_is,
+    ruff: str = "ruff",
 ) -> list[str]:
     """One lint error per file ``ruff format`` would change; only for repos that chose ruff (formatting is
     a team's decision, not a defect)."""
     if not repo_config.has_ruff_config(root):
         return []
-    base = ["ruff", "format", "--check", "--no-cache"]
+    base = [ruff, "format", "--check", "--no-cache"]
     where = targets(paths)
     r = run(wrap([*base, "--output-format", "concise", *where]), cwd=root, env=env, timeout=timeout, log=log)
     if r.returncode == 2 and "--output-format" in r.stderr:  # ruff before 0.9 has no formats here
@@ -116,17 +132,6 @@ def mypy(
     cfg = repo_config.mypy_config(root)
     if cfg is None:
         return []
-    probe = run(wrap([python, "-c", "import mypy"]), cwd=root, env=env, timeout=timeout(), log=log)
-    if not probe.ok:  # mypy from the package index, like the dependencies: the one lint step with network
-        add = run(
-            ["uv", "pip", "install", "--python", python, "mypy"],
-            cwd=root,
-            env=env,
-            timeout=timeout(),
-            log=log,
-        )
-        if not add.ok:
-            raise LintToolError.of(add)
     targets = [] if cfg.get("files") else ["."]
     argv = [python, "-m", "mypy", "--show-column-numbers", "--no-error-summary", "--no-pretty", *targets]
     r = run(
@@ -144,4 +149,6 @@ def mypy(
         if m:
             code = f"mypy[{m['code']}]" if m["code"] else "mypy"
             out.append(f"{_rel(m['path'], root)}:{m['line']}:{m['col'] or 0} {code} {m['msg']}")
+    if r.returncode == 1 and not out:  # "No module named mypy", or output it cannot read: never a clean pass
+        raise LintToolError.of(r)
     return out

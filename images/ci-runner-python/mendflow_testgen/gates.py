@@ -163,6 +163,7 @@ class Gates:
             "PYTHONPATH": os.pathsep.join(p for p in (str(testing.PLUGIN_DIR), env.get("PYTHONPATH", "")) if p),
             "PYTHONDONTWRITEBYTECODE": "1",
         }
+        self.ruff = lint.ruff_for(Path(venv_bin).parent)  # the ruff B2 lints with
         # Generated tests, the repo's conftest and its config run as untrusted code: offline, only work/ writable.
         self.sandboxed = sandbox(work, (testing.PLUGIN_DIR,))
         self.out = Outcome()
@@ -228,10 +229,10 @@ class Gates:
     def lint(self, paths: list[str]) -> list[str]:
         if not paths:
             return []
-        self._run(["ruff", "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *paths])
-        self._run(["ruff", "format", "--no-cache", "--quiet", *paths])
+        self._run([self.ruff, "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *paths])
+        self._run([self.ruff, "format", "--no-cache", "--quiet", *paths])
         left = self._run(
-            ["ruff", "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *paths]
+            [self.ruff, "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *paths]
         )
         alive = []
         for path in paths:
@@ -390,10 +391,10 @@ class Gates:
         if not final:
             return
         # The same rules the next build applies: an import left unused by minimisation would fail it.
-        self._run(["ruff", "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *final])
-        self._run(["ruff", "format", "--no-cache", "--quiet", *final])
+        self._run([self.ruff, "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *final])
+        self._run([self.ruff, "format", "--no-cache", "--quiet", *final])
         left = self._run(
-            ["ruff", "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *final]
+            [self.ruff, "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *final]
         )
         for path in final:
             errors = [line for line in left.stdout.splitlines() if line.startswith(path)]

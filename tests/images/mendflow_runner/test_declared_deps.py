@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mendflow_runner import lockfiles, poetry
+from mendflow_runner import lockfiles, poetry, precommit
 from mendflow_runner.deps import DependencyError
 from mendflow_runner.proc import StepResult
 from mendflow_runner.repo_config import for_tests, requirement_files, tox_deps, wanted_extras, wanted_groups
@@ -144,3 +144,44 @@ def test_no_solution_is_deterministic_and_names_uvs_cause_not_its_hint(stderr: s
 def test_a_connection_refused_is_transient() -> None:
     error = DependencyError(failed(UV_UNREACHABLE))
     assert error.transient and "Connection refused" in str(error)
+
+
+PRE_COMMIT = """\
+repos:
+  - repo: https://github.com/pre-commit/pre-commit-hooks
+    rev: v4.5.0
+    hooks:
+      - id: trailing-whitespace
+  - repo: https://github.com/charliermarsh/ruff-pre-commit  # moved to astral-sh
+    rev: 'v0.4.4'
+    hooks:
+      - id: ruff
+  - repo: https://github.com/pre-commit/mirrors-mypy
+    rev: v1.10.0
+    hooks:
+      - id: mypy
+        additional_dependencies:
+          - types-requests
+          - "pydantic>=2"
+"""
+
+
+def test_pre_commit_pins_ruff_by_its_rev(tmp_path: Path) -> None:
+    (tmp_path / ".pre-commit-config.yaml").write_text(PRE_COMMIT)
+    assert precommit.pinned(tmp_path, "ruff") == ["ruff==0.4.4"]
+
+
+def test_pre_commit_pins_mypy_with_its_hooks_stubs(tmp_path: Path) -> None:
+    (tmp_path / ".pre-commit-config.yaml").write_text(PRE_COMMIT)
+    assert precommit.pinned(tmp_path, "mypy") == ["mypy==1.10.0", "types-requests", "pydantic>=2"]
+
+
+def test_flow_style_additional_dependencies_are_read(tmp_path: Path) -> None:
+    flow = "repos:\n- repo: https://github.com/pre-commit/mirrors-mypy\n  rev: v1.0.0\n  hooks:\n"
+    flow += "  - id: mypy\n    additional_dependencies: [types-six, 'attrs']\n"
+    (tmp_path / ".pre-commit-config.yaml").write_text(flow)
+    assert precommit.pinned(tmp_path, "mypy") == ["mypy==1.0.0", "types-six", "attrs"]
+
+
+def test_no_pre_commit_config_pins_nothing(tmp_path: Path) -> None:
+    assert precommit.pinned(tmp_path, "ruff") == []

@@ -108,6 +108,17 @@ def test_unformatted_file_is_a_lint_error_when_the_repo_uses_ruff(
     assert report.lint_errors == ["demo/ugly.py:1:3 FORMAT file would be reformatted by `ruff format`"]
 
 
+def test_the_ruff_version_pre_commit_pins_is_the_one_that_lints(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    hook = "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.4.4\n    hooks:\n"
+    files = {".pre-commit-config.yaml": hook + "      - id: ruff\n", "pyproject.toml": PYPROJECT + "\n[tool.ruff]\n"}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.status is BuildStatus.PASSED, report.lint_errors
+    log = (tmp_path / "out" / "runner.log").read_text()
+    assert "ruff==0.4.4" in log and f"{tmp_path / 'work' / 'venv'}/bin/ruff check" in log
+
+
 def test_a_repo_without_ruff_config_is_held_to_bug_level_rules_only(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
