@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from . import lockfiles, poetry, precommit, repo_config
+from . import interpreter, lockfiles, poetry, precommit, repo_config
 from .proc import Log, StepResult, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
@@ -33,10 +33,10 @@ _CAUSE = re.compile(rf"^(?:error:|\s*[{_TREE}]|\s*Because\b|\s*Caused by:)", re.
 
 
 class DependencyError(Exception):
-    def __init__(self, step: StepResult) -> None:
+    def __init__(self, step: StepResult, message: str | None = None) -> None:
         self.step = step
         self.transient = step.timed_out or bool(_TRANSIENT.search(step.stderr))
-        super().__init__(f"`{' '.join(step.argv[:3])}` {cause(step)}")
+        super().__init__(message or f"`{' '.join(step.argv[:3])}` {cause(step)}")
 
 
 def cause(step: StepResult) -> str:
@@ -85,7 +85,7 @@ class Installer:
 
     def install(self, remaining: Callable[[], float]) -> None:
         """Each command gets what is left of the job's budget; raises DependencyError on the first failure."""
-        self._run(["uv", "venv", "--python", self.python, str(self.venv)], remaining())
+        self._create_venv(remaining())
         root = self.root
         groups = [f"--group={g}" for g in repo_config.wanted_groups(root)]
         extras = repo_config.wanted_extras(root)
@@ -104,6 +104,28 @@ class Installer:
                 self._pip(more, remaining())
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
+
+    def _create_venv(self, timeout: float) -> None:
+        """The venv on the runner's interpreter when it fits what the repository asks for, else on one uv finds
+        for its ``.python-version`` pin or ``requires-python``; when none fits ``requires-python``, say so."""
+        pin, spec = interpreter.requests(self.root)
+        probe = self._run([self.python, "-c", "import sys; print(*sys.version_info[:3])"], timeout)
+        own = tuple(int(n) for n in probe.stdout.split())
+        have = ".".join(map(str, own))
+        if pin and not interpreter.fits(own, pin):
+            if self._venv_for(pin, timeout).ok:
+                return
+            self.log.write(f"no Python {pin} here (.python-version); trying {have} against requires-python")
+        if spec and not interpreter.fits(own, spec):
+            tried = self._venv_for(spec, timeout)
+            if not tried.ok:
+                raise DependencyError(tried, f"no Python here fits requires-python {spec!r} (this one is {have})")
+            return
+        self._run(["uv", "venv", "--python", self.python, str(self.venv)], timeout)
+
+    def _venv_for(self, request: str, timeout: float) -> StepResult:
+        return run(["uv", "venv", "--python", request, str(self.venv)], cwd=self.root, env=self.env,
+                   timeout=timeout, log=self.log)  # fmt: skip
 
     def _project(self, extras: list[str], groups: list[str]) -> list[str]:
         """``uv pip install``'s arguments for the project, its test extras and groups, pinned to a poetry or pdm

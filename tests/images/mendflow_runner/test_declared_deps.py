@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mendflow_runner import lockfiles, poetry, precommit
+from mendflow_runner import interpreter, lockfiles, poetry, precommit
 from mendflow_runner.deps import DependencyError
 from mendflow_runner.proc import StepResult
 from mendflow_runner.repo_config import for_tests, requirement_files, tox_deps, wanted_extras, wanted_groups
@@ -185,3 +185,28 @@ def test_flow_style_additional_dependencies_are_read(tmp_path: Path) -> None:
 
 def test_no_pre_commit_config_pins_nothing(tmp_path: Path) -> None:
     assert precommit.pinned(tmp_path, "ruff") == []
+
+
+@pytest.mark.parametrize(
+    ("request_", "fits"),
+    [
+        (">=3.8", True),
+        (">=3.12", False),
+        (">=3.9,<3.11", False),
+        ("~=3.10", True),
+        ("~=3.10.0", False),
+        ("==3.11.*", True),
+        ("!=3.11.*,>=3.8", False),
+        ("3.11", True),
+        ("3.12", False),
+        (">3.11", True),
+    ],
+)
+def test_an_interpreter_fits_what_the_repository_asks(request_: str, fits: bool) -> None:
+    assert interpreter.fits((3, 11, 7), request_) is fits
+
+
+def test_the_pin_and_requires_python_are_read(tmp_path: Path) -> None:
+    (tmp_path / ".python-version").write_text("# pyenv\n3.12\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.9"\n')
+    assert interpreter.requests(tmp_path) == ("3.12", ">=3.9")
