@@ -8,7 +8,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
 from flows.pipeline import self_healing_pipeline
-from mendflow.contracts import BuildStatus, FailReason, PipelineOutcome
+from mendflow.contracts import BuildStatus, DropReason, FailReason, PipelineOutcome
 from tasks.outcome import pipeline_result
 from tests.fixtures.llm_server import LLMServer
 
@@ -34,7 +34,7 @@ RAISES = (
     "import pytest\n\nfrom half import half\n\n\ndef test_half_of_an_odd_number_raises() -> None:\n"
     "    with pytest.raises(ValueError):\n        half(3)\n"
 )
-# Passes under pytest, but mypy (which the repo configures and B2 runs) rejects the str argument.
+# Passes under pytest, but mypy (which the repo configures, so B2 and the gates run it) rejects the str argument.
 MISTYPED = RAISES + "    label: str = half(4)\n    assert label == 2\n"
 
 
@@ -95,17 +95,16 @@ def test_the_run_tells_its_story_in_artifacts(make_repo, llm_env: LLMServer) -> 
     assert "merged" in str(found["pipeline-result"].data)
 
 
-def test_a_generated_file_b2_rejects_is_dropped_and_nothing_is_merged(make_repo, llm_env: LLMServer) -> None:
+def test_a_generated_file_the_repos_mypy_rejects_is_dropped_in_the_gates(make_repo, llm_env: LLMServer) -> None:
     repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
     main_before = str(pygit2.Repository(str(repo)).branches.local["main"].target)
     script(llm_env, MISTYPED)
     result = pipeline_result(self_healing_pipeline(repo=str(repo), branch="main", return_state=True))
     assert result.outcome is PipelineOutcome.NO_TESTS_KEPT  # the user's commit passed B1: not its regression
-    assert result.b2 is not None and result.b2.status is BuildStatus.FAILED
-    assert result.b2.fail_reason is FailReason.LINT
-    git = pygit2.Repository(str(repo))
-    assert str(git.branches.local["main"].target) == main_before  # nothing merged
-    assert result.generated is not None and result.generated.branch_name in git.branches.local  # kept
+    assert result.b2 is None and result.generated is not None  # B2 would have failed on it: it never got there
+    [drop] = [d for d in result.generated.dropped if d.node_id == "tests/test_half_mendflow.py"][:1]
+    assert drop.reason is DropReason.LINT and "mypy[assignment]" in drop.detail
+    assert str(pygit2.Repository(str(repo)).branches.local["main"].target) == main_before  # nothing merged
 
 
 DOUBLE = SOURCE + "\n\ndef double(x: int) -> int:\n    return x * 2\n"

@@ -234,15 +234,47 @@ class Gates:
         left = self._run(
             [self.ruff, "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *paths]
         )
+        typed = self._mypy(paths)
         alive = []
         for path in paths:
             errors = [line for line in left.stdout.splitlines() if line.startswith(path) and LINT_BLOCKING.search(line)]
             if errors:
                 self._drop(path, "lint", "; ".join(errors[:5]))
                 self.out.feedback.append(f"ruff errors in {path}:\n" + "\n".join(errors[:20]))
+            elif typed.get(path) and not self._without_mistyped(path, typed[path]):
+                self.out.feedback.append(f"mypy errors in {path}:\n" + "\n".join(typed[path][:20]))
             else:
                 alive.append(path)
         return alive
+
+    def _without_mistyped(self, path: str, found: list[str]) -> bool:
+        """Drop the tests mypy finds fault with, as B2's mypy would; False (the file dropped) when a finding
+        is outside every test or no test is left."""
+        target = self.src / path
+        source = target.read_text(encoding="utf-8")
+        by_line: dict[int, list[str]] = {}
+        for finding in found:
+            by_line.setdefault(int(finding.split(":", 2)[1]), []).append(finding)
+        tests, outside = edit.tests_at(source, set(by_line))
+        if outside or set(edit.test_names(source)) <= tests:
+            self._drop(path, "lint", "; ".join(found[:5]))
+            return False
+        for key in sorted(tests):
+            said = [f for n, fs in by_line.items() for f in fs if key in edit.tests_at(source, {n})[0]]
+            self._drop(f"{path}::{key}", "lint", "; ".join(said[:3]))
+        target.write_text(edit.remove_functions(source, tests), encoding="utf-8")
+        return True
+
+    def _mypy(self, paths: list[str]) -> dict[str, list[str]]:
+        """path → mypy's findings in it, as B2 will run mypy (the repo's config, only where it configures it)."""
+        if repo_config.mypy_config(self.src) is None:
+            return {}
+        try:
+            found = lint.mypy(self.src, self.python, self.env, self.remaining, self.log, wrap=self.sandboxed)
+        except lint.LintToolError as exc:
+            self.out.notes.append(f"mypy could not run in the gates: {exc}")
+            return {}
+        return {path: [f for f in found if f.startswith(f"{path}:")] for path in paths}
 
     def collect(self, paths: list[str]) -> dict[str, list[str]]:
         """path → collected node ids; a file pytest cannot collect, or with no test in it, is dropped."""

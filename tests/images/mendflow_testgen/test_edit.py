@@ -26,7 +26,7 @@ def test_0():
 def test_pynguin_tests_lose_constant_dumps_and_get_descriptive_names() -> None:
     tidy = edit.tidy_pynguin(PYNGUIN)
     assert "MAX_EXPONENT" not in tidy and "precision ==" not in tidy
-    assert "def test_power_1():" in tidy
+    assert "def test_power_1() -> None:" in tidy
     assert "import calc.core as core_" in tidy  # the sys.modules alias survives ruff's unused-import fix
 
 
@@ -65,7 +65,7 @@ def test_0():
 def test_a_test_ending_in_pytest_raises_is_named_after_the_exception_and_hollow_asserts_go() -> None:
     tidy = edit.tidy_pynguin(RAISING)
 
-    assert "def test_divide_raises_calcerror_1():" in tidy
+    assert "def test_divide_raises_calcerror_1() -> None:" in tidy
     assert "pytest.approx(-1057.7065460591384" not in tidy  # asserted the literal against itself
     assert "var_1 = -1057.7065460591384" in tidy  # still used by the call
     assert "assert var_2 == [1.0]" in tidy  # the list went into the code under test: a real check
@@ -79,3 +79,9 @@ def test_a_test_ending_in_pytest_raises_is_named_after_the_exception_and_hollow_
         text=True,
     )
     assert lint.returncode == 0, lint.stdout  # F841 on an unused name would fail the whole file at the gates
+
+
+def test_tests_at_names_the_tests_holding_the_lines_and_the_lines_outside() -> None:
+    source = "import x\n\n\ndef test_a() -> None:\n    x.f(1)\n\n\nclass TestB:\n"
+    source += "    def test_c(self) -> None:\n        x.g()\n"
+    assert edit.tests_at(source, {5, 10, 1}) == ({"test_a", "TestB::test_c"}, {1})

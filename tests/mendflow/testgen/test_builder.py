@@ -426,3 +426,33 @@ def test_a_generated_test_runs_offline_in_the_gates(tmp_path: Path, scripted_llm
     assert result.precheck is BuildStatus.PASSED, result.notes
     assert listener.connections == 0 and not marker.exists()
     listener.sock.close()
+
+
+TYPED = 'def half(x: int) -> int:\n    if x % 2:\n        raise ValueError("odd")\n    return x // 2\n'
+ONE_MISTYPED = """\
+import pytest
+
+from half import half
+
+
+def test_half_of_an_odd_number_raises() -> None:
+    with pytest.raises(ValueError):
+        half(3)
+
+
+def test_half_of_a_string() -> None:
+    with pytest.raises(TypeError):
+        half("4")
+"""
+
+
+def test_a_test_the_repos_mypy_rejects_is_dropped_alone(tmp_path: Path, scripted_llm: LLMServer) -> None:
+    files = {
+        "pyproject.toml": "[tool.mypy]\n",
+        "half.py": TYPED,
+        "tests/test_half.py": "def test_nothing():\n    pass\n",
+    }
+    result = _build(_setup(tmp_path, files), scripted_llm, ONE_MISTYPED)
+    assert [k.node_id for k in result.kept] == ["tests/test_half_mendflow.py::test_half_of_an_odd_number_raises"]
+    [drop] = [d for d in result.dropped if d.node_id.endswith("::test_half_of_a_string")]
+    assert drop.reason is DropReason.LINT and "mypy[arg-type]" in drop.detail
