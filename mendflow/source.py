@@ -77,6 +77,12 @@ def at(source: Source, sha: str, branch: str, store: ArtefactStore, settings: Se
     return _frozen(moved, source.open(), store, settings)
 
 
+def is_root(source: Source) -> bool:
+    """Whether the commit has no parent at all (a repository's first commit, or history imported as one)."""
+    commit = source.open().get(source.commit_sha)
+    return isinstance(commit, pygit2.Commit) and not commit.parent_ids
+
+
 def parent(source: Source, store: ArtefactStore, settings: Settings) -> Source | None:
     """The commit's first parent, frozen like ``at``; None for a root commit or a parent this clone lacks
     (a shallow fetch)."""

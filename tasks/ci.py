@@ -106,7 +106,9 @@ def judge_lint(source: Source, report: BuildReport, store: ArtefactStore, settin
     """``report`` with only the findings its commit brought in ``lint_errors`` (see ``lint_baseline``)."""
     parent = sources.parent(source, store, settings)
     if parent is None:
-        return lint_baseline.judged(report, [], "")
+        if sources.is_root(source):
+            return lint_baseline.judged(report, report.lint_errors, lint_baseline.FIRST_ANALYSIS)
+        return lint_baseline.judged(report, [], "")  # a parent this clone lacks: nothing shows a finding is old
     done = lint_baseline.published_lint(store, parent.artefacts, parent.commit_sha)
     if done is None:
         done = run_build_job(parent, lint_baseline.LINT_ONLY_STAGE, 1, store, settings, lint_only=True)

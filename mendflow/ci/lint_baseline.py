@@ -2,7 +2,9 @@
 
 The baseline of a commit is everything its parent's lint reported. A build of the parent that any stage
 already published is reused (B2's parent is B1's commit, a heal's B3 builds on the commit it heals); else a
-lint-only job of the parent gives it. A root commit has no baseline: everything in it is new.
+lint-only job of the parent gives it. A root commit is the repository's first analysis ("clean as you code"
+starts from what is there): its findings are its own baseline, listed and never fatal. A parent the clone lacks
+(a shallow fetch) gives no baseline: then every finding counts as new.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from mendflow.keys import RepoKeys
 from mendflow.store.base import ArtefactStore
 
 LINT_ONLY_STAGE = "lint"  # artefact stage of a lint-only build of a parent commit
+FIRST_ANALYSIS = "root commit (first analysis)"  # lint_baseline of a commit without a parent
 
 
 def every_finding(report: BuildReport) -> list[str]:

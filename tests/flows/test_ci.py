@@ -8,6 +8,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from flows.ci import ci_build
+from mendflow.ci.lint_baseline import FIRST_ANALYSIS
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from mendflow.settings import get_settings
 from mendflow.store import open_store
@@ -140,11 +141,16 @@ def test_a_parent_built_before_is_the_baseline_without_a_lint_job(make_repo) -> 
     parent = ci_build(repo=str(repo), stage="B1")
     commit_files(repo, {"README.md": "shapes\n"})
     report = ci_build(repo=str(repo), stage="B1")
-    assert (parent.status, report.status) == (BuildStatus.FAILED, BuildStatus.PASSED)
-    assert report.lint_baseline == f"{parent.commit_sha} (B1)"
+    assert (parent.status, parent.lint_baseline, report.status) == (
+        BuildStatus.PASSED,
+        FIRST_ANALYSIS,
+        BuildStatus.PASSED,
+    )
+    assert report.lint_baseline == f"{parent.commit_sha} (B1)" and len(report.lint_preexisting) == 1
     assert not [key for key in stored_keys(parent) if "/lint/" in key]
 
 
-def test_a_root_commit_has_no_baseline(make_repo) -> None:
+def test_a_root_commit_is_the_first_analysis_its_findings_are_listed_not_fatal(make_repo) -> None:
     report = ci_build(repo=str(make_repo(with_unused_import("os"), name="root-lint")))
-    assert (report.status, report.fail_reason, report.lint_baseline) == (BuildStatus.FAILED, FailReason.LINT, "")
+    assert (report.status, report.lint_errors, report.lint_baseline) == (BuildStatus.PASSED, [], FIRST_ANALYSIS)
+    assert report.lint_preexisting == ["shapes.py:1:8 F401 `os` imported but unused"]
