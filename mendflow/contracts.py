@@ -20,6 +20,9 @@ SCHEMA_VERSION = 1
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 GENERATED_TEST_SUFFIX = "_mendflow.py"  # tests/test_<module>[_<n>]_mendflow.py: mendflow.testgen.layout.test_file_for
 GENERATED_TEST_DIRS = ("tests", "test")  # mendflow.testgen.layout.tests_dir
+# Every branch mendflow creates (the builder's agt/testbuilder/…, the healer's agt/healer/…) is under this prefix:
+# a fetch of a URL repository never prunes them, and the repository's own branches never carry it.
+MENDFLOW_BRANCH_PREFIX = "agt/"
 
 
 def is_generated_test_file(path: str) -> bool:

@@ -61,14 +61,23 @@ def merge_branch(repo: pygit2.Repository, source: str, target: str, message: str
     return str(new)
 
 
-def push_branch(repo: pygit2.Repository, branch: str, remote: str = "origin") -> None:
-    """Push ``branch`` to ``remote`` (credentials come from the trusted side's git configuration)."""
+def push_branch(repo: pygit2.Repository, branch: str, remote: str = "origin", force: bool = True) -> None:
+    """Push ``branch`` to ``remote`` (credentials come from the trusted side's git configuration); without
+    ``force``, only as a fast-forward: a branch that moved on the remote is never overwritten."""
+    refspec = f"{'+' if force else ''}refs/heads/{branch}:refs/heads/{branch}"
     try:
-        repo.remotes[remote].push([f"+refs/heads/{branch}:refs/heads/{branch}"])
+        repo.remotes[remote].push([refspec])
     except (KeyError, pygit2.GitError) as exc:
         raise MergeError(
-            f"cannot push {branch} to {remote}: {exc}", hint="check the remote and its credentials"
+            f"cannot push {branch} to {remote}: {exc}",
+            hint="check the remote and its credentials; a branch that moved meanwhile is merged on the next push",
         ) from exc
+
+
+def delete_branch(repo: pygit2.Repository, branch: str) -> None:
+    """Delete the local ``branch`` if it exists (a merged builder or healer branch)."""
+    if repo.branches.local.get(branch) is not None:
+        repo.branches.local.delete(branch)
 
 
 def commit_files(

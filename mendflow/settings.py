@@ -168,7 +168,11 @@ class Settings(BaseSettings):
         default_factory=lambda: [0, 90, 300],
         description="Seed back-off: attempt 1 immediate, attempt 2 +90 s, attempt 3 +5 min; ERRORED only.",
     )
-    merge_mode: Literal["merge", "push", "none"] = "merge"
+    merge_mode: Literal["merge", "push", "none"] = Field(
+        "merge",
+        description="merge: into the run's branch (pushed to origin for a URL repo); push: the tested branch to "
+        "origin; none: leave it. README, Configuration.",
+    )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     pynguin: PynguinSettings = Field(default_factory=PynguinSettings)
     s3: S3Settings = Field(default_factory=S3Settings)

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pygit2
 from pygit2.enums import FetchPrune, RepositoryOpenFlag
 
+from mendflow.contracts import MENDFLOW_BRANCH_PREFIX
 from mendflow.errors import CommitNotFoundError, RepoNotFoundError, TooLargeError
 from mendflow.identity import SOURCE_URL_KEY
 from mendflow.settings import Settings, get_settings
@@ -40,10 +41,15 @@ _MODE_SUBMODULE = 0o160000
 _URL_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://|^[^/]+@[^/:]+:")  # scheme://… or scp-like user@host:path
 
 
+def is_url(location: str) -> bool:
+    """Whether ``location`` is a clone URL (served from a cache mirror) rather than a local path."""
+    return bool(_URL_RE.match(location))
+
+
 def resolve_repo(path_or_url: str | Path, settings: Settings | None = None) -> pygit2.Repository:
     """Open a local repository (work tree or bare) or clone/fetch a URL into the cache."""
     text = str(path_or_url)
-    if _URL_RE.match(text):
+    if is_url(text):
         return _cached_clone(text, (settings or get_settings()).cache_dir / "repos")
     return _open_local(Path(text).expanduser())
 
@@ -120,7 +126,7 @@ def _open_local(path: Path) -> pygit2.Repository:
 
 
 def _cached_clone(url: str, cache_root: Path) -> pygit2.Repository:
-    """A bare mirror of ``url`` under the cache: cloned once, fetched (with prune) every later time."""
+    """A bare mirror of ``url`` under the cache: cloned once, fetched every later time."""
     target = cache_root / f"{_url_name(url)}-{hashlib.sha256(url.encode()).hexdigest()[:12]}.git"
     if target.exists():
         repo = pygit2.Repository(str(target), RepositoryOpenFlag.NO_SEARCH)
@@ -148,13 +154,20 @@ def _cached_clone(url: str, cache_root: Path) -> pygit2.Repository:
 
 
 def _fetch(repo: pygit2.Repository, url: str) -> None:
+    """Fetch, then prune the branches the remote deleted, except mendflow's own (``MENDFLOW_BRANCH_PREFIX``):
+    the mirror is where a run's builder and healer branches live until they are merged."""
     try:
-        repo.remotes["origin"].fetch(prune=FetchPrune.PRUNE)
+        origin = repo.remotes["origin"]
+        origin.fetch(prune=FetchPrune.NO_PRUNE)
+        remote = {h.name for h in origin.list_heads() if h.name and h.name.startswith("refs/heads/")}
     except (pygit2.GitError, KeyError) as exc:
         raise RepoNotFoundError(
             f"cannot fetch {_strip_credentials(url)}: {exc}",
             hint="check the URL, the network and the credentials for the repository",
         ) from exc
+    for name in list(repo.branches.local):
+        if f"refs/heads/{name}" not in remote and not name.startswith(MENDFLOW_BRANCH_PREFIX):
+            repo.branches.local.delete(name)
 
 
 def _point_head_at_default_branch(repo: pygit2.Repository) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mendflow.contracts import (
+    MENDFLOW_BRANCH_PREFIX,
     BuildReport,
     BuildStatus,
     Checklist,
@@ -18,7 +19,7 @@ COVERAGE_SLACK_POINTS = 0.01  # rounding in the report, not a real loss
 
 
 def branch_for(commit_sha: str, stage: str) -> str:
-    return f"agt/healer/{commit_sha[:12]}-{stage.lower()}"
+    return f"{MENDFLOW_BRANCH_PREFIX}healer/{commit_sha[:12]}-{stage.lower()}"
 
 
 def proposal_branch(commit_sha: str, stage: str) -> str:

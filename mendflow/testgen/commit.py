@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mendflow.contracts import MENDFLOW_BRANCH_PREFIX
+
 
 def branch_for(spec_id: str) -> str:
-    return f"agt/testbuilder/{spec_id}"
+    return f"{MENDFLOW_BRANCH_PREFIX}testbuilder/{spec_id}"

@@ -11,6 +11,7 @@ from flows import pipeline
 from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import BuildStatus, PipelineOutcome
 from mendflow.settings import get_settings
+from mendflow.snapshot import resolve_repo
 from mendflow.store import open_store
 from tasks.outcome import pipeline_result
 from tests.flows.sample_repos import FAILING
@@ -70,3 +71,16 @@ def test_rerun_after_a_crash_reuses_finished_stages(calc_repo: Path, monkeypatch
     assert [k for k in store_keys(f"repos/local/calc/{result.commit_sha}/B1") if k.endswith("report.json")] == [
         f"repos/local/calc/{result.commit_sha}/B1/1/report.json"
     ]
+
+
+def test_a_repo_given_by_url_gets_the_merge_pushed_and_the_builder_branch_deleted(
+    calc_repo: Path, tmp_path: Path
+) -> None:
+    origin = pygit2.clone_repository(calc_repo.as_uri(), str(tmp_path / "calc.git"), bare=True)
+    url = Path(origin.path).as_uri()
+    result = self_healing_pipeline(repo=url, branch="main")
+    assert result.outcome is PipelineOutcome.MERGED and result.generated is not None
+    assert str(pygit2.Repository(origin.path).branches.local["main"].target) == result.merged_sha
+    mirror = resolve_repo(url, get_settings())
+    assert result.generated.branch_name not in mirror.branches.local
+    assert str(mirror.branches.local["main"].target) == result.merged_sha

@@ -223,3 +223,15 @@ def test_unreachable_url_raises_repo_not_found_and_leaves_no_cache_entry(tmp_pat
     with pytest.raises(RepoNotFoundError, match="cannot fetch"):
         resolve_repo((tmp_path / "missing").as_uri(), _settings(tmp_path))
     assert list((tmp_path / "cache" / "repos").iterdir()) == []
+
+
+def test_a_refetch_prunes_branches_deleted_upstream_but_keeps_mendflows(make_repo: RepoFactory, tmp_path: Path) -> None:
+    source = make_repo(FILES, name="upstream")
+    upstream = pygit2.Repository(str(source))
+    upstream.branches.local.create("feature", upstream.head.peel(pygit2.Commit))
+    settings = _settings(tmp_path)
+    mirror = resolve_repo(source.as_uri(), settings)
+    mirror.branches.local.create("agt/testbuilder/ts-1", mirror.head.peel(pygit2.Commit))
+    upstream.branches.local.delete("feature")
+    mirror = resolve_repo(source.as_uri(), settings)
+    assert sorted(mirror.branches.local) == ["agt/testbuilder/ts-1", "main"]
