@@ -37,9 +37,10 @@ Contract (stdlib only; the job holds no credentials):
 
 Steps: unpack (safe) → dependencies (``mendflow_runner.deps``: the project with its test and development
 extras and groups, never docs or release ones; uv.lock synced frozen, a poetry or pdm lock as exact pins; the
-test requirement files and tox's deps; then pytest and coverage when the repo lacks them; a deterministic
-failure says so in the report's ``transient``) → lint (ruff check, ruff format --check, mypy when configured;
-offline, like the tests: the repo's config and mypy plugins are its code) → tests (``coverage run --branch
+test requirement files and tox's deps; then pytest and coverage when the repo lacks them, and ruff and mypy at
+the versions the repo pins; the interpreter its ``.python-version``/``requires-python`` asks for; a
+deterministic failure says so in the report's ``transient``) → lint (ruff check, ruff format --check, mypy when
+configured; offline, like the tests: the repo's config and mypy plugins are its code) → tests (``coverage run --branch
 -m pytest [-m MARKER | NODE_ID ...]`` with a plugin that sets per-test dynamic contexts to pytest node ids and
 journals each failure's exception, first line and location; pytest-cov is not used; ``--source`` the
 repo's packages when its coverage config names no files) → coverage combine (``parallel = true``) and JSON →

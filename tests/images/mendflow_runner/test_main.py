@@ -162,6 +162,27 @@ def test_only_the_dependency_groups_for_tests_are_installed(
     assert "--group=test" in (tmp_path / "out" / "runner.log").read_text()
 
 
+def test_a_repo_no_python_here_fits_errors_at_once_saying_so(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    pyproject = PYPROJECT.replace('requires-python = ">=3.11"', 'requires-python = ">=3.99"')
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject})
+    assert (report.status, report.fail_reason, report.transient) == (
+        BuildStatus.ERRORED,
+        FailReason.DEPENDENCIES,
+        False,
+    )
+    assert report.error_reason is not None and "no Python here fits requires-python '>=3.99'" in report.error_reason
+
+
+def test_a_python_version_pin_missing_here_falls_back_to_one_requires_python_allows(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **{".python-version": "3.99\n"})
+    assert report.status is BuildStatus.PASSED
+    assert "no Python 3.99 here (.python-version)" in (tmp_path / "out" / "runner.log").read_text()
+
+
 def test_no_tests_is_failed_no_tests(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     report = build(make_repo, tmp_path, uv_cache, **{"tests/test_demo.py": None, "tests/__init__.py": ""})
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
