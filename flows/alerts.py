@@ -4,7 +4,8 @@ A Prefect OSS trigger can count events but not compute a rate or compare payload
 only starts this flow with the event's id; the rules themselves are ``mendflow/alerts.py``.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see flows/reindex.py (served runs resolve string annotations without
+# this module's namespace).
 
 from typing import Annotated
 from uuid import UUID

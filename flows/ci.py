@@ -1,6 +1,7 @@
 """Flow ``ci_build``: the Build/CI Runner stage (seed 003) on its own, for one commit."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see flows/reindex.py (served runs resolve string annotations without
+# this module's namespace).
 
 from typing import Annotated
 

@@ -1,6 +1,7 @@
 """Flow ``heal_commit``: the heal stage (seed 004) on its own, for one commit whose build fails."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see flows/reindex.py (served runs resolve string annotations without
+# this module's namespace).
 
 from typing import Annotated
 

@@ -7,7 +7,8 @@ B1 FAILED/ERRORED → Verifier → Regression → heal (tests only) → B3 → m
 B2 FAILED → Verifier → heal the generated tests, else drop the failing ones → B3 → merge, or no tests kept
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see flows/reindex.py (served runs resolve string annotations without
+# this module's namespace).
 
 from collections.abc import Callable
 from typing import Annotated
@@ -25,8 +26,8 @@ from mendflow.contracts import (
     PipelineOutcome,
     PipelineResult,
     Regression,
+    is_test_file,
 )
-from mendflow.heal.healer import is_test_file
 from mendflow.heal.stale import covered_by
 from mendflow.settings import get_settings
 from mendflow.source import Source

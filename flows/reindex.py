@@ -4,7 +4,8 @@ Runs are idempotent and incremental: unchanged trees are a no-op, only new blobs
 retry after a failure picks up where the previous attempt stopped.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: Prefect builds the parameters model from these annotations, and a
+# served run (Runner) resolves string annotations without this module's namespace (`Annotated` undefined).
 
 from typing import Annotated
 
