@@ -38,6 +38,24 @@ def is_generated_test_file(path: str) -> bool:
     )
 
 
+_TEST_DIRS = {"tests", "test", "testing"}
+
+
+def is_test_file(path: str) -> bool:
+    """Test code by the conventions pytest collects: what healing may touch by default, never a planner's
+    target."""
+    p = PurePosixPath(path)
+    if p.suffix != ".py":
+        return False
+    name = p.name
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+        or bool(_TEST_DIRS.intersection(p.parts[:-1]))
+    )
+
+
 def generated_test_modules(path: str) -> set[str]:
     """The module names a generated test file can be named after (``test_<module>[_<n>]_mendflow.py``: a number
     when earlier generated tests for the module were kept)."""

@@ -35,13 +35,14 @@ from mendflow.contracts import (
     SourceFixProposal,
     TestFailure,
     is_generated_test_file,
+    is_test_file,
 )
 from mendflow.errors import HealError
 from mendflow.heal import checklist as checks
 from mendflow.heal.audit import AuditTrail
 from mendflow.heal.changes import CommitChanges, commit_changes
 from mendflow.heal.drop import drop_failed
-from mendflow.heal.healer import Files, Healer, is_test_file
+from mendflow.heal.healer import Files, Healer
 from mendflow.heal.knowledge import KnowledgeBase
 from mendflow.heal.lintfix import fix_lint, judge_fix, lint_checklist, lint_fixable
 from mendflow.heal.proposal import propose_fix, source_paths

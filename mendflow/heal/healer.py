@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from pathlib import PurePosixPath
 
 import pygit2
 
@@ -45,21 +44,6 @@ from mendflow.llm.client import LLMClient
 MAX_FILE_BYTES = 256 * 1024
 _METHOD_ORDER = [HealMethod.UPDATE, HealMethod.PATCH, HealMethod.REWRITE]
 MakeEdits = Callable[[], tuple[list[HealEdit], int]]  # the edits of one candidate repair and their tokens
-_TEST_DIRS = {"tests", "test", "testing"}
-
-
-def is_test_file(path: str) -> bool:
-    """Test code by the conventions pytest collects: what healing may touch by default."""
-    p = PurePosixPath(path)
-    if p.suffix != ".py":
-        return False
-    name = p.name
-    return (
-        name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-        or bool(_TEST_DIRS.intersection(p.parts[:-1]))
-    )
 
 
 def test_path(node_id: str) -> str:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from mendflow.contracts import Assessment, HealMethod, TestFailure
+from mendflow.contracts import Assessment, HealMethod, TestFailure, is_test_file
 from mendflow.edits import apply_edit
 from mendflow.errors import HealError, LLMError
-from mendflow.heal.healer import is_test_file
 from mendflow.heal.llm_heal import ask_for_edit
 from mendflow.llm.client import LLMClient
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import pygit2
 
+from mendflow.contracts import is_test_file
 from mendflow.heal.changes import (
     CommitChanges,
     Move,
@@ -34,7 +35,6 @@ from mendflow.heal.changes import (
     module_name,
     parse_module,
 )
-from mendflow.heal.healer import is_test_file
 from rag_indexer.models import Hit
 
 Locate = Callable[[str], Sequence[Hit]]  # name → the index's definitions of that name at the commit

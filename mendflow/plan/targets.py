@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mendflow.contracts import Coverage, CoverageTarget, FileCoverage, Priority
+from mendflow.contracts import Coverage, CoverageTarget, FileCoverage, Priority, is_test_file
 from mendflow.plan.analysis import FunctionInfo, functions_in, statement_lines
 from mendflow.plan.diff import ChangeSet
 
@@ -112,6 +112,8 @@ def find_targets(
     branches (outside ``limit``: it adds no module to generate for)."""
     candidates: list[CoverageTarget] = []
     for file in coverage.files:
+        if is_test_file(file.path):  # measured when the repo's coverage config counts tests; never a target
+            continue
         functions = _function_targets(file, sources.get(file.path, ""), change_set, min_cov)
         module = None
         pct = min(file.line_pct, 100.0 if file.branch_pct is None else file.branch_pct)

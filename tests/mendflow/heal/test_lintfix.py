@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mendflow.contracts import BuildReport, BuildStatus, FailReason, FixedFile, LintFixes
-from mendflow.heal.healer import is_test_file
+from mendflow.contracts import BuildReport, BuildStatus, FailReason, FixedFile, LintFixes, is_test_file
 from mendflow.heal.lintfix import LintFix, collect_fixes, lint_fixable
 from mendflow.launcher.base import JobResult, JobState
 from mendflow.store.file import FileStore

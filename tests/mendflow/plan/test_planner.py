@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mendflow.contracts import BuildReport, CaseKind, Priority
+from mendflow.contracts import BuildReport, CaseKind, FileCoverage, Priority
 from mendflow.errors import BudgetExceededError, InputError, LLMError
 from mendflow.llm import LLMClient, TokenLedger
 from mendflow.plan import plan_tests
@@ -112,6 +112,17 @@ def test_a_module_whose_gaps_lie_outside_any_weak_function_is_targeted_as_a_modu
     assert module.missing_branches == [(3, 4), (8, 10)]  # its guard, and clamp's x <= hi
     assert "module line/branch coverage" in module.reasons[0]
     assert spec.cases and all(c.target_path == "shapes.py" for c in spec.cases)
+
+
+def test_test_files_are_never_targets_even_when_coverage_counts_them(make_repo: RepoFactory) -> None:
+    tests = BRANCHY_TESTS + "\n\ndef helper():\n    return 1\n"  # a helper no test calls: 0 % in its file
+    path = make_repo({"shapes.py": BRANCHY, "tests/test_shapes.py": tests})
+    report = measured_report(path)
+    assert report.coverage is not None
+    helper = FileCoverage(path="tests/test_shapes.py", statements=5, missing_lines=[8, 9], line_pct=60.0)
+    coverage = report.coverage.model_copy(update={"files": [*report.coverage.files, helper]})
+    spec = plan_tests(report.model_copy(update={"coverage": coverage}), path, None, OFFLINE)
+    assert [t.ref for t in spec.targets] == ["shapes.py"]
 
 
 def test_changed_signature_and_new_raise_since_the_merge_base_are_high_priority(
