@@ -100,6 +100,13 @@ def _function_targets(file: FileCoverage, source: str, change_set: ChangeSet, mi
     return targets
 
 
+def _rank(target: CoverageTarget) -> tuple[bool, int, float, str, int]:
+    """High-priority targets first (the change's risks), then the ones with the most lines and branches never
+    run (what a test gains most from, as CoverUp orders its segments), then the least covered."""
+    missed = len(target.missing_lines) + len(target.missing_branches)
+    return (target.priority is not Priority.HIGH, -missed, target.line_pct, target.path, target.start_line)
+
+
 def find_targets(
     coverage: Coverage,
     sources: dict[str, str],
@@ -107,7 +114,7 @@ def find_targets(
     min_cov: float,
     limit: int = MAX_TARGETS,
 ) -> list[CoverageTarget]:
-    """Functions below ``min_cov`` (high-priority ones first, then the least covered) and modules below it
+    """Functions below ``min_cov`` (high-priority ones first, then by what they miss: ``_rank``) and modules below it
     with no such function; then, per chosen file, one module target for its remaining missed lines and
     branches (outside ``limit``: it adds no module to generate for)."""
     candidates: list[CoverageTarget] = []
@@ -120,7 +127,7 @@ def find_targets(
         if not functions and pct < min_cov and file.path.rsplit("/", 1)[-1] not in NOT_A_MODULE:
             module = _module_target(file, [], f"module line/branch coverage {pct:.1f}% < {min_cov:.0f}%")
         candidates += functions + ([module] if module else [])
-    candidates.sort(key=lambda t: (t.priority is not Priority.HIGH, t.line_pct, t.path, t.start_line))
+    candidates.sort(key=_rank)
     chosen = candidates[:limit]
     rest = []
     for file in coverage.files:
