@@ -100,6 +100,10 @@ def _function_targets(file: FileCoverage, source: str, change_set: ChangeSet, mi
     return targets
 
 
+def _optional(target: CoverageTarget | None) -> list[CoverageTarget]:
+    return [target] if target else []
+
+
 def _rank(target: CoverageTarget) -> tuple[bool, int, float, str, int]:
     """High-priority targets first (the change's risks), then the ones with the most lines and branches never
     run (what a test gains most from, as CoverUp orders its segments), then the least covered."""
@@ -114,20 +118,24 @@ def find_targets(
     min_cov: float,
     limit: int = MAX_TARGETS,
 ) -> list[CoverageTarget]:
-    """Functions below ``min_cov`` (high-priority ones first, then by what they miss: ``_rank``) and modules below it
-    with no such function; then, per chosen file, one module target for its remaining missed lines and
-    branches (outside ``limit``: it adds no module to generate for)."""
-    candidates: list[CoverageTarget] = []
+    """Every gap is a candidate (CoverUp's approach): functions below ``min_cov`` and modules below it with no
+    such function first, then the remaining gaps of modules above it; each group by ``_rank``. Then, per chosen
+    file, one module target for its remaining missed lines and branches (outside ``limit``: it adds no module
+    to generate for)."""
+    below: list[CoverageTarget] = []
+    above: list[CoverageTarget] = []
     for file in coverage.files:
-        if is_test_file(file.path):  # measured when the repo's coverage config counts tests; never a target
-            continue
+        if is_test_file(file.path) or file.path.rsplit("/", 1)[-1] in NOT_A_MODULE:
+            continue  # test code (measured when the repo's coverage config counts it), or a script
         functions = _function_targets(file, sources.get(file.path, ""), change_set, min_cov)
-        module = None
         pct = min(file.line_pct, 100.0 if file.branch_pct is None else file.branch_pct)
-        if not functions and pct < min_cov and file.path.rsplit("/", 1)[-1] not in NOT_A_MODULE:
-            module = _module_target(file, [], f"module line/branch coverage {pct:.1f}% < {min_cov:.0f}%")
-        candidates += functions + ([module] if module else [])
-    candidates.sort(key=_rank)
+        if functions:
+            below += functions
+        elif pct < min_cov:
+            below += _optional(_module_target(file, [], f"module line/branch coverage {pct:.1f}% < {min_cov:.0f}%"))
+        else:
+            above += _optional(_module_target(file, [], f"gaps in a module at {pct:.1f}% (>= {min_cov:.0f}%)"))
+    candidates = sorted(below, key=_rank) + sorted(above, key=_rank)
     chosen = candidates[:limit]
     rest = []
     for file in coverage.files:

@@ -29,3 +29,13 @@ def test_the_target_missing_most_comes_first_even_when_better_covered() -> None:
     coverage = Coverage(line_pct=36.4, files=[file])
     targets = find_targets(coverage, {"m.py": SOURCE}, ChangeSet(None, "h" * 40, "none"), 80.0, limit=1)
     assert [t.symbol for t in targets][:1] == ["big"]
+
+
+def test_gaps_of_a_module_above_the_threshold_are_still_candidates_after_the_ones_below() -> None:
+    weak = FileCoverage(path="weak.py", statements=11, missing_lines=[2, 7, 8, 9, 10, 11, 12], line_pct=36.4)
+    good = FileCoverage(path="good.py", statements=11, missing_lines=[13], missing_branches=[(6, 13)], line_pct=90.9)
+    coverage = Coverage(line_pct=63.6, files=[good, weak])
+    sources = {"weak.py": SOURCE, "good.py": SOURCE}
+    targets = find_targets(coverage, sources, ChangeSet(None, "h" * 40, "none"), 80.0)
+    assert [(t.path, t.symbol) for t in targets][:3] == [("weak.py", "big"), ("weak.py", "small"), ("good.py", "")]
+    assert targets[2].missing_lines == [13] and targets[2].missing_branches == [(6, 13)]
