@@ -153,6 +153,9 @@ class Build:
         installer = deps.Installer(self.src, self.venv, self.cfg.python, self.env, self.log)
         try:
             installer.install(self.remaining)
+        except repo_config.RepoConfigError as exc:  # a lockfile it cannot read: never retried
+            self.rep.errored("bad_input", str(exc))
+            return False
         except deps.DependencyError as exc:
             reason = "timeout" if exc.step.timed_out else "dependencies"
             how = "" if exc.transient else " (deterministic: not retried)"

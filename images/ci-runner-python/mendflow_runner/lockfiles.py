@@ -16,7 +16,7 @@ from . import repo_config
 MAIN_GROUPS = {"poetry.lock": "main", "pdm.lock": "default"}
 
 
-class LockfileError(Exception):
+class LockfileError(repo_config.RepoConfigError):
     """The lockfile cannot be read: the build cannot honour it, so it must not guess."""
 
 

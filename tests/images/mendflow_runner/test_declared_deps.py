@@ -8,7 +8,14 @@ import pytest
 from mendflow_runner import interpreter, lockfiles, poetry, precommit
 from mendflow_runner.deps import DependencyError
 from mendflow_runner.proc import StepResult
-from mendflow_runner.repo_config import for_tests, requirement_files, tox_deps, wanted_extras, wanted_groups
+from mendflow_runner.repo_config import (
+    RepoConfigError,
+    for_tests,
+    requirement_files,
+    tox_deps,
+    wanted_extras,
+    wanted_groups,
+)
 
 
 @pytest.mark.parametrize("name", ["test", "tests", "Testing", "dev", "typing", "lint", "test-extras", "unit_test"])
@@ -210,3 +217,10 @@ def test_the_pin_and_requires_python_are_read(tmp_path: Path) -> None:
     (tmp_path / ".python-version").write_text("# pyenv\n3.12\n")
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nrequires-python = ">=3.9"\n')
     assert interpreter.requests(tmp_path) == ("3.12", ">=3.9")
+
+
+def test_an_unreadable_lockfile_is_a_config_error_the_build_will_not_guess_past(tmp_path: Path) -> None:
+    lock = tmp_path / "poetry.lock"
+    lock.write_text("[[package]\n")
+    with pytest.raises(RepoConfigError, match=r"poetry\.lock is not valid TOML"):
+        lockfiles.pins(lock)
