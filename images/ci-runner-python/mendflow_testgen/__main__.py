@@ -65,7 +65,8 @@ def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
         deps.Installer(src, venv, python, env, log).install(remaining)
     except deps.DependencyError as exc:
         return {"error": f"installing the repository's dependencies failed: {exc}"}
-    gates = Gates(src, str(venv / "bin/python"), env, log, work, remaining, int(spec.get("runs", 5)))
+    pynguin = spec.get("mode") == "pynguin"
+    gates = Gates(src, str(venv / "bin/python"), env, log, work, remaining, int(spec.get("runs", 5)), pynguin)
     files = dict(spec.get("files") or {})
     pre_drops: list[Drop] = []
     notes: list[str] = []

@@ -54,6 +54,25 @@ def tests_at(source: str, lines: set[int]) -> tuple[set[str], set[int]]:
     return found, outside
 
 
+_MYPY_FINDING = re.compile(r"^[^:]+:(?P<line>\d+):\d+ mypy\[(?P<code>[\w-]+)\]")
+
+
+def ignore_type_errors(source: str, findings: list[str]) -> str:
+    """``source`` with ``# type: ignore[<codes>]`` at the end of each line mypy found fault with (its
+    ``path:line:col mypy[code] message`` findings); a line that already has a comment is left alone."""
+    codes: dict[int, set[str]] = {}
+    for finding in findings:
+        m = _MYPY_FINDING.match(finding)
+        if m:
+            codes.setdefault(int(m["line"]), set()).add(m["code"])
+    lines = source.splitlines(keepends=True)
+    for number, found in codes.items():
+        if 0 < number <= len(lines) and "#" not in lines[number - 1]:
+            text = lines[number - 1].rstrip("\n")
+            lines[number - 1] = f"{text}  # type: ignore[{', '.join(sorted(found))}]\n"
+    return "".join(lines)
+
+
 def test_names(source: str) -> list[str]:
     try:
         tree = ast.parse(source)

@@ -20,3 +20,32 @@ def test_dropping_from_one_file_after_another_file_went_does_not_touch_the_gone_
     gates._drop_from_files(final, {"tests/test_b.py::test_b1"}, "lint")
     assert not (src / "tests/test_a.py").exists()
     assert (src / "tests/test_b.py").read_text() == "def test_b2():\n    pass\n"
+
+
+TYPED = "def half(x: int) -> int:\n    return x // 2\n"
+PROBE = (
+    "import pytest\n\nfrom half import half\n\n\n"
+    "def test_half_of_a_string() -> None:\n    with pytest.raises(TypeError):\n        half('4')\n"
+)
+
+
+def gates_on(tmp_path: Path, type_probes: bool) -> Gates:
+    src = tmp_path / "work" / "src"  # as in a job: the repository inside the gates' writable work dir
+    (src / "tests").mkdir(parents=True)
+    (src / "pyproject.toml").write_text("[tool.mypy]\nfiles = ['half.py', 'tests']\n")
+    (src / "half.py").write_text(TYPED)
+    (src / "tests/test_half_mendflow.py").write_text(PROBE)
+    return Gates(src, sys.executable, {}, Log(tmp_path / "log"), tmp_path / "work", lambda: 120.0, 5, type_probes)
+
+
+def test_a_pynguin_type_probe_gets_mypys_ignore_for_exactly_its_error(tmp_path: Path) -> None:
+    gates = gates_on(tmp_path, type_probes=True)
+    assert gates.lint(["tests/test_half_mendflow.py"]) == ["tests/test_half_mendflow.py"]
+    text = (tmp_path / "work/src/tests/test_half_mendflow.py").read_text()
+    assert '        half("4")  # type: ignore[arg-type]\n' in text
+
+
+def test_a_written_test_with_a_type_error_is_dropped_not_ignored(tmp_path: Path) -> None:
+    gates = gates_on(tmp_path, type_probes=False)
+    assert gates.lint(["tests/test_half_mendflow.py"]) == []
+    assert [d.reason for d in gates.out.dropped] == ["lint"]
