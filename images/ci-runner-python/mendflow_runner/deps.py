@@ -2,7 +2,7 @@
 
 What is installed: the project with the extras and dependency groups its tests need (never docs, release or
 publish ones: ``repo_config.for_tests``), frozen to its lockfile when it has one (``uv.lock`` synced; a
-``poetry.lock`` or ``pdm.lock`` as exact pins), its requirement files for tests, and tox's test deps; then the
+``poetry.lock`` or ``pdm.lock`` as exact pins), its requirement files for tests, tox's and nox's test deps; then the
 linters its CI runs, at the versions it pins (``precommit``).
 A failure says whether trying again can help: a resolution conflict, a missing package or a build error
 cannot (deterministic), a network error or a server's 5xx can (transient).
@@ -100,7 +100,8 @@ class Installer:
             project = self._project(extras, groups)
             if project:
                 self._pip(project, remaining())
-            if more := [*poetry.test_requirements(root), *repo_config.tox_deps(root)]:
+            declared = [*poetry.test_requirements(root), *repo_config.tox_deps(root), *repo_config.nox_deps(root)]
+            if more := sorted(set(declared)):
                 self._pip(more, remaining())
         self._add_runner_tools(remaining())
         self._add_linters(remaining())

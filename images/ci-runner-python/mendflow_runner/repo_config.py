@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import configparser
 import re
 import shlex
@@ -168,6 +169,41 @@ def requirement_files(root: Path) -> list[Path]:
         found += [p for p in folder.glob("*.*") if re.match(r"^(?:base|main|test\w*|dev\w*|ci)\.(?:txt|in)$", p.name)]
     txt = {p.with_suffix("") for p in found if p.suffix == ".txt"}
     return sorted(p for p in found if p.suffix == ".txt" or p.with_suffix("") not in txt)
+
+
+def nox_deps(root: Path) -> list[str]:
+    """What ``noxfile.py``'s test sessions ``session.install`` by name (sessions named for tests, or any when
+    none is): plain requirements only; ``.``, ``-e``/``-r`` and computed arguments are left out (the project and
+    its requirement files are installed on their own). Read with ``ast``: the noxfile is never run."""
+    path = root / "noxfile.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (SyntaxError, UnicodeDecodeError):
+        return []
+    if tree is None:
+        return []
+    sessions = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    chosen = [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
+    found: list[str] = []
+    for session in chosen:
+        for call in (c for c in ast.walk(session) if isinstance(c, ast.Call)):
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "install":
+                found += _plain_requirements(call.args)
+    return sorted(set(found))
+
+
+def _plain_requirements(args: list[ast.expr]) -> list[str]:
+    out, skip = [], False
+    for arg in args:
+        value = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
+        if skip or value is None:
+            skip = False
+            continue
+        if value in ("-r", "-c", "-e", "--requirement", "--constraint", "--editable"):
+            skip = True
+        elif not value.startswith(("-", ".")) and "/" not in value:
+            out.append(value)
+    return out
 
 
 def tox_deps(root: Path) -> list[str]:

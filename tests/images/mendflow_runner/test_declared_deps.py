@@ -11,6 +11,7 @@ from mendflow_runner.proc import StepResult
 from mendflow_runner.repo_config import (
     RepoConfigError,
     for_tests,
+    nox_deps,
     requirement_files,
     tox_deps,
     wanted_extras,
@@ -224,3 +225,25 @@ def test_an_unreadable_lockfile_is_a_config_error_the_build_will_not_guess_past(
     lock.write_text("[[package]\n")
     with pytest.raises(RepoConfigError, match=r"poetry\.lock is not valid TOML"):
         lockfiles.pins(lock)
+
+
+NOXFILE = """\
+import nox
+
+
+@nox.session
+def tests(session):
+    session.install("-e", ".", "pytest>=8", "hypothesis")
+    session.install("-r", "requirements-test.txt")
+    session.run("pytest")
+
+
+@nox.session
+def docs(session):
+    session.install("sphinx")
+"""
+
+
+def test_nox_test_sessions_installs_are_read_without_running_the_noxfile(tmp_path: Path) -> None:
+    (tmp_path / "noxfile.py").write_text(NOXFILE)
+    assert nox_deps(tmp_path) == ["hypothesis", "pytest>=8"]
