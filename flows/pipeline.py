@@ -75,6 +75,8 @@ def self_healing_pipeline(
     if run.result.b1.status is not BuildStatus.PASSED:
         return heal_or_report(run, source, run.result.b1)
     run.progress.set(25)
+    if run.result.b1.coverage is None:  # nothing to plan from: said, not a crash (its runner.log tells why)
+        return finish(run, PipelineOutcome.NO_COVERAGE)
     index_commit(source)
     with open_index(get_settings(), repo=source.repo_id, ref=source.commit_sha) as index:
         run.result.spec = plan_tests_task(source, run.result.b1, plan.model_dump() if plan else None, index)

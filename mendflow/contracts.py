@@ -547,7 +547,8 @@ class PipelineOutcome(StrEnum):
     AWAITING_APPROVAL = "awaiting_approval"  # repaired, waiting for a human's approval
     MERGED = "merged"  # B2 passed and the branch was merged or pushed per the merge setting
     READY = "ready"  # B2 passed; merge mode 'none' leaves the branch for a human
-    NOTHING_TO_ADD = "nothing_to_add"  # no target below the coverage threshold
+    NOTHING_TO_ADD = "nothing_to_add"  # no line or branch left that the tests miss
+    NO_COVERAGE = "no_coverage"  # B1 passed but measured nothing (the repo's coverage config matched no file)
     NO_TESTS_KEPT = "no_tests_kept"  # the builder's precheck failed: nothing survived the gates
     REGRESSION = "regression"  # B1 or B2 failed; see the Regression
 

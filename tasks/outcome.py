@@ -28,6 +28,7 @@ STATE_NAMES = {
     PipelineOutcome.MERGED: "Merged",
     PipelineOutcome.READY: "Ready",
     PipelineOutcome.NOTHING_TO_ADD: "Nothing to add",
+    PipelineOutcome.NO_COVERAGE: "No coverage",
     PipelineOutcome.NO_TESTS_KEPT: "No tests kept",
     PipelineOutcome.REGRESSION: "Regression",
     PipelineOutcome.HEALED: "Healed",

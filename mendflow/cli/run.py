@@ -22,6 +22,7 @@ EXIT_CODES = {
     PipelineOutcome.READY: 0,
     PipelineOutcome.NOTHING_TO_ADD: 0,
     PipelineOutcome.NO_TESTS_KEPT: 4,
+    PipelineOutcome.NO_COVERAGE: 4,
     PipelineOutcome.REGRESSION: 1,
     PipelineOutcome.HEALED: 0,
     PipelineOutcome.AWAITING_APPROVAL: 6,

@@ -14,7 +14,7 @@ from mendflow.settings import get_settings
 from mendflow.snapshot import resolve_repo
 from mendflow.store import open_store
 from tasks.outcome import pipeline_result
-from tests.flows.sample_repos import FAILING
+from tests.flows.sample_repos import FAILING, PASSING
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
@@ -84,3 +84,12 @@ def test_a_repo_given_by_url_gets_the_merge_pushed_and_the_builder_branch_delete
     mirror = resolve_repo(url, get_settings())
     assert result.generated.branch_name not in mirror.branches.local
     assert str(mirror.branches.local["main"].target) == result.merged_sha
+
+
+def test_a_b1_that_measured_nothing_ends_no_coverage_not_a_crash(make_repo) -> None:
+    # The repo's own coverage config names a source that does not exist (ordered-set 4.1.0 ships one such).
+    repo = make_repo({**PASSING, ".coveragerc": "[run]\nsource = no_such_module.py\n"})
+    state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)
+    result = pipeline_result(state)
+    assert state.is_completed() and result.outcome is PipelineOutcome.NO_COVERAGE
+    assert result.b1.status is BuildStatus.PASSED and result.b1.coverage is None
