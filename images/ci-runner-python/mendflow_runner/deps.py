@@ -100,7 +100,12 @@ class Installer:
             project = self._project(extras, groups)
             if project:
                 self._pip(project, remaining())
-            declared = [*poetry.test_requirements(root), *repo_config.tox_deps(root), *repo_config.nox_deps(root)]
+            declared = [
+                *poetry.test_requirements(root),
+                *repo_config.pdm_dev_deps(root),
+                *repo_config.tox_deps(root),
+                *repo_config.nox_deps(root),
+            ]
             if more := sorted(set(declared)):
                 self._pip(more, remaining())
         self._add_runner_tools(remaining())

@@ -206,6 +206,16 @@ def _plain_requirements(args: list[ast.expr]) -> list[str]:
     return out
 
 
+def pdm_dev_deps(root: Path) -> list[str]:
+    """``[tool.pdm.dev-dependencies]`` of the groups a test run needs (pdm's own dev groups, PEP 508 strings); an
+    editable path entry (``-e file:///…``) is left out."""
+    groups = pyproject(root).get("tool", {}).get("pdm", {}).get("dev-dependencies", {})
+    if not isinstance(groups, dict):
+        return []
+    found = [str(r) for name, reqs in groups.items() if for_tests(name) and isinstance(reqs, list) for r in reqs]
+    return sorted({r for r in found if not r.startswith("-")})
+
+
 def tox_deps(root: Path) -> list[str]:
     """The ``deps`` of tox.ini's ``[testenv]`` (what tox installs for the tests): plain requirements only; a
     ``-r`` file or a ``{...}`` substitution is left out (the requirement files are read on their own)."""

@@ -12,6 +12,7 @@ from mendflow_runner.repo_config import (
     RepoConfigError,
     for_tests,
     nox_deps,
+    pdm_dev_deps,
     requirement_files,
     tox_deps,
     wanted_extras,
@@ -247,3 +248,10 @@ def docs(session):
 def test_nox_test_sessions_installs_are_read_without_running_the_noxfile(tmp_path: Path) -> None:
     (tmp_path / "noxfile.py").write_text(NOXFILE)
     assert nox_deps(tmp_path) == ["hypothesis", "pytest>=8"]
+
+
+def test_pdm_dev_groups_for_tests_are_read_and_editable_paths_left_out(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pdm.dev-dependencies]\ntest = ["pytest>=7", "-e file:///${PROJECT_ROOT}/sub"]\ndoc = ["mkdocs"]\n'
+    )
+    assert pdm_dev_deps(tmp_path) == ["pytest>=7"]
