@@ -24,12 +24,13 @@ from mendflow.contracts import (
     HealMethod,
     Scope,
     TestFailure,
+    is_test_file,
 )
 from mendflow.errors import HealError
 from mendflow.heal.audit import AuditTrail
 from mendflow.heal.changes import commit_changes
 from mendflow.heal.checklist import checklist_from
-from mendflow.heal.healer import Files, Healer, is_test_file
+from mendflow.heal.healer import Files, Healer
 from mendflow.heal.knowledge import KnowledgeBase
 from mendflow.keys import RepoKeys
 from mendflow.llm import LLMClient
