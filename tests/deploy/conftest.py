@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
 from prefect.client.schemas.objects import FlowRun
 
-from tests.fixtures.prefect import PrefectServer, free_port
+from tests.fixtures.prefect import PrefectServer, free_port, stop
 from tests.fixtures.repos import commit_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,16 +149,6 @@ def _start(cmd: list[str], env: dict[str, str], log: Path, cwd: Path = ROOT) -> 
         return subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def worker(
     prefect_server: PrefectServer, deployed: Deployed, tmp_path_factory: pytest.TempPathFactory
@@ -178,7 +167,7 @@ def worker(
     cmd = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "mendflow-process", "--type", "process"]
     proc = _start(cmd, env, log, cwd=home)
     yield log
-    _stop(proc)
+    stop(proc)
 
 
 @dataclass
@@ -219,7 +208,7 @@ def webhook(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFact
 
     poll("mendflow webhook to be healthy", healthy, timeout=60, every=0.3)
     yield Webhook(url, port, log)
-    _stop(proc)
+    stop(proc)
 
 
 @dataclass

@@ -23,14 +23,13 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from tests.deploy.conftest import (
     SourceRepo,
     _start,
-    _stop,
     code_snapshot,
     create_pools,
     git,
     poll,
     prefect_cli,
 )
-from tests.fixtures.prefect import PrefectServer
+from tests.fixtures.prefect import PrefectServer, stop
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +67,7 @@ def elsewhere(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFa
     cmd = [sys.executable, "-m", "prefect", "worker", "start", "--pool", "mendflow-process", "--type", "process"]
     proc = _start(cmd, env, log, cwd=worker_dir)
     yield Elsewhere(remote, worker_dir, log)
-    _stop(proc)
+    stop(proc)
 
 
 @pytest.fixture(scope="module")

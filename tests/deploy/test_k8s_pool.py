@@ -21,8 +21,8 @@ import pytest
 import yaml
 from kubernetes import client as k
 
-from tests.deploy.conftest import PREFECT_YAML, ROOT, _start, _stop, create_pools, poll, prefect_cli
-from tests.fixtures.prefect import PrefectServer, free_port
+from tests.deploy.conftest import PREFECT_YAML, ROOT, _start, create_pools, poll, prefect_cli
+from tests.fixtures.prefect import PrefectServer, free_port, stop
 from tests.k8s import fixtures as k8s_fixtures
 from tests.k8s.fixtures import CONTROL_NS, Deployed
 
@@ -111,7 +111,7 @@ def created(
             raise AssertionError(f"{exc}\nworker log:\n{log.read_text()[-4000:]}") from None
         yield Created(str(run.id), api.sanitize_for_serialization(found), api.sanitize_for_serialization(pod))
     finally:
-        _stop(proc)
+        stop(proc)
         batch.delete_collection_namespaced_job(CONTROL_NS, label_selector=selector, propagation_policy="Background")
 
 

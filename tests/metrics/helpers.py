@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from tests.fixtures.prefect import free_port
+from tests.fixtures.prefect import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "k8s" / "monitoring" / "mendflow-alerts.rules.yml"
@@ -74,12 +73,7 @@ def running(args: list[str], log: Path, env: dict[str, str] | None = None) -> It
     try:
         yield proc
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop(proc)
 
 
 @contextmanager

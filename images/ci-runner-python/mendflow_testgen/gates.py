@@ -239,6 +239,11 @@ class Gates:
             [self.ruff, "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *paths]
         )
         typed = self._mypy(paths)
+        if self.type_probes and any(typed.values()):
+            for path, found in typed.items():  # every probe file annotated, then one mypy run judges them all
+                target = self.src / path
+                target.write_text(edit.ignore_type_errors(target.read_text(encoding="utf-8"), found), encoding="utf-8")
+            typed = self._mypy(paths)
         alive = []
         for path in paths:
             errors = [line for line in left.stdout.splitlines() if line.startswith(path) and LINT_BLOCKING.search(line)]
@@ -255,11 +260,6 @@ class Gates:
         """Drop the tests mypy finds fault with, as B2's mypy would; False (the file dropped) when a finding
         is outside every test or no test is left."""
         target = self.src / path
-        if self.type_probes:
-            target.write_text(edit.ignore_type_errors(target.read_text(encoding="utf-8"), found), encoding="utf-8")
-            found = self._mypy([path]).get(path, [])
-            if not found:
-                return True
         source = target.read_text(encoding="utf-8")
         by_line: dict[int, list[str]] = {}
         for finding in found:
@@ -269,7 +269,7 @@ class Gates:
             self._drop(path, "lint", "; ".join(found[:5]))
             return False
         for key in sorted(tests):
-            said = [f for n, fs in by_line.items() for f in fs if key in edit.tests_at(source, {n})[0]]
+            said = [f for n, fs in by_line.items() if key in edit.tests_at(source, {n})[0] for f in fs]
             self._drop(f"{path}::{key}", "lint", "; ".join(said[:3]))
         target.write_text(edit.remove_functions(source, tests), encoding="utf-8")
         return True
