@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 SCHEMA_VERSION = 1
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 GENERATED_TEST_SUFFIX = "_mendflow.py"  # tests/test_<module>[_<n>]_mendflow.py: mendflow.testgen.layout.test_file_for
-GENERATED_TEST_DIRS = ("tests", "test")  # mendflow.testgen.layout.tests_dir
 # Every branch mendflow creates (the builder's agt/testbuilder/…, the healer's agt/healer/…) is under this prefix:
 # a fetch of a URL repository never prunes them, and the repository's own branches never carry it.
 MENDFLOW_BRANCH_PREFIX = "agt/"
@@ -27,11 +26,11 @@ MENDFLOW_BRANCH_PREFIX = "agt/"
 
 def is_generated_test_file(path: str) -> bool:
     """Whether ``path`` is a test file mendflow generated (``<tests dir>/test_<module>_mendflow.py``, the test
-    builder's naming rule): the one test file a stage may drop and write again; every other file is the user's."""
+    builder's naming rule; the tests dir is where the repo's pytest looks, ``mendflow.testgen.layout.tests_dir``):
+    the one test file a stage may drop and write again; every other file is the user's."""
     p = PurePosixPath(path)
     return (
-        len(p.parts) == 2
-        and p.parts[0] in GENERATED_TEST_DIRS
+        len(p.parts) >= 2
         and p.name.startswith("test_")
         and p.name.endswith(GENERATED_TEST_SUFFIX)
         and len(p.name) > len("test_") + len(GENERATED_TEST_SUFFIX)
@@ -187,6 +186,11 @@ class BuildReport(Contract):
     )
     lint_baseline: str = Field(
         "", description="The commit lint findings were compared with ('': none, so every finding counts as new)."
+    )
+    lint_advisory: list[str] = Field(
+        default_factory=list,
+        description="Bug-level ruff findings in a repository that configures no ruff (config or pre-commit hook): "
+        "advice in the report, never fatal.",
     )
     tests: TestCounts = Field(default_factory=TestCounts)
     test_command: list[str] = Field(default_factory=list)

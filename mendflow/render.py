@@ -56,6 +56,10 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
         ("Failed tests", report.failed_tests),
         ("Lint errors", report.lint_errors),
         (f"Pre-existing lint findings, not fatal (also in {report.lint_baseline[:12]})", report.lint_preexisting),
+        (
+            "Lint advice, not fatal: the repository configures no ruff, so these bug-level findings only advise",
+            report.lint_advisory,
+        ),
     )
     for title, items in sections:
         if items:

@@ -136,6 +136,9 @@ def print_report(console: Console, report: BuildReport) -> None:
     if report.lint_preexisting:
         were = f"{len(report.lint_preexisting)} lint finding(s) already in {report.lint_baseline[:12]}"
         console.print(f"{were}: not fatal (listed in the report)", highlight=False)
+    if report.lint_advisory:
+        said = f"{len(report.lint_advisory)} lint finding(s) as advice: the repository configures no ruff"
+        console.print(f"{said}, so they are not fatal (listed in the report)", highlight=False)
     if report.error_reason:
         console.print(f"[bold]why:[/] {report.error_reason}", highlight=False)
     console.print(f"artefacts: {report.artefact_url}", highlight=False)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import configparser
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -23,12 +25,88 @@ class Rejection:
     detail: str
 
 
+# The files pytest takes its configuration from, in its own order: the first present one wins (pyproject.toml
+# and tox.ini/setup.cfg only when they have pytest's table or section).
+_PYTEST_CONFIG = (
+    ("pytest.ini", "pytest"),
+    (".pytest.ini", "pytest"),
+    ("pyproject.toml", ""),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
+_CONFIG_BYTES = 1024 * 1024
+_CONVENTIONAL_DIRS = ("tests", "test")
+
+
 def tests_dir(tree: pygit2.Tree) -> str:
-    """The repo's tests directory: 'tests' or 'test' when present, else 'tests'."""
-    for name in ("tests", "test"):
-        if name in tree and tree[name].type_str == "tree":
+    """Where the repo's own test command looks: the first directory of pytest's ``testpaths``, else ``tests`` or
+    ``test`` when present, else ``tests``. Tests written anywhere else would pass the gates and never run in B2."""
+    for path in testpaths(tree):
+        if _is_plain_dir(tree, PurePosixPath(path)):
+            return PurePosixPath(path).as_posix()
+    for name in _CONVENTIONAL_DIRS:
+        if _node(tree, (name,)) == "tree":
             return name
     return "tests"
+
+
+def testpaths(tree: pygit2.Tree) -> list[str]:
+    """pytest's ``testpaths`` as the repository configures it ([] when it does not)."""
+    for name, section in _PYTEST_CONFIG:
+        text = _config_text(tree, name)
+        if text is None:
+            continue
+        if name == "pyproject.toml":
+            table = _pyproject_pytest(text)
+            if table is None:
+                continue
+            value = table.get("testpaths", [])
+            return [str(v) for v in value] if isinstance(value, list) else str(value).split()
+        ini = configparser.ConfigParser(interpolation=None)
+        try:
+            ini.read_string(text)
+        except configparser.Error:
+            continue
+        if name.endswith("pytest.ini") or ini.has_section(section):
+            return ini.get(section, "testpaths", fallback="").split()
+    return []
+
+
+def _pyproject_pytest(text: str) -> dict[str, object] | None:
+    """``[tool.pytest.ini_options]`` (or pytest 9's ``[tool.pytest]``), None when pyproject.toml has neither."""
+    try:
+        tool = tomllib.loads(text).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        return None
+    table = tool.get("pytest") if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        return None
+    ini = table.get("ini_options", table)
+    return ini if isinstance(ini, dict) else None
+
+
+def _is_plain_dir(tree: pygit2.Tree, p: PurePosixPath) -> bool:
+    """A directory of the tree named plainly: no glob, no way out of the repository, no symlink on the way."""
+    plain = p.parts and not p.is_absolute() and ".." not in p.parts and not re.search(r"[*?\[]", str(p))
+    return bool(plain) and _node(tree, p.parts) == "tree" and _is_link(tree, p.parts) is None
+
+
+def _config_text(tree: pygit2.Tree, name: str) -> str | None:
+    try:
+        obj = tree[name]
+    except KeyError:
+        return None
+    if not isinstance(obj, pygit2.Blob) or obj.size > _CONFIG_BYTES:
+        return None
+    return obj.data.decode("utf-8", errors="replace")
+
+
+def _node(tree: pygit2.Tree, parts: tuple[str, ...]) -> str:
+    """'tree', 'blob' or '' (absent) for a path in the tree."""
+    try:
+        return str(tree["/".join(parts)].type_str)
+    except KeyError:
+        return ""
 
 
 def test_file_for(target_path: str, tests_dir_name: str, taken: dict[str, str], tree: pygit2.Tree) -> str:
@@ -67,7 +145,8 @@ def check_candidate(path: str, content: str, tests_dir_name: str, tree: pygit2.T
     p = PurePosixPath(norm)
     if not norm or "\\" in norm or "\0" in norm or p.is_absolute() or ".." in p.parts or norm.startswith("~"):
         return Rejection(path, DropReason.OUTSIDE_TESTS_DIR, "absolute path or '..' traversal")
-    if p.parts[:1] != (tests_dir_name,) or len(p.parts) < 2:
+    under = PurePosixPath(tests_dir_name).parts
+    if p.parts[: len(under)] != under or len(p.parts) <= len(under):
         return Rejection(path, DropReason.OUTSIDE_TESTS_DIR, f"tests may only be written under {tests_dir_name}/")
     if p.suffix != ".py" or not re.fullmatch(r"[\w.-]+", p.name):
         return Rejection(path, DropReason.OUTSIDE_TESTS_DIR, "only Python files with plain names")

@@ -31,8 +31,10 @@ FAILING = {
 
 
 def with_unused_import(*modules: str) -> dict[str, str]:
-    """PASSING with ``import <module>`` lines atop shapes.py: one F401 finding each."""
-    return {**PASSING, "shapes.py": "".join(f"import {m}\n" for m in modules) + "\n\n" + MODULE}
+    """PASSING with ``import <module>`` lines atop shapes.py: one F401 finding each (the repo chose ruff, so
+    they are lint errors, not advice)."""
+    imports = "".join(f"import {m}\n" for m in modules)
+    return {**PASSING, "pyproject.toml": PYPROJECT + "\n[tool.ruff]\n", "shapes.py": imports + "\n\n" + MODULE}
 
 
 BROKEN_DEPENDENCY = {

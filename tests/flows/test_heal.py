@@ -36,8 +36,10 @@ SHAPES = "def area(width: float, height: float) -> float:\n    return width * he
 TESTS = "from shapes import area\n\n\ndef test_area() -> None:\n    assert area(2, 3) == 6\n"
 
 
-def two_commits(make_repo: Any, after: dict[str, str | None], name: str = "shapes") -> tuple[Path, str]:
-    path = make_repo({"pyproject.toml": PYPROJECT, "shapes.py": SHAPES, "tests/test_shapes.py": TESTS}, name=name)
+def two_commits(
+    make_repo: Any, after: dict[str, str | None], name: str = "shapes", pyproject: str = PYPROJECT
+) -> tuple[Path, str]:
+    path = make_repo({"pyproject.toml": pyproject, "shapes.py": SHAPES, "tests/test_shapes.py": TESTS}, name=name)
     return path, commit_files(path, dict(after), "refactor")
 
 
@@ -74,7 +76,8 @@ def test_an_import_through_a_dropped_reexport_is_healed_from_the_code_index(make
 
 def test_a_lint_finding_in_a_test_is_cleared_by_the_repos_fixers_and_merged(make_repo: Any) -> None:
     unused = "import os\n" + TESTS.replace("test_area", "test_area_again")
-    repo, sha = two_commits(make_repo, {"tests/test_again.py": unused}, name="linty")
+    ruff = PYPROJECT + "\n[tool.ruff]\n"  # the repo chose ruff: its findings fail the build
+    repo, sha = two_commits(make_repo, {"tests/test_again.py": unused}, name="linty", pyproject=ruff)
 
     result = self_healing_pipeline(repo=str(repo), commit=sha, branch="main")
 

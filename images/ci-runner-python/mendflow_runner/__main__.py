@@ -40,7 +40,8 @@ extras and groups, never docs or release ones; uv.lock synced frozen, a poetry o
 test requirement files and tox's deps; then pytest and coverage when the repo lacks them, and ruff and mypy at
 the versions the repo pins; the interpreter its ``.python-version``/``requires-python`` asks for; a
 deterministic failure says so in the report's ``transient``) → lint (ruff check, ruff format --check, mypy when
-configured; offline, like the tests: the repo's config and mypy plugins are its code) → tests (``coverage run --branch
+configured; a repo that configures no ruff gets ruff's bug-level findings as ``lint_advisory``, never fatal;
+offline, like the tests: the repo's config and mypy plugins are its code) → tests (``coverage run --branch
 -m pytest [-m MARKER | NODE_ID ...]`` with a plugin that sets per-test dynamic contexts to pytest node ids and
 journals each failure's exception, first line and location; pytest-cov is not used; ``--source`` the
 repo's packages when its coverage config names no files) → coverage combine (``parallel = true``) and JSON →
@@ -172,12 +173,17 @@ class Build:
             ("ruff format", lambda: lint.ruff_format(self.src, self.env, self.remaining(), self.log, None, wrap, ruff)),
             ("mypy", lambda: lint.mypy(self.src, python, self.env, self.remaining, self.log, wrap=wrap)),
         ]
+        advisory = not repo_config.configures_ruff(self.src)
         for name, check in checks:
             try:
-                errors += check()
+                found = check()
             except lint.LintToolError as exc:
                 # A linter that cannot run on this repo (bad config, crash): a lint failure to fix.
-                errors.append(f".:0:0 {name.replace(' ', '-')}-error {exc}")
+                found = [f".:0:0 {name.replace(' ', '-')}-error {exc}"]
+            if advisory and name == "ruff check":  # the repo never chose ruff: mendflow's rules only advise
+                self.rep.lint_advisory = found
+            else:
+                errors += found
         self.rep.lint_errors = errors
 
     def _tests(self) -> testing.TestRun:

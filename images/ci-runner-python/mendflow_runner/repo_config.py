@@ -10,6 +10,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from mendflow_runner import precommit
+
 _INI_PYTEST = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
 
 
@@ -224,6 +226,11 @@ def tox_deps(root: Path) -> list[str]:
         return []
     lines = [line.split("#", 1)[0].strip() for line in cp.get("testenv", "deps").splitlines()]
     return [line for line in lines if line and not line.startswith("-") and "{" not in line and ":" not in line]
+
+
+def configures_ruff(root: Path) -> bool:
+    """Whether the repository's own CI runs ruff: a ruff config, or a pre-commit hook (with ruff's defaults)."""
+    return has_ruff_config(root) or bool(precommit.pinned(root, "ruff"))
 
 
 def has_ruff_config(root: Path) -> bool:

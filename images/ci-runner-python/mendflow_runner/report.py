@@ -31,6 +31,7 @@ class Report:
     failures: list[dict[str, str]] = field(default_factory=list)  # TestFailure dicts, failed_tests' order
     selected: list[str] = field(default_factory=list)
     lint_errors: list[str] = field(default_factory=list)
+    lint_advisory: list[str] = field(default_factory=list)  # a repo that chose no ruff: advice, never fatal
     counts: dict[str, int] = field(default_factory=dict)
     test_command: list[str] = field(default_factory=list)
     coverage: dict[str, Any] | None = None
@@ -62,6 +63,7 @@ class Report:
             "failures": self.failures,
             "selected": self.selected,
             "lint_errors": self.lint_errors,
+            "lint_advisory": self.lint_advisory,
             "tests": counts,
             "test_command": self.test_command,
             "coverage": self.coverage,

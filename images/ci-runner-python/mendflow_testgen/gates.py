@@ -466,9 +466,11 @@ class Gates:
             events = self.work / "suite.jsonl"
             events.unlink(missing_ok=True)
             step = self._pytest(["-q", "--tb=short", *selection], {"MENDFLOW_PYTEST_EVENTS": str(events)})
+            outcomes = _outcomes(events)
             if step.ok:
+                self._drop_uncollected(final, outcomes)
                 return
-            failed = {n for n, outcome in _outcomes(events).items() if outcome == "failed"}
+            failed = {n for n, outcome in outcomes.items() if outcome == "failed"}
             new_failed = {k["node_id"] for k in self.out.kept if k["node_id"] in failed}
             if not new_failed or failed - new_failed:  # an existing test broke: any new test may be the cause
                 new_failed = {k["node_id"] for k in self.out.kept}
@@ -476,6 +478,13 @@ class Gates:
             if not self.out.kept:
                 return
         self._drop_from_files(final, {k["node_id"] for k in self.out.kept}, "the whole suite still fails")
+
+    def _drop_uncollected(self, final: list[str], outcomes: dict[str, str]) -> None:
+        """Drop kept tests the repo's own test command never ran (its ``testpaths``, ``python_files`` or
+        ``--ignore`` leave them out): they would add nothing in B2."""
+        unseen = {k["node_id"] for k in self.out.kept if k["node_id"] not in outcomes}
+        if unseen:
+            self._drop_from_files(final, unseen, "the repository's own test command does not run it", "not_collected")
 
     def _ruff_rules(self) -> list[str]:
         """The rule selection the build's runner uses for this repository."""

@@ -157,7 +157,11 @@ def test_a_selection_from_the_environment_skips_the_marker(tmp_path: Path, uv_ca
 
 
 def test_a_selection_still_lints(tmp_path: Path, uv_cache: Path) -> None:
-    files = {"tests/test_five.py": FIVE_TESTS, "demo/extra.py": "import os\n"}
+    files = {
+        "pyproject.toml": PYPROJECT + "\n[tool.ruff]\n",
+        "tests/test_five.py": FIVE_TESTS,
+        "demo/extra.py": "import os\n",
+    }
     report = _run(tmp_path, uv_cache, files, "--select", json.dumps(["tests/test_five.py::test_0"]))
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
 

@@ -85,14 +85,18 @@ def test_failing_test_is_failed_tests_with_node_id(make_repo: RepoFactory, tmp_p
     assert (report.tests.failed, report.tests.passed) == (1, 1)
 
 
+WITH_RUFF = PYPROJECT + "\n[tool.ruff]\n"
+
+
 def test_lint_error_alone_is_failed_lint(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
-    report = build(make_repo, tmp_path, uv_cache, **{"demo/extra.py": "import os\n"})
+    files = {"pyproject.toml": WITH_RUFF, "demo/extra.py": "import os\n"}
+    report = build(make_repo, tmp_path, uv_cache, **files)
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
     assert report.lint_errors == ["demo/extra.py:1:8 F401 `os` imported but unused"]
 
 
 def test_lint_only_lints_and_runs_no_test(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
-    repo = make_repo(demo_files(**{"demo/extra.py": "import os\n"}))
+    repo = make_repo(demo_files(**{"pyproject.toml": WITH_RUFF, "demo/extra.py": "import os\n"}))
     rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache, "--lint-only")
     report = BuildReport.model_validate(data)
     assert (rc, report.status, report.fail_reason) == (0, BuildStatus.FAILED, FailReason.LINT)
@@ -123,8 +127,21 @@ def test_a_repo_without_ruff_config_is_held_to_bug_level_rules_only(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
     style_only = "import sys\n\nx  =  sys.version_info[0:1] == (3,)\n"  # unformatted, YTT-flagged: no bug
-    report = build(make_repo, tmp_path, uv_cache, **{"demo/style.py": style_only})
+    report = build(
+        make_repo,
+        tmp_path,
+        uv_cache,
+        **{"pyproject.toml": WITH_RUFF.replace("[tool.ruff]", ""), "demo/style.py": style_only},
+    )
+    assert (report.status, report.lint_errors, report.lint_advisory) == (BuildStatus.PASSED, [], [])
+
+
+def test_a_repo_that_configures_no_ruff_gets_its_findings_as_advice(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **{"demo/extra.py": "import os\n"})
     assert (report.status, report.lint_errors) == (BuildStatus.PASSED, [])
+    assert report.lint_advisory == ["demo/extra.py:1:8 F401 `os` imported but unused"]
 
 
 def test_mypy_runs_when_the_repo_configures_it(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:

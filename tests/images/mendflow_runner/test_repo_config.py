@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mendflow_runner import repo_config
 from mendflow_runner.repo_config import coverage_chooses_files, pytest_addopts
 from mendflow_runner.testing import coverage_argv, without_cov
 
@@ -52,3 +53,9 @@ def test_config_without_source_measures_the_repos_packages_under_src_too(tmp_pat
     (tmp_path / "pyproject.toml").write_text("[tool.coverage.run]\nparallel = true\n")
     (tmp_path / "src").mkdir()
     assert coverage_argv("python", tmp_path)[-1] == "--source=.,src"
+
+
+def test_a_pre_commit_ruff_hook_configures_ruff(tmp_path: Path) -> None:
+    hook = "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.4.4\n    hooks:\n"
+    (tmp_path / ".pre-commit-config.yaml").write_text(hook + "      - id: ruff\n")
+    assert repo_config.configures_ruff(tmp_path) and not repo_config.has_ruff_config(tmp_path)

@@ -49,3 +49,35 @@ def test_a_written_test_with_a_type_error_is_dropped_not_ignored(tmp_path: Path)
     gates = gates_on(tmp_path, type_probes=False)
     assert gates.lint(["tests/test_half_mendflow.py"]) == []
     assert [d.reason for d in gates.out.dropped] == ["lint"]
+
+
+def suite_gates(tmp_path: Path, generated: str) -> Gates:
+    """A repository whose pytest collects only ``testing/``, with one passing generated test at ``generated``."""
+    src = tmp_path / "work" / "src"
+    for path, text in {
+        "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['testing']\n",
+        "half.py": TYPED,
+        "testing/test_half.py": "from half import half\n\n\ndef test_half():\n    assert half(4) == 2\n",
+        generated: "from half import half\n\n\ndef test_half_of_odd():\n    assert half(5) == 2\n",
+    }.items():
+        (src / path).parent.mkdir(parents=True, exist_ok=True)
+        (src / path).write_text(text)
+    gates = Gates(src, sys.executable, {}, Log(tmp_path / "log"), tmp_path / "work", lambda: 120.0)
+    gates.out.kept = [{"node_id": f"{generated}::test_half_of_odd", "file": generated}]
+    return gates
+
+
+def test_a_kept_test_the_repos_own_test_command_never_runs_is_dropped(tmp_path: Path) -> None:
+    gates = suite_gates(tmp_path, "tests/test_half_mendflow.py")
+    gates.with_suite(["tests/test_half_mendflow.py"])
+    assert (gates.out.kept, [d.reason for d in gates.out.dropped]) == ([], ["not_collected"])
+    assert not (tmp_path / "work/src/tests/test_half_mendflow.py").exists()
+
+
+def test_a_kept_test_under_the_repos_testpaths_stays(tmp_path: Path) -> None:
+    gates = suite_gates(tmp_path, "testing/test_half_mendflow.py")
+    gates.with_suite(["testing/test_half_mendflow.py"])
+    assert ([k["node_id"] for k in gates.out.kept], gates.out.dropped) == (
+        ["testing/test_half_mendflow.py::test_half_of_odd"],
+        [],
+    )
