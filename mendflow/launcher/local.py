@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import ctypes
 import hashlib
 import os
 import pwd
@@ -70,6 +71,9 @@ TAIL_JOIN_SEC = 30.0  # after the job: time for the callbacks to catch up with w
 JOB_MARKER = "MENDFLOW_LOCAL_JOB_ID"
 OWNER_FILE = "owner"
 TOOLS = ("uv", "ruff")
+
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
 
 # The launcher sets these itself; the spec cannot point them elsewhere.
 RESERVED_ENV = ("PATH", "HOME", "TMPDIR", "UV_CACHE_DIR", JOB_MARKER, "LD_PRELOAD", "LD_LIBRARY_PATH")
@@ -336,6 +340,7 @@ class LocalLauncher(Launcher):
         nofile = self.settings.sandbox.open_files_limit
         procs_files = cgroups.procs_files
         uid, gid = self.identity.uid, self.identity.gid
+        parent = os.getpid()
 
         def preexec() -> None:
             for procs in procs_files:  # join before dropping privileges: cgroup files are root's
@@ -350,6 +355,12 @@ class LocalLauncher(Launcher):
                 os.setgroups([])
                 os.setgid(gid)
                 os.setuid(uid)
+            # After the uid switch, which clears it: a job dies with the trusted side that launched it (killed
+            # or crashed before its clean-up) instead of running on unwatched. It is the launching thread's
+            # death that counts; that thread waits in _wait for as long as the job runs.
+            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != parent:  # the trusted side died before prctl took effect
+                os._exit(137)
 
         return preexec
 

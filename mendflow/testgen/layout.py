@@ -39,11 +39,13 @@ _CONVENTIONAL_DIRS = ("tests", "test")
 
 
 def tests_dir(tree: pygit2.Tree) -> str:
-    """Where the repo's own test command looks: the first directory of pytest's ``testpaths``, else ``tests`` or
-    ``test`` when present, else ``tests``. Tests written anywhere else would pass the gates and never run in B2."""
-    for path in testpaths(tree):
-        if _is_plain_dir(tree, PurePosixPath(path)):
-            return PurePosixPath(path).as_posix()
+    """Where the repo's own test command looks: a directory of pytest's ``testpaths`` (the first named like a
+    test directory, else the first; ``testpaths = src tests`` also collects doctests from the sources), else
+    ``tests`` or ``test`` when present, else ``tests``. Tests written anywhere else would pass the gates and
+    never run in B2."""
+    dirs = [p.as_posix() for p in map(PurePosixPath, testpaths(tree)) if _is_plain_dir(tree, p)]
+    if dirs:
+        return min(dirs, key=lambda d: "test" not in PurePosixPath(d).name.lower())  # min keeps the first of equals
     for name in _CONVENTIONAL_DIRS:
         if _node(tree, (name,)) == "tree":
             return name

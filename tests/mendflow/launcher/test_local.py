@@ -252,41 +252,72 @@ def test_cpu_use_is_held_to_the_jobs_quota(launcher: LocalLauncher, tmp_path: Pa
     assert json.loads((tmp_path / "result.json").read_text()) < 1.2
 
 
-@pytest.mark.slow
-def test_reap_clears_what_a_killed_run_left_once_past_the_age(tmp_path: Path) -> None:
-    base = Path(f"/var/tmp/mendflow-reap-{uuid.uuid4().hex[:8]}")  # its own base: reaping touches no other job
-    tag = f"mendflow-orphan-{uuid.uuid4().hex}"
+def _trusted_side(job_code: str, base: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """A trusted process of its own running one local job (``job_code``, a Python expression for the job's
+    code) under ``base``; it can then be killed without its clean-up."""
     env = {**os.environ, "MENDFLOW_SANDBOX__LOCAL_BASE_DIR": str(base), "MENDFLOW_CACHE_DIR": str(tmp_path / "c")}
     trusted = textwrap.dedent(
         f"""
         from mendflow.launcher.base import JobSpec
         from mendflow.launcher.local import LocalLauncher
         from mendflow.settings import Settings
-        code = "import time; time.sleep(600)  # " + {tag!r}  # the needle is in the job's command line only
+        code = {job_code}
         LocalLauncher(Settings()).run(JobSpec(name="orphan", command=["python", "-c", code], timeout_sec=600))
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", trusted], env=env)
+    return subprocess.Popen([sys.executable, "-c", trusted], env=env)
+
+
+def _wait_for(needle: str, present: bool = True, within: float = 60) -> bool:
+    deadline = time.monotonic() + within
+    while bool(_processes_with(needle)) != present and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return bool(_processes_with(needle)) == present
+
+
+@pytest.mark.slow
+def test_a_job_dies_with_the_trusted_side_that_launched_it(tmp_path: Path) -> None:
+    base = Path(f"/var/tmp/mendflow-pdeath-{uuid.uuid4().hex[:8]}")
+    tag = f"mendflow-pdeath-{uuid.uuid4().hex}"
+    # The needle is in the job's command line only: the trusted side's has the two halves apart.
+    proc = _trusted_side(f'"import time; time.sleep(600)  # " + {tag!r}', base, tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while not _processes_with(f"# {tag}") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _processes_with(f"# {tag}"), "the job never started"
+        assert _wait_for(f"# {tag}"), "the job never started"
+        proc.kill()  # no clean-up runs
+        proc.wait()
+        assert _wait_for(f"# {tag}", present=False, within=5)
+    finally:
+        proc.kill()
+        for pid in _processes_with(f"# {tag}"):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_reap_clears_what_a_killed_run_left_once_past_the_age(tmp_path: Path) -> None:
+    base = Path(f"/var/tmp/mendflow-reap-{uuid.uuid4().hex[:8]}")  # its own base: reaping touches no other job
+    tag = f"mendflow-orphan-{uuid.uuid4().hex}"
+    # The job itself dies with the trusted side; a daemon it started in a session of its own is left over.
+    sleeper = "['python', '-c', 'import time; time.sleep(600)', 'daemon-' + " + repr(tag) + "]"
+    daemon = f"subprocess.Popen({sleeper}, start_new_session=True)"
+    proc = _trusted_side(f'"import subprocess, time; {daemon}; time.sleep(600)  # " + {tag!r}', base, tmp_path)
+    try:
+        assert _wait_for(f"daemon-{tag}"), "the job never started"
         launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
         assert launcher.reap(older_than_sec=0) == []  # its owner lives: however old, the job is left alone
         proc.kill()  # the trusted side dies without its clean-up
         proc.wait()
         assert launcher.reap(older_than_sec=3600) == []  # a young job is left alone too
-        assert _processes_with(f"# {tag}")
+        assert _processes_with(f"daemon-{tag}")
 
         reaped = launcher.reap(older_than_sec=0)
         assert len(reaped) == 1 and reaped[0].startswith("local job orphan-")
-        assert _processes_with(f"# {tag}") == []
+        assert _processes_with(f"daemon-{tag}") == []
         assert list((base / "jobs").iterdir()) == []
         job_id = reaped[0].removeprefix("local job ")
         assert JobCgroups.existing(job_id).groups == {}
     finally:
         proc.kill()
-        for pid in _processes_with(f"# {tag}"):
+        for pid in _processes_with(tag):
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(base, ignore_errors=True)

@@ -62,3 +62,9 @@ def test_a_candidate_under_a_nested_tests_dir_is_accepted(tmp_path: Path) -> Non
     tree = tree_of(tmp_path, {"src/pkg/tests/test_a.py": ""})
     assert layout.check_candidate("src/pkg/tests/test_b_mendflow.py", "", "src/pkg/tests", tree) is None
     assert layout.check_candidate("src/pkg/test_b_mendflow.py", "", "src/pkg/tests", tree) is not None
+
+
+def test_a_testpath_named_like_tests_wins_over_a_source_dir(tmp_path: Path) -> None:
+    config = '[tool.pytest]\ntestpaths = ["src", "tests"]\n'  # pytest 9's table; src for its doctests
+    files = {"pyproject.toml": config, "src/pkg/__init__.py": "", "tests/test_a.py": ""}
+    assert layout.tests_dir(tree_of(tmp_path, files)) == "tests"
