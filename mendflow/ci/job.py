@@ -94,6 +94,7 @@ def job_spec(
         inputs={"source.tar.gz": store.download_url(source.archive_key)},
         outputs={name: store.upload_url(f"{staging}/{name}") for name in (*ARTEFACTS, REPORT)},
         labels={"repo": source.repo_id, "commit": source.commit_sha, "stage": stage, "attempt": str(attempt)},
+        cache_scope=source.repo_id,
     )
 
 

@@ -172,6 +172,7 @@ def fix_job_spec(
         inputs={"source.tar.gz": store.download_url(source.archive_key)},
         outputs={name: store.upload_url(f"{prefix}/{name}") for name in OUTPUTS},
         labels={"repo": source.repo_id, "commit": source.commit_sha, "stage": f"{stage}-lintfix"},
+        cache_scope=source.repo_id,
     )
 
 

@@ -71,6 +71,11 @@ class JobSpec(BaseModel):
     inputs: dict[str, str] = Field(default_factory=dict, description="name → URL placed at in/<name>.")
     outputs: dict[str, str] = Field(default_factory=dict, description="name → URL filled from out/<name>.")
     labels: dict[str, str] = Field(default_factory=dict, description="repo, commit, stage, attempt, flow run.")
+    cache_scope: str = Field(
+        "",
+        description="Who may share this job's dependency cache: its repository's identity, set by the trusted "
+        "side. Jobs of different scopes never share a writable cache; '' shares with no other job.",
+    )
 
 
 class JobState(StrEnum):

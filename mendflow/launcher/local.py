@@ -5,13 +5,16 @@ Layout (everything a job can reach is outside /root, which is mode 700):
 * ``BASE/jobs/<id>/``          root-owned 0711; ``job.log`` (root, 0600) holds the job's combined output.
 * ``BASE/jobs/<id>/ws/``       the workspace, owned by the sandbox uid: ``in/`` (inputs, read-only),
   ``out/``, ``home/``, ``tmp/`` and, for the ``ci-runner-python`` image, ``runner/`` (the runner package).
-* ``BASE/cache/uv/``           uv's cache, owned by the sandbox uid and kept across jobs (``UV_CACHE_DIR``).
+* ``BASE/cache/scopes/<key>/`` uv's cache of one ``spec.cache_scope`` (a repository), owned by the sandbox uid
+  and kept across that repository's jobs (``UV_CACHE_DIR``); a job with no scope gets ``ws/cache/``, removed
+  with it. ``scopes/`` is root's, so no job can plant a cache for a repository that has none yet, and the
+  runner's dependency phase may write only its own (``mendflow_runner.proc.confined``).
 * ``BASE/toolchain/<key>/bin`` world-readable copies of the project venv's ``uv`` and ``ruff`` plus a
   ``python`` link, keyed by the binaries' size and mtime so an upgrade makes a new one.
 
 ``BASE`` is ``/var/tmp/mendflow`` (root-owned, 0711) when mendflow runs as root and drops jobs to
 ``settings.sandbox.unprivileged_uid``; otherwise jobs run as the current user with ``BASE`` =
-``settings.cache_dir/local-launcher`` (the uv cache in its ``cache/uv``); ``sandbox.local_base_dir`` overrides both.
+``settings.cache_dir/local-launcher``; ``sandbox.local_base_dir`` overrides both.
 
 Limits: RLIMIT_AS, RLIMIT_CPU (CPU seconds) and RLIMIT_NOFILE per process, plus, where the cgroup v1
 controllers are writable, per-job groups (``cgroups.py``): memory (its ``oom_kill`` counter tells an OOM kill
@@ -85,6 +88,11 @@ def _dir(path: Path, mode: int, uid: int | None = None, gid: int | None = None) 
     if uid is not None and gid is not None:
         os.chown(path, uid, gid)
     return path
+
+
+def cache_key(scope: str) -> str:
+    """The directory name of a cache scope's dependency cache under ``BASE/cache/scopes``."""
+    return hashlib.sha256(scope.encode()).hexdigest()[:24]
 
 
 @dataclass(frozen=True)
@@ -211,7 +219,7 @@ class LocalLauncher(Launcher):
         self.identity = Identity.for_settings(settings)
         default_base = ROOT_BASE if self.identity.drops else settings.cache_dir / "local-launcher"
         self.base = settings.sandbox.local_base_dir or default_base
-        self.cache = self.base / "cache" / "uv"
+        self.caches = self.base / "cache" / "scopes"
         if self.identity.drops:
             self.python = SYSTEM_PYTHON if SYSTEM_PYTHON.exists() else Path(sys.executable)
         else:
@@ -220,7 +228,6 @@ class LocalLauncher(Launcher):
     # -- setup ----------------------------------------------------------------------------------------------
 
     def _prepare_base(self) -> Path:
-        uid, gid = self.identity.uid, self.identity.gid
         if self.base.is_symlink() or (self.base.exists() and self.base.stat().st_uid != os.geteuid()):
             # /var/tmp is world-writable: a base someone else planted could redirect our files.
             raise OSError(f"{self.base} is a link or not owned by us; remove it and retry")
@@ -230,7 +237,7 @@ class LocalLauncher(Launcher):
         for sub in ("jobs", "toolchain", "cache"):
             _dir(self.base / sub, 0o711)
         _dir(self.base / "toolchain", 0o755)
-        _dir(self.cache, 0o700, uid, gid)
+        _dir(self.caches, 0o711, *((0, 0) if self.identity.drops else (None, None)))
         return Toolchain(self.base / "toolchain", self.python).bin_dir()
 
     def _make_workspace(self, job_id: str) -> Workspace:
@@ -239,7 +246,7 @@ class LocalLauncher(Launcher):
         ws = Workspace(root, root / "ws")
         uid, gid = self.identity.uid, self.identity.gid
         _dir(ws.ws, 0o700, uid, gid)
-        for name in ("out", "home", "tmp"):
+        for name in ("out", "home", "tmp", "cache"):
             _dir(ws.sub(name), 0o700, uid, gid)
         _dir(ws.sub("in"), 0o755)  # root-owned when dropping: the job reads its inputs, cannot swap them
         return ws
@@ -260,6 +267,12 @@ class LocalLauncher(Launcher):
         copy_package(RUNNER_PACKAGE, ws.sub("runner"))
         return {"PYTHONPATH": str(ws.sub("runner")), "MENDFLOW_JOB_PYTHON": str(self.python)}
 
+    def _cache_for(self, spec: JobSpec, ws: Workspace) -> Path:
+        """The dependency cache ``spec`` may use: its scope's, shared only with jobs of the same repository."""
+        if not spec.cache_scope:
+            return ws.sub("cache")
+        return _dir(self.caches / cache_key(spec.cache_scope), 0o700, self.identity.uid, self.identity.gid)
+
     def _environment(self, spec: JobSpec, ws: Workspace, tools: Path, job_id: str) -> dict[str, str]:
         env = {k: v for k, v in spec.env.items() if not is_credential(k) and k not in RESERVED_ENV}
         env.setdefault("LANG", "C.UTF-8")
@@ -271,7 +284,7 @@ class LocalLauncher(Launcher):
             PATH=f"{tools}:/usr/local/bin:/usr/bin:/bin",
             HOME=str(ws.sub("home")),
             TMPDIR=str(ws.sub("tmp")),
-            UV_CACHE_DIR=str(self.cache),
+            UV_CACHE_DIR=str(self._cache_for(spec, ws)),
             # Copies, not hard links: a hard-linked venv file *is* the cached one, so a job changing a package
             # in its venv would change what the next job of any repository installs.
             UV_LINK_MODE="copy",

@@ -111,6 +111,7 @@ class _Run:
             payload,
             f"testbuilder-{self.spec.id[-8:]}-{round_no}",
             ProgressReader(expected_total(payload), self.on_progress) if self.on_progress else None,
+            cache_scope=self.spec.repo,
         )
 
     def record_drops(self, outcome: JobOutcome, round_no: int, final: bool) -> None:

@@ -76,6 +76,7 @@ def run_job(
     candidates: dict[str, Any],
     name: str,
     on_output: OnOutput | None = None,
+    cache_scope: str = "",
 ) -> JobOutcome:
     """Run the builder job with ``candidates``; artefacts (candidates, result, log) stay under ``prefix``.
 
@@ -107,6 +108,7 @@ def run_job(
         },
         outputs={n: store.upload_url(f"{prefix}/{n}") for n in OUTPUTS},
         labels={"stage": "testbuilder", "spec": name},
+        cache_scope=cache_scope,
     )
     result: JobResult = launcher.run(spec, on_output)
     max_bytes = settings.limits.job_output_mb * 1024 * 1024

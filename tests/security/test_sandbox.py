@@ -6,12 +6,15 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from flows.ci import ci_build
 from mendflow.contracts import BuildStatus
+from mendflow.identity import repo_id
+from mendflow.launcher.local import cache_key
 from tests.fixtures.listener import Listener
-from tests.fixtures.repos import RepoFactory
+from tests.fixtures.repos import RepoFactory, commit_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
@@ -55,6 +58,39 @@ def test_a_repo_cannot_change_the_packages_another_repo_installs(make_repo: Repo
     check = "import iniconfig\n\n\ndef test_clean() -> None:\n    assert not hasattr(iniconfig, 'POISONED')\n"
     assert _build(make_repo, "attacker", tamper) is BuildStatus.PASSED
     assert _build(make_repo, "victim", check) is BuildStatus.PASSED
+
+
+SETUPTOOLS = PYPROJECT + '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+# Install-time code: the project's setup.py runs while its dependencies are installed (with the network), and
+# poisons every iniconfig in the victim's dependency cache (its place is guessable from the victim's identity).
+POISONING_SETUP = """\
+import os
+from pathlib import Path
+
+from setuptools import setup
+
+victim = Path(os.environ.get("UV_CACHE_DIR", "/nonexistent")).parent / {key!r}
+for path in victim.rglob("iniconfig/__init__.py"):
+    try:
+        with path.open("a") as fh:
+            fh.write("\\nPOISONED = True\\n")
+    except OSError:
+        pass
+setup(packages=["probe"])
+"""
+
+
+def test_install_time_code_cannot_change_another_repos_dependency_cache(make_repo: RepoFactory) -> None:
+    check = "import iniconfig\n\n\ndef test_clean() -> None:\n    assert not hasattr(iniconfig, 'POISONED')\n"
+    run = uuid.uuid4().hex[:8]  # identities of their own: a cache an earlier run left cannot decide the outcome
+    victim = make_repo({"pyproject.toml": PYPROJECT, "probe/__init__.py": "", "tests/test_probe.py": check}, f"v-{run}")
+    assert ci_build(repo=str(victim), stage="B1").status is BuildStatus.PASSED  # its cache now holds iniconfig
+    key = cache_key(repo_id(pygit2.Repository(str(victim))))
+    attacker = {"pyproject.toml": SETUPTOOLS, "setup.py": POISONING_SETUP.format(key=key), "probe/__init__.py": ""}
+    attacker_repo = make_repo({**attacker, "tests/test_probe.py": "def test_ok() -> None:\n    pass\n"}, f"a-{run}")
+    assert ci_build(repo=str(attacker_repo), stage="B1").status is BuildStatus.PASSED
+    commit_files(victim, {"README.md": "a new commit: a build of its own, from the cache\n"}, "again")
+    assert ci_build(repo=str(victim), stage="B1").status is BuildStatus.PASSED
 
 
 def test_a_mypy_plugin_in_the_repos_config_runs_offline(make_repo: RepoFactory) -> None:

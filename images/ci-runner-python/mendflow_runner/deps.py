@@ -10,12 +10,14 @@ cannot (deterministic), a network error or a server's 5xx can (transient).
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from . import interpreter, lockfiles, poetry, precommit, repo_config
-from .proc import Log, StepResult, run
+from .proc import Log, StepResult, confined, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
 RUNNER_TOOLS = {"pytest": "pytest", "coverage": "coverage[toml]>=7.5"}
@@ -69,15 +71,19 @@ class Installer:
             "UV_NO_PROGRESS": "1",
         }
         self.env.pop("UV_SYSTEM_PYTHON", None)
+        # The repository's build backends run here, with the network: they may write only the job's own
+        # directories and its own dependency cache (the launcher's, for this repository alone).
+        own = [root.parent, venv.parent, *(Path(env[k]) for k in ("UV_CACHE_DIR", "HOME") if env.get(k))]
+        self.wrap = confined((*own, Path(env.get("TMPDIR") or tempfile.gettempdir())))
 
     @property
     def venv_python(self) -> str:
         return str(self.venv / "bin" / "python")
 
     def _run(self, argv: list[str], timeout: float) -> StepResult:
-        r = run(argv, cwd=self.root, env=self.env, timeout=timeout, log=self.log)
+        r = run(self.wrap(argv), cwd=self.root, env=self.env, timeout=timeout, log=self.log)
         if not r.ok:
-            raise DependencyError(r)
+            raise DependencyError(dataclasses.replace(r, argv=argv))  # named as the repo's CI would run it
         return r
 
     def _pip(self, args: list[str], timeout: float) -> None:
@@ -130,8 +136,8 @@ class Installer:
         self._run(["uv", "venv", "--python", self.python, str(self.venv)], timeout)
 
     def _venv_for(self, request: str, timeout: float) -> StepResult:
-        return run(["uv", "venv", "--python", request, str(self.venv)], cwd=self.root, env=self.env,
-                   timeout=timeout, log=self.log)  # fmt: skip
+        argv = self.wrap(["uv", "venv", "--python", request, str(self.venv)])
+        return run(argv, cwd=self.root, env=self.env, timeout=timeout, log=self.log)
 
     def _project(self, extras: list[str], groups: list[str]) -> list[str]:
         """``uv pip install``'s arguments for the project, its test extras and groups, pinned to a poetry or pdm
@@ -160,7 +166,8 @@ class Installer:
 
     def _has_module(self, name: str, timeout: float) -> bool:
         probe = f"import importlib.util as u; raise SystemExit(u.find_spec({name!r}) is None)"
-        return run([self.venv_python, "-c", probe], cwd=self.root, env=self.env, timeout=timeout, log=self.log).ok
+        argv = self.wrap([self.venv_python, "-c", probe])
+        return run(argv, cwd=self.root, env=self.env, timeout=timeout, log=self.log).ok
 
     def _add_runner_tools(self, timeout: float) -> None:
         probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import repo_config
-from .proc import Log, StepResult, Wrap, run
+from .proc import Log, StepResult, Wrap, as_is, run
 
 _MYPY_LINE = re.compile(
     r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)? error: (?P<msg>.*?)(?:\s+\[(?P<code>[\w-]+)\])?$"
@@ -17,10 +17,6 @@ _MYPY_LINE = re.compile(
 
 # "path:1:3: unformatted: File would be reformatted" (ruff >= 0.9, concise) or "Would reformat: path".
 _FORMAT_LINE = re.compile(r"^(?:Would reformat: (?P<old>.+)|(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): unformatted:.*)$")
-
-
-def _as_is(argv: list[str]) -> list[str]:
-    return argv
 
 
 class LintToolError(Exception):
@@ -74,7 +70,7 @@ def ruff_check(
     timeout: float,
     log: Log,
     paths: list[str] | None = None,
-    wrap: Wrap = _as_is,
+    wrap: Wrap = as_is,
     ruff: str = "ruff",
 ) -> list[str]:
     base, where = [ruff, "check", "--no-cache", *ruff_rules(root)], targets(paths)
@@ -101,7 +97,7 @@ def ruff_format(
     timeout: float,
     log: Log,
     paths: list[str] | None = None,
-    wrap: Wrap = _as_is,
+    wrap: Wrap = as_is,
     ruff: str = "ruff",
 ) -> list[str]:
     """One lint error per file ``ruff format`` would change; only for repos that chose ruff (formatting is
@@ -127,7 +123,7 @@ def ruff_format(
 
 
 def mypy(
-    root: Path, python: str, env: dict[str, str], timeout: Callable[[], float], log: Log, wrap: Wrap = _as_is
+    root: Path, python: str, env: dict[str, str], timeout: Callable[[], float], log: Log, wrap: Wrap = as_is
 ) -> list[str]:
     cfg = repo_config.mypy_config(root)
     if cfg is None:

@@ -17,6 +17,12 @@ from typing import IO
 # How a phase's step is run: as it is, or through ``sandbox``.
 Wrap = Callable[[list[str]], list[str]]
 
+
+def as_is(argv: list[str]) -> list[str]:
+    """The ``Wrap`` that runs a command as it is."""
+    return argv
+
+
 GRACE_SEC = 3.0
 
 
@@ -103,6 +109,20 @@ def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = ()) ->
         sandbox += ["--ro-bind", path, path]
     where = str(writable)
     return [bwrap, *sandbox, "--bind", where, where, "--", *argv]
+
+
+def confined(writable: tuple[Path, ...]) -> Wrap:
+    """For the dependency phase, which runs the repository's build backends (its ``setup.py``) and must reach the
+    package index: the network stays, but every path except ``writable`` (the job's own directories and its own
+    dependency cache) is read-only, so install-time code cannot change a cache another job installs from."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
+        return as_is
+    binds = [
+        arg for path in sorted({str(p.resolve()) for p in writable if p.exists()}) for arg in ("--bind", path, path)
+    ]
+    prefix = [bwrap, "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", *binds, "--"]
+    return lambda argv: [*prefix, *argv]
 
 
 def sandbox(writable: Path, readable: tuple[Path, ...] = ()) -> Wrap:
