@@ -233,32 +233,48 @@ class Gates:
     def lint(self, paths: list[str]) -> list[str]:
         if not paths:
             return []
-        self._run([self.ruff, "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *paths])
-        self._run([self.ruff, "format", "--no-cache", "--quiet", *paths])
-        left = self._run(
-            [self.ruff, "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *paths]
-        )
+        errors, gone = self._ruff(paths), set()
+        if self.type_probes:  # Pynguin's files: a test ruff faults (a repeated dict key, say) goes, the rest stays
+            faulted = [p for p in paths if errors[p]]
+            gone = {p for p in faulted if not self._without_faulted(p, errors[p])}
+            errors.update(self._ruff([p for p in faulted if p not in gone]))
         typed = self._mypy(paths)
         if self.type_probes and any(typed.values()):
             for path, found in typed.items():  # every probe file annotated, then one mypy run judges them all
                 target = self.src / path
                 target.write_text(edit.ignore_type_errors(target.read_text(encoding="utf-8"), found), encoding="utf-8")
             typed = self._mypy(paths)
-        alive = []
-        for path in paths:
-            errors = [line for line in left.stdout.splitlines() if line.startswith(path) and LINT_BLOCKING.search(line)]
-            if errors:
-                self._drop(path, "lint", "; ".join(errors[:5]))
-                self.out.feedback.append(f"ruff errors in {path}:\n" + "\n".join(errors[:20]))
-            elif typed.get(path) and not self._without_mistyped(path, typed[path]):
+        alive, cut = [], []
+        for path in (p for p in paths if p not in gone):
+            if errors[path]:
+                self._drop(path, "lint", "; ".join(errors[path][:5]))
+                self.out.feedback.append(f"ruff errors in {path}:\n" + "\n".join(errors[path][:20]))
+            elif typed.get(path) and not self._without_faulted(path, typed[path]):
                 self.out.feedback.append(f"mypy errors in {path}:\n" + "\n".join(typed[path][:20]))
             else:
                 alive.append(path)
+                cut += [path] if typed.get(path) else []
+        for path, left in self._ruff(cut).items():  # tests cut for mypy: what only they imported goes too
+            if left:
+                self._drop(path, "lint", "; ".join(left[:5]))
+                alive.remove(path)
         return alive
 
-    def _without_mistyped(self, path: str, found: list[str]) -> bool:
-        """Drop the tests mypy finds fault with, as B2's mypy would; False (the file dropped) when a finding
-        is outside every test or no test is left."""
+    def _ruff(self, paths: list[str]) -> dict[str, list[str]]:
+        """ruff's safe fixes and its format applied to ``paths``, then path → the blocking findings left."""
+        if not paths:
+            return {}
+        self._run([self.ruff, "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *paths])
+        self._run([self.ruff, "format", "--no-cache", "--quiet", *paths])
+        left = self._run(
+            [self.ruff, "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *paths]
+        )
+        lines = left.stdout.splitlines()
+        return {p: [line for line in lines if line.startswith(f"{p}:") and LINT_BLOCKING.search(line)] for p in paths}
+
+    def _without_faulted(self, path: str, found: list[str]) -> bool:
+        """Drop the tests a linter (ruff, mypy) finds fault with (``path:line:…`` findings), as B2's would;
+        False (the file dropped) when a finding is outside every test or no test is left."""
         target = self.src / path
         source = target.read_text(encoding="utf-8")
         by_line: dict[int, list[str]] = {}

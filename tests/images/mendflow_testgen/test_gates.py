@@ -81,3 +81,20 @@ def test_a_kept_test_under_the_repos_testpaths_stays(tmp_path: Path) -> None:
         ["testing/test_half_mendflow.py::test_half_of_odd"],
         [],
     )
+
+
+def test_a_pynguin_test_ruff_faults_goes_and_the_rest_of_its_file_stays(tmp_path: Path) -> None:
+    src = tmp_path / "work" / "src"
+    (src / "tests").mkdir(parents=True)
+    (src / "half.py").write_text(TYPED)
+    probes = (
+        "import json\n\nfrom half import half\n\n\n"
+        "def test_half() -> None:\n    assert half(4) == 2\n\n\n"
+        "def test_keys() -> None:\n    json.dumps({'0': 1, '0': 2})\n"  # F601: a repeated key
+    )
+    (src / "tests/test_half_mendflow.py").write_text(probes)
+    gates = Gates(src, sys.executable, {}, Log(tmp_path / "log"), tmp_path / "work", lambda: 60.0, 5, True)
+    assert gates.lint(["tests/test_half_mendflow.py"]) == ["tests/test_half_mendflow.py"]
+    text = (src / "tests/test_half_mendflow.py").read_text()
+    assert "def test_half" in text and "test_keys" not in text and "json" not in text  # its import went with it
+    assert [(d.node_id, d.reason) for d in gates.out.dropped] == [("tests/test_half_mendflow.py::test_keys", "lint")]
