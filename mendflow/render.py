@@ -55,7 +55,7 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
     sections = (
         ("Failed tests", report.failed_tests),
         ("Lint errors", report.lint_errors),
-        (f"Pre-existing lint findings, not fatal (also in {report.lint_baseline[:12]})", report.lint_preexisting),
+        (f"Pre-existing lint findings, not fatal (also in {baseline_label(report)})", report.lint_preexisting),
         (
             "Lint advice, not fatal: the repository configures no ruff, so these bug-level findings only advise",
             report.lint_advisory,
@@ -68,6 +68,13 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
             if len(items) > limit:
                 lines.append(f"- … and {len(items) - limit} more (see the artefacts)")
     return "\n".join(lines) + "\n"
+
+
+def baseline_label(report: BuildReport) -> str:
+    """What the report's lint findings were compared with, short: a commit's abbreviated sha, else as it is
+    (the root commit's first analysis)."""
+    sha = re.match(r"[0-9a-f]{40}\b", report.lint_baseline)
+    return sha[0][:12] if sha else report.lint_baseline
 
 
 def _code(text: str, limit: int = 300) -> str:

@@ -15,7 +15,7 @@ from mendflow import progress
 from mendflow.cli import app
 from mendflow.cli.common import LauncherName, prepare
 from mendflow.contracts import BuildReport, BuildStatus
-from mendflow.render import coverage_rows
+from mendflow.render import baseline_label, coverage_rows
 
 EXIT_CODES = {BuildStatus.PASSED: 0, BuildStatus.FAILED: 1, BuildStatus.ERRORED: 3}
 JOB_LINE_CHARS = 70
@@ -134,7 +134,7 @@ def print_report(console: Console, report: BuildReport) -> None:
     for lint in report.lint_errors[:20]:
         console.print(f"[yellow]lint[/] {lint}", highlight=False)
     if report.lint_preexisting:
-        were = f"{len(report.lint_preexisting)} lint finding(s) already in {report.lint_baseline[:12]}"
+        were = f"{len(report.lint_preexisting)} lint finding(s) already in {baseline_label(report)}"
         console.print(f"{were}: not fatal (listed in the report)", highlight=False)
     if report.lint_advisory:
         said = f"{len(report.lint_advisory)} lint finding(s) as advice: the repository configures no ruff"
