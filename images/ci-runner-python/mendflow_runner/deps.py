@@ -73,6 +73,7 @@ class Installer:
         self.env.pop("UV_SYSTEM_PYTHON", None)
         # The repository's build backends run here, with the network: they may write only the job's own
         # directories and its own dependency cache (the launcher's, for this repository alone).
+        venv.parent.mkdir(parents=True, exist_ok=True)  # bound writable, so it must exist before uv makes the venv
         own = [root.parent, venv.parent, *(Path(env[k]) for k in ("UV_CACHE_DIR", "HOME") if env.get(k))]
         self.wrap = confined((*own, Path(env.get("TMPDIR") or tempfile.gettempdir())))
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from mendflow_runner import interpreter, lockfiles, poetry, precommit
-from mendflow_runner.deps import DependencyError
-from mendflow_runner.proc import StepResult
+from mendflow_runner.deps import DependencyError, Installer
+from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.repo_config import (
     RepoConfigError,
     for_tests,
@@ -255,3 +259,19 @@ def test_pdm_dev_groups_for_tests_are_read_and_editable_paths_left_out(tmp_path:
         '[tool.pdm.dev-dependencies]\ntest = ["pytest>=7", "-e file:///${PROJECT_ROOT}/sub"]\ndoc = ["mkdocs"]\n'
     )
     assert pdm_dev_deps(tmp_path) == ["pytest>=7"]
+
+
+@pytest.mark.slow
+def test_the_venv_may_go_to_a_directory_that_does_not_exist_yet(tmp_path: Path, uv_cache: Path) -> None:
+    # The dependency phase may write only the directories it is given; the venv's parent is one of them.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not under the writable tmp_path
+    try:
+        venv = outside / "new" / "venv"
+        Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
+        assert (venv / "bin" / "python").exists()
+    finally:
+        shutil.rmtree(outside)
