@@ -260,8 +260,20 @@ class Gates:
                 alive.remove(path)
         return alive
 
-    def _ruff(self, paths: list[str]) -> dict[str, list[str]]:
-        """ruff's safe fixes and its format applied to ``paths``, then path → the blocking findings left."""
+    def _drop_faulted_kept(self, final: list[str], path: str, found: list[str], whole: bool = False) -> None:
+        """Drop the kept tests of ``path`` that ``found`` (ruff's ``path:line:…`` findings) point into; all of
+        them when a finding is outside every test, or with ``whole``."""
+        if not found:
+            return
+        nodes = {k["node_id"] for k in self.out.kept if k["node_id"].startswith(f"{path}::")}
+        tests, outside = edit.tests_at((self.src / path).read_text(encoding="utf-8"), _finding_lines(found))
+        if not (whole or outside):
+            nodes = {n for n in nodes if edit.function_key(n) in tests}
+        self._drop_from_files(final, nodes, "; ".join(found[:3]), reason="lint")
+
+    def _ruff(self, paths: list[str], every: bool = False) -> dict[str, list[str]]:
+        """ruff's safe fixes and its format applied to ``paths``, then path → the blocking findings left (with
+        ``every``, every finding)."""
         if not paths:
             return {}
         self._run([self.ruff, "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *paths])
@@ -270,7 +282,8 @@ class Gates:
             [self.ruff, "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *paths]
         )
         lines = left.stdout.splitlines()
-        return {p: [line for line in lines if line.startswith(f"{p}:") and LINT_BLOCKING.search(line)] for p in paths}
+        wanted = [line for line in lines if every or LINT_BLOCKING.search(line)]
+        return {p: [line for line in wanted if line.startswith(f"{p}:")] for p in paths}
 
     def _without_faulted(self, path: str, found: list[str]) -> bool:
         """Drop the tests a linter (ruff, mypy) finds fault with (``path:line:…`` findings), as B2's would;
@@ -279,7 +292,7 @@ class Gates:
         source = target.read_text(encoding="utf-8")
         by_line: dict[int, list[str]] = {}
         for finding in found:
-            by_line.setdefault(int(finding.split(":", 2)[1]), []).append(finding)
+            by_line.setdefault(_finding_lines([finding]).pop(), []).append(finding)
         tests, outside = edit.tests_at(source, set(by_line))
         if outside or set(edit.test_names(source)) <= tests:
             self._drop(path, "lint", "; ".join(found[:5]))
@@ -447,17 +460,12 @@ class Gates:
             final.append(path)
         if not final:
             return
-        # The same rules the next build applies: an import left unused by minimisation would fail it.
-        self._run([self.ruff, "check", "--fix", "--no-cache", "--quiet", *self._ruff_rules(), *final])
-        self._run([self.ruff, "format", "--no-cache", "--quiet", *final])
-        left = self._run(
-            [self.ruff, "check", "--no-cache", "--output-format=concise", "--quiet", *self._ruff_rules(), *final]
-        )
-        for path in final:
-            errors = [line for line in left.stdout.splitlines() if line.startswith(path)]
-            if errors:
-                nodes = {k["node_id"] for k in self.out.kept if k["node_id"].startswith(f"{path}::")}
-                self._drop_from_files(final, nodes, "; ".join(errors[:3]), reason="lint")
+        # The same rules the next build applies: an import left unused by minimisation would fail it. A finding
+        # in a kept test takes that test out (and what only it imported); one outside every test, the file's.
+        for path, found in self._ruff(final, every=True).items():
+            self._drop_faulted_kept(final, path, found)
+        for path, found in self._ruff([p for p in final if (self.src / p).exists()], every=True).items():
+            self._drop_faulted_kept(final, path, found, whole=True)
         final = [p for p in final if (self.src / p).exists()]
         if not final:
             return
@@ -539,6 +547,11 @@ class Gates:
         self.rewrite(ids, kept)
         gated.alive(())
         return self.out
+
+
+def _finding_lines(found: list[str]) -> set[int]:
+    """The line numbers of ``path:line:…`` findings (ruff's and mypy's)."""
+    return {int(finding.split(":", 2)[1]) for finding in found}
 
 
 def _outcomes(events: Path) -> dict[str, str]:

@@ -98,3 +98,20 @@ def test_a_pynguin_test_ruff_faults_goes_and_the_rest_of_its_file_stays(tmp_path
     text = (src / "tests/test_half_mendflow.py").read_text()
     assert "def test_half" in text and "test_keys" not in text and "json" not in text  # its import went with it
     assert [(d.node_id, d.reason) for d in gates.out.dropped] == [("tests/test_half_mendflow.py::test_keys", "lint")]
+
+
+def test_a_lint_finding_in_one_kept_test_drops_that_test_not_its_file(tmp_path: Path) -> None:
+    src, path = tmp_path / "work" / "src", "tests/test_half_mendflow.py"
+    (src / "tests").mkdir(parents=True)
+    (src / "half.py").write_text(TYPED)
+    (src / path).write_text(
+        "from half import half\n\n\n"
+        "def test_half() -> None:\n    assert half(4) == 2\n\n\n"
+        "def test_odd() -> None:\n    f = lambda: half(5)  # E731\n    assert f() == 2\n"
+    )
+    gates = Gates(src, sys.executable, {}, Log(tmp_path / "log"), tmp_path / "work", lambda: 60.0)
+    nodes = [f"{path}::test_half", f"{path}::test_odd"]
+    gates.out.kept = [{"node_id": n, "file": path} for n in nodes]
+    gates.rewrite({path: nodes}, nodes)
+    assert [k["node_id"] for k in gates.out.kept] == [f"{path}::test_half"]
+    assert [(d.node_id, d.reason) for d in gates.out.dropped] == [(f"{path}::test_odd", "lint")]
