@@ -41,3 +41,28 @@ def test_a_single_file_suite_loses_every_second_test_and_the_imports_only_they_u
     assert remove_half(repo) == "1 of 3 tests in test_single.py"
     text = (repo / "test_single.py").read_text()
     assert "def test_two" not in text and "import sys" not in text and "def test_three" in text
+
+
+GUARDED = """\
+import os
+
+try:
+    from unittest.mock import Mock
+except ImportError:
+    from mock import Mock
+
+
+def test_one():
+    assert os.sep
+
+
+def test_two():
+    assert Mock()
+"""
+
+
+def test_a_guarded_import_only_removed_tests_used_goes_too(make_repo: RepoFactory) -> None:
+    repo = make_repo({"test_single.py": GUARDED})
+    assert remove_half(repo) == "1 of 2 tests in test_single.py"
+    text = (repo / "test_single.py").read_text()
+    assert "Mock" not in text and "try:" not in text and "import os" in text
