@@ -231,13 +231,14 @@ class LocalLauncher(Launcher):
         if self.base.is_symlink() or (self.base.exists() and self.base.stat().st_uid != os.geteuid()):
             # /var/tmp is world-writable: a base someone else planted could redirect our files.
             raise OSError(f"{self.base} is a link or not owned by us; remove it and retry")
-        _dir(self.base, 0o711, *((0, 0) if self.identity.drops else (None, None)))
+        root_owned = (0, 0) if self.identity.drops else (None, None)
+        _dir(self.base, 0o711, *root_owned)
         if self.identity.drops:
             _check_traversable(self.base)
         for sub in ("jobs", "toolchain", "cache"):
             _dir(self.base / sub, 0o711)
         _dir(self.base / "toolchain", 0o755)
-        _dir(self.caches, 0o711, *((0, 0) if self.identity.drops else (None, None)))
+        _dir(self.caches, 0o711, *root_owned)
         return Toolchain(self.base / "toolchain", self.python).bin_dir()
 
     def _make_workspace(self, job_id: str) -> Workspace:

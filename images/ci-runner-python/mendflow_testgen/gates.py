@@ -292,7 +292,7 @@ class Gates:
         source = target.read_text(encoding="utf-8")
         by_line: dict[int, list[str]] = {}
         for finding in found:
-            by_line.setdefault(_finding_lines([finding]).pop(), []).append(finding)
+            by_line.setdefault(_finding_line(finding), []).append(finding)
         tests, outside = edit.tests_at(source, set(by_line))
         if outside or set(edit.test_names(source)) <= tests:
             self._drop(path, "lint", "; ".join(found[:5]))
@@ -462,9 +462,11 @@ class Gates:
             return
         # The same rules the next build applies: an import left unused by minimisation would fail it. A finding
         # in a kept test takes that test out (and what only it imported); one outside every test, the file's.
-        for path, found in self._ruff(final, every=True).items():
+        faulted = {path: found for path, found in self._ruff(final, every=True).items() if found}
+        for path, found in faulted.items():
             self._drop_faulted_kept(final, path, found)
-        for path, found in self._ruff([p for p in final if (self.src / p).exists()], every=True).items():
+        # Only the files just cut are fixed and judged again (what only the cut tests imported goes).
+        for path, found in self._ruff([p for p in faulted if (self.src / p).exists()], every=True).items():
             self._drop_faulted_kept(final, path, found, whole=True)
         final = [p for p in final if (self.src / p).exists()]
         if not final:
@@ -549,9 +551,13 @@ class Gates:
         return self.out
 
 
+def _finding_line(finding: str) -> int:
+    """The line number of a ``path:line:…`` finding (ruff's and mypy's)."""
+    return int(finding.split(":", 2)[1])
+
+
 def _finding_lines(found: list[str]) -> set[int]:
-    """The line numbers of ``path:line:…`` findings (ruff's and mypy's)."""
-    return {int(finding.split(":", 2)[1]) for finding in found}
+    return {_finding_line(finding) for finding in found}
 
 
 def _outcomes(events: Path) -> dict[str, str]:
