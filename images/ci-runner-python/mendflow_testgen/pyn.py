@@ -25,12 +25,17 @@ from . import edit, progress
 # some instrumented functions (schema 0.7.8's on CPython 3.11; 3.12 fails outright with "Failed to compute
 # stacksize, got negative size"), the interpreter's value stack then overruns its frame, and the worker dies
 # later at a random place (a segfault while collecting garbage or tracing) -- Pynguin's "Could not restart
-# worker process". A larger co_stacksize only costs a few bytes per frame.
+# worker process". A larger co_stacksize only costs a few bytes per frame. Where bytecode's check of each
+# instruction's pre- and post-effect fails outright on instrumented code ("got negative size": every function
+# of humanize.number on CPython 3.11), the size is computed from net effects, bytecode's own unchecked mode.
 PAD_STACK = (
     "import bytecode.cfg as cfg\n"
     "_size = cfg.ControlFlowGraph.compute_stacksize\n"
     "def _padded(self, *args, **kwargs):\n"
-    "    size = _size(self, *args, **kwargs)\n"
+    "    try:\n"
+    "        size = _size(self, *args, **kwargs)\n"
+    "    except RuntimeError:\n"
+    "        size = _size(self, *args, **{**kwargs, 'check_pre_and_post': False})\n"
     "    return size + max(32, size)\n"
     "cfg.ControlFlowGraph.compute_stacksize = _padded\n"
 )
