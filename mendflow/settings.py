@@ -48,7 +48,13 @@ class PynguinSettings(BaseModel):
     """Offline test generation. A fixed seed makes a run reproducible: same commit, same tests."""
 
     seed: int = Field(20260101, description="Pynguin's --seed for every module.")
-    search_time_sec: int = Field(20, description="Pynguin's --maximum-search-time per module.")
+    search_time_sec: int = Field(20, description="Pynguin's --maximum-search-time for a module with a small gap.")
+    search_sec_per_gap: float = Field(
+        2.0,
+        description="A module's search grows with its gap: this many seconds per line and branch the build "
+        "missed in it, from search_time_sec up to search_time_max_sec.",
+    )
+    search_time_max_sec: int = Field(60, description="The longest --maximum-search-time any module gets.")
     module_limit_sec: int = Field(120, description="Hard limit on Pynguin's total time per module.")
 
 

@@ -19,6 +19,7 @@ import pygit2
 from mendflow import identity, snapshot
 from mendflow.contracts import (
     BuildStatus,
+    CoverageTarget,
     DroppedTest,
     DropReason,
     GeneratedTests,
@@ -216,11 +217,22 @@ def _best(run: _Run, gated: list[tuple[int, JobOutcome]]) -> JobOutcome:
     return best
 
 
+def search_time(settings: Settings, targets: list[CoverageTarget], path: str) -> int:
+    """Pynguin's search for one module, grown with its gap: a schema-sized gap (32 lines and branches) reached
+    68 % branch coverage in 20 s of search and 80 % in 60 s, where a small module gains nothing from longer."""
+    p = settings.pynguin
+    lines = {n for t in targets if t.path == path for n in t.missing_lines}
+    branches = {b for t in targets if t.path == path for b in t.missing_branches}
+    gap = len(lines) + len(branches)
+    return int(min(p.search_time_max_sec, max(p.search_time_sec, p.search_sec_per_gap * gap)))
+
+
 def _pynguin(run: _Run) -> JobOutcome:
     modules = []
     for path, test_path in sorted(run.test_files.items()):
         module, root = layout.module_of(path, run.tree)
-        modules.append({"module": module, "project_path": root, "test_path": test_path})
+        seconds = search_time(run.settings, run.spec.targets, path)
+        modules.append({"module": module, "project_path": root, "test_path": test_path, "search_time": seconds})
     candidates = {
         "mode": "pynguin",
         "pynguin": {**pynguin_options(run.settings), "modules": modules},

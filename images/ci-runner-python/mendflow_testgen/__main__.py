@@ -6,7 +6,8 @@ Usage: ``python mendflow_testgen.pyz --source SNAPSHOT --candidates JSON --out D
 * ``--candidates``: JSON ``{"mode": "files"|"pynguin", "files": {path: text}, "tests_dir": "tests",
   "targets": [{path, symbol, start_line, end_line, missing_lines, missing_branches}], "runs": 5,
   "pynguin": {"version", "search_time", "module_timeout", "seed", "modules": [{"module", "project_path",
-  "test_path"}]}}``. A test is kept when it runs a line or branch the build missed in a targeted file.
+  "test_path", "search_time"}]}}`` (a module's own ``search_time`` wins). A test is kept when it runs a line or
+  branch the build missed in a targeted file.
 * ``--out``: receives ``result.json`` (kept, dropped, final files, notes, feedback, error), ``builder.log``.
 
 The repository's dependencies are installed exactly as the CI runner does (its own venv, uv cache shared).

@@ -139,14 +139,14 @@ def _generate_one(
     notes: list[str],
 ) -> str | None:
     """Pynguin's tests for one module, tidied; None (and a note saying why) when there are none."""
-    search = int(options.get("search_time", 20))
+    search = int(mod.get("search_time", options.get("search_time", 20)))  # the trusted side sizes it per module
     hard = float(options.get("module_timeout", search + 60))
     out_dir = work / "pynguin-out" / mod["module"]
     out_dir.mkdir(parents=True, exist_ok=True)
     project = src / mod.get("project_path", ".")
     # The repo's packages after Pynguin's own, so Pynguin's pins win any clash.
     pythonpath = os.pathsep.join(p for p in (str(project), _site_packages(repo_python)) if p)
-    command = argv(pyn_python, project, mod["module"], out_dir, options)
+    command = argv(pyn_python, project, mod["module"], out_dir, {**options, "search_time": search})
     budget = min(hard, max(5.0, remaining() - 120))  # keep time for the gates
     step = run(
         sandbox(work)(command),  # Pynguin executes the module under test: the repo's code, offline

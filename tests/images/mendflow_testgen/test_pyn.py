@@ -92,8 +92,9 @@ def _generate(root: Path, pynguin_python: str, seed: int, module: str = "half", 
     src.mkdir(parents=True)
     (src / f"{module}.py").write_text(source)
     test_path = f"tests/test_{module}_mendflow.py"
-    modules = [{"module": module, "project_path": ".", "test_path": test_path}]
-    options = {"search_time": 5, "module_timeout": 120, "seed": seed}
+    # The module's own search time (the trusted side sizes it by the module's gap) wins over the default.
+    modules = [{"module": module, "project_path": ".", "test_path": test_path, "search_time": 5}]
+    options = {"search_time": 90, "module_timeout": 120, "seed": seed}
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     deadline = time.monotonic() + 300
     files, notes, xfails = pyn.generate(
@@ -101,6 +102,7 @@ def _generate(root: Path, pynguin_python: str, seed: int, module: str = "half", 
         lambda: deadline - time.monotonic(),
     )  # fmt: skip
     assert files, (notes, (root / "pyn.log").read_text()[-3000:])
+    assert "--maximum-search-time 5 " in (root / "pyn.log").read_text()
     assert not xfails
     return files[test_path]
 

@@ -135,7 +135,7 @@ def test_pynguin_generation_moves_progress_per_module(tmp_path: Path) -> None:
         _env_file=None,  # type: ignore[call-arg]
         state_dir=tmp_path / "state",
         cache_dir=tmp_path / "cache",
-        pynguin=PynguinSettings(search_time_sec=2, module_limit_sec=90),
+        pynguin=PynguinSettings(search_time_sec=2, search_time_max_sec=2, module_limit_sec=90),
     )
     spec = plan_tests(report, repo, None, settings)
     assert sorted({t.path for t in spec.targets}) == ["clamp.py", "half.py"]
