@@ -86,7 +86,7 @@ class Fixer:
     def __init__(self, src: Path, cfg: JobConfig, log: Log) -> None:
         self.src, self.cfg, self.log = src, cfg, log
         self.env = dict(os.environ)
-        self.formats = repo_config.has_ruff_config(src)
+        self.formats = repo_config.formats_with_ruff(src)
         if shutil.which("ruff") is None:
             raise FixError("ruff is not on PATH")
         self.sandboxed = sandbox(self.src)  # only the source tree writable

@@ -100,9 +100,9 @@ def ruff_format(
     wrap: Wrap = as_is,
     ruff: str = "ruff",
 ) -> list[str]:
-    """One lint error per file ``ruff format`` would change; only for repos that chose ruff (formatting is
-    a team's decision, not a defect)."""
-    if not repo_config.has_ruff_config(root):
+    """One lint error per file ``ruff format`` would change; only for repos that format with ruff (formatting
+    is a team's decision, not a defect)."""
+    if not repo_config.formats_with_ruff(root):
         return []
     base = [ruff, "format", "--check", "--no-cache"]
     where = targets(paths)

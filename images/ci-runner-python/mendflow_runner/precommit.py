@@ -1,7 +1,8 @@
 """The tool versions a repository pins in ``.pre-commit-config.yaml``: ruff's and mypy's hooks.
 
 The runner is stdlib-only and pre-commit's file is YAML; only the few keys needed here are read, line by line:
-each ``- repo:`` item's ``rev`` and its hooks' ``additional_dependencies`` (flow ``[a, b]`` or block ``- a``).
+each ``- repo:`` item's ``rev``, its hooks' ``id`` and ``additional_dependencies`` (flow ``[a, b]`` or block
+``- a``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _ITEM = re.compile(r"^\s*-\s+(?P<value>[^#]+?)\s*(?:#.*)?$")
 class Hook:
     repo: str
     rev: str = ""
+    ids: list[str] = field(default_factory=list)
     additional_dependencies: list[str] = field(default_factory=list)
 
 
@@ -41,6 +43,8 @@ def hooks(root: Path) -> list[Hook]:
                 found.append(Hook(value))
             elif found and key == "rev":
                 found[-1].rev = value
+            elif found and key == "id":
+                found[-1].ids.append(value)
             elif found and in_deps and value.startswith("["):
                 found[-1].additional_dependencies += [_unquote(v) for v in value.strip("[]").split(",") if v.strip()]
                 in_deps = False
@@ -63,3 +67,8 @@ def pinned(root: Path, tool: str) -> list[str]:
             version = hook.rev.removeprefix("v")
             return [f"{tool}=={version}", *hook.additional_dependencies]
     return []
+
+
+def hook_ids(root: Path) -> set[str]:
+    """Every hook id the repository's pre-commit runs (``ruff-format``, ``black``, ...)."""
+    return {i for hook in hooks(root) for i in hook.ids}

@@ -233,6 +233,18 @@ def configures_ruff(root: Path) -> bool:
     return has_ruff_config(root) or bool(precommit.pinned(root, "ruff"))
 
 
+def formats_with_ruff(root: Path) -> bool:
+    """Whether the repository's own CI checks its format with ``ruff format``: its pre-commit runs ruff's format
+    hook, or it configures ruff and no other formatter. A repo formatted by black (its pre-commit hook or
+    ``[tool.black]``) is never held to ruff's format."""
+    ids = precommit.hook_ids(root)
+    if "ruff-format" in ids:
+        return True
+    if {"black", "black-jupyter"} & ids or "black" in pyproject(root).get("tool", {}):
+        return False
+    return has_ruff_config(root)
+
+
 def has_ruff_config(root: Path) -> bool:
     """Whether the team chose its ruff rules and format (else the runner holds it to bug-level rules only)."""
     if (root / "ruff.toml").is_file() or (root / ".ruff.toml").is_file():

@@ -59,3 +59,33 @@ def test_a_pre_commit_ruff_hook_configures_ruff(tmp_path: Path) -> None:
     hook = "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.4.4\n    hooks:\n"
     (tmp_path / ".pre-commit-config.yaml").write_text(hook + "      - id: ruff\n")
     assert repo_config.configures_ruff(tmp_path) and not repo_config.has_ruff_config(tmp_path)
+
+
+RUFF_HOOKS = "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.4.4\n    hooks:\n"
+BLACK_HOOK = "  - repo: https://github.com/psf/black-pre-commit-mirror\n    rev: 24.1.0\n    hooks:\n      - id: black\n"
+
+
+def test_a_pre_commit_ruff_format_hook_formats_with_ruff_without_a_ruff_config(tmp_path: Path) -> None:
+    (tmp_path / ".pre-commit-config.yaml").write_text(RUFF_HOOKS + "      - id: ruff\n      - id: ruff-format\n")
+    assert repo_config.formats_with_ruff(tmp_path)
+
+
+def test_a_ruff_config_with_black_in_pre_commit_is_not_held_to_ruffs_format(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff.lint]\nselect = ['E']\n")
+    (tmp_path / ".pre-commit-config.yaml").write_text(RUFF_HOOKS + "      - id: ruff-check\n" + BLACK_HOOK)
+    assert not repo_config.formats_with_ruff(tmp_path)
+
+
+def test_a_ruff_config_with_tool_black_is_not_held_to_ruffs_format(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n\n[tool.black]\nline-length = 100\n")
+    assert not repo_config.formats_with_ruff(tmp_path)
+
+
+def test_a_ruff_config_alone_formats_with_ruff(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n")
+    assert repo_config.formats_with_ruff(tmp_path)
+
+
+def test_no_ruff_anywhere_is_not_held_to_ruffs_format(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert not repo_config.formats_with_ruff(tmp_path)
