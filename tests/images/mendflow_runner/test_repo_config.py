@@ -62,7 +62,8 @@ def test_a_pre_commit_ruff_hook_configures_ruff(tmp_path: Path) -> None:
 
 
 RUFF_HOOKS = "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.4.4\n    hooks:\n"
-BLACK_HOOK = "  - repo: https://github.com/psf/black-pre-commit-mirror\n    rev: 24.1.0\n    hooks:\n      - id: black\n"
+BLACK_HOOK = "  - repo: https://github.com/psf/black-pre-commit-mirror\n    rev: 24.1.0\n"
+BLACK_HOOK += "    hooks:\n      - id: black\n"
 
 
 def test_a_pre_commit_ruff_format_hook_formats_with_ruff_without_a_ruff_config(tmp_path: Path) -> None:
