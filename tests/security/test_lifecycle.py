@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -64,6 +65,11 @@ def _wait_for_job(cli: subprocess.Popen[bytes], timeout: float = 240) -> set[int
     raise AssertionError("the build job never started")
 
 
+def _job_dir(pid: int) -> Path:
+    """The local launcher's directory of the job whose runner is ``pid`` (it starts in ``<job>/ws``)."""
+    return Path(os.readlink(f"/proc/{pid}/cwd")).parent
+
+
 def _last_run_state(server: PrefectServer) -> str:
     # this CLI's run: a ci-build that started (other tests' deployments leave scheduled runs in the future)
     body = {
@@ -85,12 +91,15 @@ def test_a_signal_stops_the_jobs_and_cancels_the_run(
     cli = subprocess.Popen([sys.executable, "-m", "mendflow.cli", "build", str(repo)], env=env)
     try:
         jobs = _wait_for_job(cli)
+        job_dirs = {_job_dir(pid) for pid in jobs}
+        assert job_dirs and all(d.parent.name == "jobs" for d in job_dirs), job_dirs
         cli.send_signal(sig)
         cli.wait(timeout=10)
         deadline = time.monotonic() + 2
         while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in jobs):
             time.sleep(0.1)
         assert not [p for p in jobs if Path(f"/proc/{p}").exists()], "job processes outlived the run"
+        assert not [d for d in job_dirs if d.exists()], "job directories outlived the run"
         assert _last_run_state(prefect_server) == "CANCELLED"
     finally:
         if cli.poll() is None:
@@ -107,8 +116,10 @@ def test_the_temporary_prefect_server_dies_with_a_killed_command(make_repo: Repo
     env.update(MENDFLOW_STATE_DIR=str(tmp_path / "state"), PREFECT_HOME=str(tmp_path / "prefect"))
     cli = subprocess.Popen([sys.executable, "-m", "mendflow.cli", "build", str(repo)], env=env)
     jobs: set[int] = set()
+    job_dirs: set[Path] = set()
     try:
         jobs = _wait_for_job(cli)
+        job_dirs = {_job_dir(pid) for pid in jobs}
         servers = _temporary_servers(cli)
         assert servers, "no temporary server was started"
         cli.kill()
@@ -121,11 +132,13 @@ def test_the_temporary_prefect_server_dies_with_a_killed_command(make_repo: Repo
         if cli.poll() is None:
             cli.kill()
         _kill_orphaned(jobs)
+        for job_dir in job_dirs:
+            shutil.rmtree(job_dir, ignore_errors=True)
 
 
 def _kill_orphaned(jobs: set[int]) -> None:
-    """The job a SIGKILLed command left (nothing can stop it then; ``mendflow reap`` would, later): gone before
-    the next test, not sleeping out its 300 s beside it."""
+    """The job a SIGKILLed command left (nothing can stop it then; ``mendflow reap`` would, later, with its
+    directory): gone before the next test, not sleeping out its 300 s beside it."""
     for pid in {p for job in jobs for p in _descendants(job)} | jobs:
         try:
             os.kill(pid, signal.SIGKILL)
