@@ -148,6 +148,15 @@ def _literal(node: ast.expr) -> bool:
 
 # Values that differ from one process to the next (str hashes are salted per process, ids are addresses).
 _PROCESS_DEPENDENT = frozenset({"hash", "__hash__", "id"})
+_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+")  # "<function ordinal at 0x7f0b21850720>"
+
+
+def _asserts_an_address(stmt: ast.stmt) -> bool:
+    """An assert against a repr that holds an object's address, which differs in every process."""
+    return isinstance(stmt, ast.Assert) and any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and _ADDRESS.search(n.value)
+        for n in ast.walk(stmt.test)
+    )
 
 
 def _process_dependent(node: ast.expr) -> bool:
@@ -171,10 +180,13 @@ def _hollow_name(stmt: ast.stmt) -> str:
 def _drop_hollow_asserts(body: list[ast.stmt]) -> list[ast.stmt]:
     """Asserts on a name that holds a literal (``var_1 = -1057.7`` then ``assert var_1 == pytest.approx(-1057.7)``
     checks the literal against itself) or a process-dependent value (``var_4 = var_2.__hash__()`` then
-    ``assert var_4 == -9113997932937421182`` fails in any other process)."""
+    ``assert var_4 == -9113997932937421182`` fails in any other process, as does an object's address in a
+    repr)."""
     hollow: set[str] = set()  # such names, not handed to any code since (a list passed on may change)
     kept: list[ast.stmt] = []
     for stmt in body:
+        if _asserts_an_address(stmt):
+            continue
         if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare):
             left = stmt.test.left
             if isinstance(left, ast.Name) and left.id in hollow:
@@ -185,13 +197,20 @@ def _drop_hollow_asserts(body: list[ast.stmt]) -> list[ast.stmt]:
     return _drop_unused_bindings(kept)
 
 
+def _bound_name(stmt: ast.stmt) -> str:
+    """'name' for ``name = <anything>``, else ''."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id
+    return ""
+
+
 def _drop_unused_bindings(body: list[ast.stmt]) -> list[ast.stmt]:
     """After its assert went, ``var_1 = -1057.7`` may bind a name nothing reads (ruff's F841 would fail the
     file): a literal goes, a call stays as a bare expression (it still runs the code under test)."""
     read_later: set[str] = set()
     out: list[ast.stmt] = []
     for stmt in reversed(body):
-        name = _hollow_name(stmt)
+        name = _bound_name(stmt)
         if name and name not in read_later and isinstance(stmt, ast.Assign):
             if _literal(stmt.value):
                 continue

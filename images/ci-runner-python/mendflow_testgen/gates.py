@@ -171,6 +171,7 @@ class Gates:
         # Generated tests, the repo's conftest and its config run as untrusted code: offline, only work/ writable.
         self.sandboxed = sandbox(work, (testing.PLUGIN_DIR,))
         self.out = Outcome()
+        self.written: list[str] = []  # every generated file put in the tree, kept or not
 
     # -- helpers --------------------------------------------------------------------------------------------
     def _run(self, argv: list[str], extra_env: dict[str, str] | None = None) -> StepResult:
@@ -216,6 +217,7 @@ class Gates:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
+                self.written.append(path)
                 alive.append(path)
         return alive
 
@@ -485,8 +487,11 @@ class Gates:
         """Run the repo's whole suite as the next build will; new tests that fail only there are dropped.
 
         The earlier gates run the new tests on their own; a test that depends on order or shared state
-        (a module-level cache, say) passes there and breaks the build after it.
+        (a module-level cache, say) passes there and breaks the build after it. Generated files with no kept
+        test leave the tree first: their failing tests would fail the suite, and every kept test with it.
         """
+        for path in set(self.written) - set(final):  # a file none of whose tests was kept is no part of it
+            (self.src / path).unlink(missing_ok=True)
         selection = ["-m", self.marker] if self.marker in repo_config.declared_markers(self.src) else []
         for _ in range(3):
             events = self.work / "suite.jsonl"

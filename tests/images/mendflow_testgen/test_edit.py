@@ -85,3 +85,14 @@ def test_tests_at_names_the_tests_holding_the_lines_and_the_lines_outside() -> N
     source = "import x\n\n\ndef test_a() -> None:\n    x.f(1)\n\n\nclass TestB:\n"
     source += "    def test_c(self) -> None:\n        x.g()\n"
     assert edit.tests_at(source, {5, 10, 1}) == ({"test_a", "TestB::test_c"}, {1})
+
+
+def test_an_assert_on_a_repr_with_an_objects_address_goes_and_the_call_stays() -> None:
+    source = (
+        "import humanize.number as module_0\n\n\ndef test_0():\n"
+        "    var_0 = module_0.clamp(1, module_0.ordinal)\n"
+        '    assert var_0 == "<function ordinal at 0x7f0b21850720>"\n'
+    )
+    tidy = edit.tidy_pynguin(source)
+    assert "0x7f0b21850720" not in tidy
+    assert "    module_0.clamp(1, module_0.ordinal)\n" in tidy  # still run, bound to no name nothing reads (F841)

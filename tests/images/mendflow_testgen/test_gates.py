@@ -115,3 +115,22 @@ def test_a_lint_finding_in_one_kept_test_drops_that_test_not_its_file(tmp_path: 
     gates.rewrite({path: nodes}, nodes)
     assert [k["node_id"] for k in gates.out.kept] == [f"{path}::test_half"]
     assert [(d.node_id, d.reason) for d in gates.out.dropped] == [(f"{path}::test_odd", "lint")]
+
+
+def test_a_generated_file_with_no_kept_test_leaves_before_the_whole_suite_runs(tmp_path: Path) -> None:
+    src = tmp_path / "work" / "src"
+    (src / "tests").mkdir(parents=True)
+    (src / "half.py").write_text("def half(x):\n    if x < 0:\n        return 0\n    return x // 2\n")
+    (src / "tests/test_half.py").write_text("from half import half\n\n\ndef test_half():\n    assert half(4) == 2\n")
+    generated = {
+        "tests/test_half_mendflow.py": "from half import half\n\n\ndef test_negative():\n    assert half(-1) == 0\n",
+        # Adds nothing and fails (a repr with an address, as Pynguin writes): none of this file is kept.
+        "tests/test_repr_mendflow.py": "from half import half\n\n\ndef test_repr():\n    assert repr(half) == '0x1'\n",
+    }
+    targets = [{"path": "half.py", "symbol": "half", "start_line": 1, "end_line": 4, "missing_lines": [3]}]
+    gates = Gates(src, sys.executable, {}, Log(tmp_path / "log"), tmp_path / "work", lambda: 120.0, 2)
+
+    out = gates.run_all(generated, "tests", targets)
+
+    assert [k["node_id"] for k in out.kept] == ["tests/test_half_mendflow.py::test_negative"]
+    assert not (src / "tests/test_repr_mendflow.py").exists()
