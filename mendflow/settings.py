@@ -34,7 +34,12 @@ class SandboxSettings(BaseModel):
     max_processes: int = Field(
         1024, description="Processes and threads a local job may have at once (pids cgroup, where writable)."
     )
-    unprivileged_uid: int = Field(65534, description="uid a local job drops to when mendflow runs as root.")
+    job_ids_start: int = Field(
+        1_600_000_000,
+        description="When mendflow runs as root each local job drops to a uid of its own, and each repository's "
+        "dependency cache gets a group of its own, from this range (no account uses ids this high).",
+    )
+    job_ids_count: int = Field(1_000_000, description="How many ids the range above holds.")
     workspace_size_mb: int = Field(4096, description="emptyDir size limit for /workspace on Kubernetes.")
     local_base_dir: Path | None = Field(
         None,

@@ -3,18 +3,21 @@
 Layout (everything a job can reach is outside /root, which is mode 700):
 
 * ``BASE/jobs/<id>/``          root-owned 0711; ``job.log`` (root, 0600) holds the job's combined output.
-* ``BASE/jobs/<id>/ws/``       the workspace, owned by the sandbox uid: ``in/`` (inputs, read-only),
+* ``BASE/jobs/<id>/ws/``       the workspace, owned by the job's uid: ``in/`` (inputs, read-only),
   ``out/``, ``home/``, ``tmp/`` and, for the ``ci-runner-python`` image, ``runner/`` (the runner package).
-* ``BASE/cache/scopes/<key>/`` uv's cache of one ``spec.cache_scope`` (a repository), owned by the sandbox uid
-  and kept across that repository's jobs (``UV_CACHE_DIR``); a job with no scope gets ``ws/cache/``, removed
-  with it. ``scopes/`` is root's, so no job can plant a cache for a repository that has none yet, and the
-  runner's dependency phase may write only its own (``mendflow_runner.proc.confined``).
+* ``BASE/cache/scopes/<key>/`` uv's cache of one ``spec.cache_scope`` (a repository), root's with a group of
+  that repository's own (setgid, 2770), kept across its jobs (``UV_CACHE_DIR``); a job with no scope gets
+  ``ws/cache/``, removed with it. ``scopes/`` is root's, so no job can plant a cache for a repository that has
+  none yet, and the runner's dependency phase may write only its own (``mendflow_runner.proc.confined``).
+* ``BASE/ids/``                 claims on the uids and groups handed out (``ids.py``), root's, 0700.
 * ``BASE/toolchain/<key>/bin`` world-readable copies of the project venv's ``uv`` and ``ruff`` plus a
   ``python`` link, keyed by the binaries' size and mtime so an upgrade makes a new one.
 
-``BASE`` is ``/var/tmp/mendflow`` (root-owned, 0711) when mendflow runs as root and drops jobs to
-``settings.sandbox.unprivileged_uid``; otherwise jobs run as the current user with ``BASE`` =
-``settings.cache_dir/local-launcher``; ``sandbox.local_base_dir`` overrides both.
+``BASE`` is ``/var/tmp/mendflow`` (root-owned, 0711) when mendflow runs as root and drops each job to a uid of
+its own (``settings.sandbox.job_ids_start``..., umask 007, its repository's cache group as its only other
+group); otherwise jobs run as the current user with ``BASE`` = ``settings.cache_dir/local-launcher``;
+``sandbox.local_base_dir`` overrides both. When a job ends, whatever runs as its uid is killed and what it
+left at the top of ``/tmp``, ``/dev/shm`` and ``/var/tmp`` is removed.
 
 Limits: RLIMIT_AS, RLIMIT_CPU (CPU seconds) and RLIMIT_NOFILE per process, plus, where the cgroup v1
 controllers are writable, per-job groups (``cgroups.py``): memory (its ``oom_kill`` counter tells an OOM kill
@@ -27,9 +30,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import ctypes
+import fcntl
 import hashlib
 import os
-import pwd
 import resource
 import shutil
 import signal
@@ -60,6 +63,7 @@ from mendflow.launcher.base import (
     output_sink,
 )
 from mendflow.launcher.cgroups import JobCgroups, JobLimits
+from mendflow.launcher.ids import IdClaims, files_of, processes_of
 from mendflow.settings import Settings
 
 ROOT_BASE = Path("/var/tmp/mendflow")
@@ -97,25 +101,11 @@ def cache_key(scope: str) -> str:
 
 @dataclass(frozen=True)
 class Identity:
-    """Who the job runs as: the sandbox uid when we are root, else ourselves (None: no switch)."""
+    """Who one job runs as: a uid of its own (its group the same number) and its repository's cache group;
+    all None when mendflow is not root, and jobs run as ourselves."""
 
-    uid: int | None
-    gid: int | None
-
-    @classmethod
-    def for_settings(cls, settings: Settings) -> Identity:
-        if os.geteuid() != 0:
-            return cls(None, None)
-        uid = settings.sandbox.unprivileged_uid
-        try:
-            gid = pwd.getpwuid(uid).pw_gid
-        except KeyError:
-            gid = uid  # a bare uid without a passwd entry: use the same number as its group
-        return cls(uid, gid)
-
-    @property
-    def drops(self) -> bool:
-        return self.uid is not None
+    uid: int | None = None
+    groups: tuple[int, ...] = ()
 
 
 def _marked_pids(job_id: str) -> list[int]:
@@ -216,11 +206,12 @@ class LocalLauncher(Launcher):
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.identity = Identity.for_settings(settings)
-        default_base = ROOT_BASE if self.identity.drops else settings.cache_dir / "local-launcher"
+        self.drops = os.geteuid() == 0
+        default_base = ROOT_BASE if self.drops else settings.cache_dir / "local-launcher"
         self.base = settings.sandbox.local_base_dir or default_base
         self.caches = self.base / "cache" / "scopes"
-        if self.identity.drops:
+        self.ids = IdClaims(self.base / "ids", settings.sandbox.job_ids_start, settings.sandbox.job_ids_count)
+        if self.drops:
             self.python = SYSTEM_PYTHON if SYSTEM_PYTHON.exists() else Path(sys.executable)
         else:
             self.python = Path(sys.executable)
@@ -231,24 +222,23 @@ class LocalLauncher(Launcher):
         if self.base.is_symlink() or (self.base.exists() and self.base.stat().st_uid != os.geteuid()):
             # /var/tmp is world-writable: a base someone else planted could redirect our files.
             raise OSError(f"{self.base} is a link or not owned by us; remove it and retry")
-        root_owned = (0, 0) if self.identity.drops else (None, None)
+        root_owned = (0, 0) if self.drops else (None, None)
         _dir(self.base, 0o711, *root_owned)
-        if self.identity.drops:
+        if self.drops:
             _check_traversable(self.base)
         for sub in ("jobs", "toolchain", "cache"):
             _dir(self.base / sub, 0o711)
         _dir(self.base / "toolchain", 0o755)
         _dir(self.caches, 0o711, *root_owned)
+        _dir(self.ids.root, 0o700, *root_owned)
         return Toolchain(self.base / "toolchain", self.python).bin_dir()
 
-    def _make_workspace(self, job_id: str) -> Workspace:
+    def _make_workspace(self, job_id: str, uid: int | None) -> Workspace:
         root = _dir(self.base / "jobs" / job_id, 0o711)
         (root / OWNER_FILE).write_text(_process_identity(os.getpid()))  # `reap` spares jobs whose owner lives
         ws = Workspace(root, root / "ws")
-        uid, gid = self.identity.uid, self.identity.gid
-        _dir(ws.ws, 0o700, uid, gid)
-        for name in ("out", "home", "tmp", "cache"):
-            _dir(ws.sub(name), 0o700, uid, gid)
+        for path in (ws.ws, *(ws.sub(name) for name in ("out", "home", "tmp", "cache"))):
+            _dir(path, 0o700, uid, uid)
         _dir(ws.sub("in"), 0o755)  # root-owned when dropping: the job reads its inputs, cannot swap them
         return ws
 
@@ -272,9 +262,27 @@ class LocalLauncher(Launcher):
         """The dependency cache ``spec`` may use: its scope's, shared only with jobs of the same repository."""
         if not spec.cache_scope:
             return ws.sub("cache")
-        return _dir(self.caches / cache_key(spec.cache_scope), 0o700, self.identity.uid, self.identity.gid)
+        path = self.caches / cache_key(spec.cache_scope)
+        if not self.drops:
+            return _dir(path, 0o700)
+        with (self.caches / ".lock").open("a") as lock:  # a new repository's first two jobs make one cache
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            info = path.lstat() if path.exists() or path.is_symlink() else None
+            if info and stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and info.st_mode & stat.S_ISGID:
+                return path
+            if info:  # made before caches had a group of their own; only a cache, so it is built again
+                shutil.rmtree(path) if stat.S_ISDIR(info.st_mode) else path.unlink()
+            group = self.ids.claim(f"scope {cache_key(spec.cache_scope)}")
+            _dir(path, 0o700, 0, group)
+            os.chmod(path, 0o2770)  # setgid: what any of its jobs adds belongs to the repository's group
+            return path
 
-    def _environment(self, spec: JobSpec, ws: Workspace, tools: Path, job_id: str) -> dict[str, str]:
+    def _identity(self, uid: int | None, cache: Path) -> Identity:
+        if uid is None:
+            return Identity()
+        return Identity(uid, (cache.stat().st_gid,) if cache.parent == self.caches else ())
+
+    def _environment(self, spec: JobSpec, ws: Workspace, tools: Path, job_id: str, cache: Path) -> dict[str, str]:
         env = {k: v for k, v in spec.env.items() if not is_credential(k) and k not in RESERVED_ENV}
         env.setdefault("LANG", "C.UTF-8")
         env.setdefault("MENDFLOW_JOB_TIMEOUT_SEC", str(spec.timeout_sec))
@@ -285,7 +293,7 @@ class LocalLauncher(Launcher):
             PATH=f"{tools}:/usr/local/bin:/usr/bin:/bin",
             HOME=str(ws.sub("home")),
             TMPDIR=str(ws.sub("tmp")),
-            UV_CACHE_DIR=str(self._cache_for(spec, ws)),
+            UV_CACHE_DIR=str(cache),
             # Copies, not hard links: a hard-linked venv file *is* the cached one, so a job changing a package
             # in its venv would change what the next job of any repository installs.
             UV_LINK_MODE="copy",
@@ -302,19 +310,24 @@ class LocalLauncher(Launcher):
         start = time.monotonic()
         ws: Workspace | None = None
         cgroups: JobCgroups | None = None
+        uid: int | None = None
         try:
             try:
                 tools = self._prepare_base()
-                ws = self._make_workspace(job_id)
+                uid = self.ids.claim_for_job(job_id) if self.drops else None
+                ws = self._make_workspace(job_id, uid)
+                cache = self._cache_for(spec, ws)
+                identity = self._identity(uid, cache)
                 self._place_inputs(spec, ws)
-                env = self._environment(spec, ws, tools, job_id)
+                env = self._environment(spec, ws, tools, job_id, cache)
                 env.update({k: v for k, v in self._place_image(spec, ws).items() if k not in spec.env})
                 argv = [part.replace("{workspace}", str(ws.ws)) for part in spec.command]
                 limits = JobLimits(spec.memory_limit_mb, spec.cpu_limit, self.settings.sandbox.max_processes)
                 cgroups = JobCgroups.create(job_id, limits)
             except (OSError, ValueError) as exc:
                 return JobResult(state=JobState.ERROR, reason=f"could not prepare the job: {exc}")
-            result = self._execute(spec, argv, env, ws, cgroups, job_id, output_sink(spec, on_output))
+            sink = output_sink(spec, on_output)
+            result = self._execute(spec, argv, env, ws, cgroups, job_id, sink, identity)
             result.outputs = self._collect_outputs(spec, ws, result)
             result.log_tail = _tail(ws.log)
             result.duration_sec = round(time.monotonic() - start, 3)
@@ -323,11 +336,24 @@ class LocalLauncher(Launcher):
             if cgroups is not None:
                 _kill(cgroups.pids(), signal.SIGKILL)
                 cgroups.remove()
+            if uid is not None:
+                self._clear_uid(uid)
             if ws is not None:
                 shutil.rmtree(ws.root, ignore_errors=True)
 
+    def _clear_uid(self, uid: int) -> None:
+        """Nothing of a job outlives it: what still runs as its uid, what it left in the shared temp dirs."""
+        _kill(processes_of(uid), signal.SIGKILL)
+        for leftover in files_of(uid):
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+            else:
+                leftover.unlink(missing_ok=True)
+        self.ids.release(uid)
+
     def reap(self, older_than_sec: float | None = None) -> list[str]:
-        """Remove what killed runs left of their jobs: processes, cgroups and job directories.
+        """Remove what killed runs left of their jobs: processes, cgroups, job directories, what ran as their
+        uids or was left in the shared temp dirs, and the uids' claims.
 
         ``run`` cleans up in ``finally``, which a SIGKILL of the trusted process skips. A job is reaped only
         when the process that started it is gone and its directory is older than ``older_than_sec`` (default
@@ -336,6 +362,7 @@ class LocalLauncher(Launcher):
         if older_than_sec is None:
             older_than_sec = 2 * self.settings.build_timeout_sec
         jobs = self.base / "jobs"
+        uids = {job_id: uid for uid, job_id in self.ids.jobs()}
         reaped = []
         for job_dir in sorted(jobs.iterdir()) if jobs.is_dir() else []:
             if time.time() - job_dir.stat().st_mtime < older_than_sec or _owner_alive(job_dir):
@@ -343,17 +370,19 @@ class LocalLauncher(Launcher):
             cgroups = JobCgroups.existing(job_dir.name)
             _kill(sorted(set(cgroups.pids()) | set(_marked_pids(job_dir.name))), signal.SIGKILL)
             cgroups.remove()
+            if job_dir.name in uids:
+                self._clear_uid(uids[job_dir.name])
             shutil.rmtree(job_dir)
             reaped.append(f"local job {job_dir.name}")
         return reaped
 
-    def _preexec(self, spec: JobSpec, cgroups: JobCgroups) -> Callable[[], None]:
+    def _preexec(self, spec: JobSpec, cgroups: JobCgroups, identity: Identity) -> Callable[[], None]:
         # Runs in the child between fork and exec: only os-level calls (no locks a parent thread may hold).
         memory = spec.memory_limit_mb * 1024 * 1024
         cpu = self.settings.sandbox.cpu_time_limit_sec
         nofile = self.settings.sandbox.open_files_limit
         procs_files = cgroups.procs_files
-        uid, gid = self.identity.uid, self.identity.gid
+        uid, groups = identity.uid, list(identity.groups)
         parent = os.getpid()
 
         def preexec() -> None:
@@ -365,10 +394,11 @@ class LocalLauncher(Launcher):
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            if uid is not None and gid is not None:
-                os.setgroups([])
-                os.setgid(gid)
+            if uid is not None:
+                os.setgroups(groups)  # its repository's cache group, nothing else
+                os.setgid(uid)
                 os.setuid(uid)
+                os.umask(0o007)  # what it adds to the cache its repository's next job may change; others nothing
             # After the uid switch, which clears it: a job dies with the trusted side that launched it (killed
             # or crashed before its clean-up) instead of running on unwatched. It is the launching thread's
             # death that counts; that thread waits in _wait for as long as the job runs.
@@ -387,6 +417,7 @@ class LocalLauncher(Launcher):
         cgroups: JobCgroups,
         job_id: str,
         on_output: OnOutput,
+        identity: Identity,
     ) -> JobResult:
         with ws.log.open("wb") as log:
             os.chmod(ws.log, 0o600)
@@ -399,7 +430,7 @@ class LocalLauncher(Launcher):
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
-                    preexec_fn=self._preexec(spec, cgroups),
+                    preexec_fn=self._preexec(spec, cgroups, identity),
                     close_fds=True,
                 )
             except (OSError, subprocess.SubprocessError) as exc:

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ import pytest
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from mendflow.launcher.base import JobSpec, JobState, is_credential
 from mendflow.launcher.cgroups import JobCgroups
-from mendflow.launcher.local import LocalLauncher
+from mendflow.launcher.local import LocalLauncher, cache_key
 from mendflow.settings import Settings
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_runner.helpers import PYPROJECT, demo_files, snapshot
@@ -85,13 +86,70 @@ def test_runner_job_builds_and_delivers_a_valid_report(
     assert "status PASSED" in result.log_tail
 
 
+def _ids_of_concurrent_jobs(launcher: LocalLauncher, tmp_path: Path) -> list[list[object]]:
+    code = (
+        "import os, json, time; json.dump([os.getuid(), os.getgid(), os.getgroups()], open('out/result.json', 'w'))"
+        "; time.sleep(1)"
+    )
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    for d in dirs:
+        d.mkdir()
+    with ThreadPoolExecutor(2) as pool:  # at once: each holds its claim while the other starts
+        results = list(pool.map(lambda d: launcher.run(script_job(code, d)), dirs))
+    assert all(r.state == JobState.SUCCEEDED for r in results), [r.log_tail for r in results]
+    return [json.loads((d / "result.json").read_text()) for d in dirs]
+
+
 @ROOT_ONLY
-def test_job_runs_as_the_sandbox_uid(launcher: LocalLauncher, tmp_path: Path) -> None:
-    code = "import os, json; json.dump([os.getuid(), os.getgid(), os.getgroups()], open('out/result.json', 'w'))"
-    result = launcher.run(script_job(code, tmp_path))
-    assert result.state == JobState.SUCCEEDED, result.log_tail
-    uid, _, groups = json.loads((tmp_path / "result.json").read_text())
-    assert (uid, groups) == (65534, [])
+def test_each_job_runs_as_a_uid_of_its_own(launcher: LocalLauncher, tmp_path: Path) -> None:
+    (uid_a, gid_a, groups_a), (uid_b, gid_b, groups_b) = _ids_of_concurrent_jobs(launcher, tmp_path)
+
+    assert uid_a != uid_b and (gid_a, gid_b) == (uid_a, uid_b) and groups_a == groups_b == []
+    assert all(launcher.settings.sandbox.job_ids_start <= uid for uid in (uid_a, uid_b))  # type: ignore[operator]
+    assert list(launcher.ids.jobs()) == []  # the claims went with the jobs
+
+
+def _cache_job(scope: str, code: str, tmp_path: Path) -> JobSpec:
+    return script_job(code + "\nopen('out/result.json', 'w').write(json.dumps(res))", tmp_path, cache_scope=scope)
+
+
+@ROOT_ONLY
+def test_a_repositorys_jobs_share_its_cache_and_no_other_repository_reads_it(
+    launcher: LocalLauncher, tmp_path: Path
+) -> None:
+    run = uuid.uuid4().hex[:8]
+    cache_a = launcher.caches / cache_key(f"a-{run}")
+    write = "import json, os\nres = 'ok'\nopen(os.environ['UV_CACHE_DIR'] + '/wheel', 'a').write('a')"
+    read = (
+        "import json\ntry:\n"
+        f"    res = open({str(cache_a / 'wheel')!r}, 'a').write('b') and 'changed'\n"
+        "except PermissionError:\n    res = 'denied'"
+    )
+    outcomes = []
+    for scope, code in ((f"a-{run}", write), (f"b-{run}", read), (f"a-{run}", write)):
+        out = tmp_path / str(len(outcomes))
+        out.mkdir()
+        result = launcher.run(_cache_job(scope, code, out))
+        assert result.state == JobState.SUCCEEDED, result.log_tail
+        outcomes.append(json.loads((out / "result.json").read_text()))
+
+    assert outcomes == ["ok", "denied", "ok"]  # the second job of repository a changed what its first wrote
+    assert (cache_a / "wheel").read_text() == "aa"
+
+
+@ROOT_ONLY
+def test_what_a_job_leaves_in_the_shared_temp_dirs_goes_with_it(launcher: LocalLauncher, tmp_path: Path) -> None:
+    left = [Path(d) / f"mendflow-left-{uuid.uuid4().hex}" for d in ("/tmp", "/dev/shm", "/var/tmp")]
+    code = (
+        f"import os\nfor p in {[str(p) for p in left]!r}:\n    os.makedirs(p + '/deep')\nopen('out/result.json', 'w')"
+    )
+    try:
+        result = launcher.run(script_job(code, tmp_path))
+        assert result.state == JobState.SUCCEEDED, result.log_tail
+        assert [p for p in left if p.exists()] == []
+    finally:
+        for p in left:
+            shutil.rmtree(p, ignore_errors=True)
 
 
 @ROOT_ONLY
@@ -259,7 +317,7 @@ def _trusted_side(job_code: str, base: Path, tmp_path: Path) -> subprocess.Popen
     trusted = textwrap.dedent(
         f"""
         from mendflow.launcher.base import JobSpec
-        from mendflow.launcher.local import LocalLauncher
+        from mendflow.launcher.local import LocalLauncher, cache_key
         from mendflow.settings import Settings
         code = {job_code}
         LocalLauncher(Settings()).run(JobSpec(name="orphan", command=["python", "-c", code], timeout_sec=600))
@@ -314,6 +372,7 @@ def test_reap_clears_what_a_killed_run_left_once_past_the_age(tmp_path: Path) ->
         assert len(reaped) == 1 and reaped[0].startswith("local job orphan-")
         assert _processes_with(f"daemon-{tag}") == []
         assert list((base / "jobs").iterdir()) == []
+        assert list(launcher.ids.jobs()) == []  # its uid's claim too
         job_id = reaped[0].removeprefix("local job ")
         assert JobCgroups.existing(job_id).groups == {}
     finally:
