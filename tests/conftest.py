@@ -1,6 +1,12 @@
+import os
+
 import pytest
 
 from mendflow.settings import get_settings
+
+# The suite checks behaviour, not how far a longer search gets: every module's Pynguin search stays 20 s, in
+# this process and every command and server the tests start.
+os.environ.setdefault("MENDFLOW_PYNGUIN__SEARCH_TIME_MAX_SEC", "20")
 
 # Real services, each started once per session by its fixture module.
 pytest_plugins = [f"tests.fixtures.{name}" for name in ("repos", "prefect", "s3", "kube", "weaviate", "llm_server")]
@@ -12,8 +18,6 @@ def mendflow_env(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("MENDFLOW_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("MENDFLOW_RETRY_DELAYS_SEC", "[0, 0, 0]")
     monkeypatch.setenv("BUILD_TIMEOUT_SEC", "300")
-    # The suite checks behaviour, not how far a longer search gets: every module searches 20 s as before.
-    monkeypatch.setenv("MENDFLOW_PYNGUIN__SEARCH_TIME_MAX_SEC", "20")
     get_settings.cache_clear()
     yield monkeypatch
     get_settings.cache_clear()

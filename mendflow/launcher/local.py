@@ -141,6 +141,14 @@ def _owner_alive(job_dir: Path) -> bool:
     return bool(owner) and _process_identity(int(owner.split()[0])) == owner
 
 
+def _remove(path: Path) -> None:
+    """A file, link or whole tree, whichever ``path`` is (a link is removed, never followed)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
 def _kill(pids: list[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -263,17 +271,18 @@ class LocalLauncher(Launcher):
         if not spec.cache_scope:
             return ws.sub("cache")
         path = self.caches / cache_key(spec.cache_scope)
-        if not self.drops:
-            return _dir(path, 0o700)
+        return self._group_cache(path) if self.drops else _dir(path, 0o700)
+
+    def _group_cache(self, path: Path) -> Path:
+        """A repository's cache: root's, with a group of its own (setgid 2770) that only its jobs get."""
         with (self.caches / ".lock").open("a") as lock:  # a new repository's first two jobs make one cache
             fcntl.flock(lock, fcntl.LOCK_EX)
-            info = path.lstat() if path.exists() or path.is_symlink() else None
+            info = path.lstat() if os.path.lexists(path) else None
             if info and stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and info.st_mode & stat.S_ISGID:
                 return path
-            if info:  # made before caches had a group of their own; only a cache, so it is built again
-                shutil.rmtree(path) if stat.S_ISDIR(info.st_mode) else path.unlink()
-            group = self.ids.claim(f"scope {cache_key(spec.cache_scope)}")
-            _dir(path, 0o700, 0, group)
+            if info:  # made before caches had a group of their own: only a cache, so it is built again
+                _remove(path)
+            _dir(path, 0o700, 0, self.ids.claim(f"scope {path.name}"))
             os.chmod(path, 0o2770)  # setgid: what any of its jobs adds belongs to the repository's group
             return path
 
@@ -345,10 +354,7 @@ class LocalLauncher(Launcher):
         """Nothing of a job outlives it: what still runs as its uid, what it left in the shared temp dirs."""
         _kill(processes_of(uid), signal.SIGKILL)
         for leftover in files_of(uid):
-            if leftover.is_dir() and not leftover.is_symlink():
-                shutil.rmtree(leftover, ignore_errors=True)
-            else:
-                leftover.unlink(missing_ok=True)
+            _remove(leftover)
         self.ids.release(uid)
 
     def reap(self, older_than_sec: float | None = None) -> list[str]:
