@@ -371,14 +371,18 @@ class LocalLauncher(Launcher):
         uids = {job_id: uid for uid, job_id in self.ids.jobs()}
         reaped = []
         for job_dir in sorted(jobs.iterdir()) if jobs.is_dir() else []:
-            if time.time() - job_dir.stat().st_mtime < older_than_sec or _owner_alive(job_dir):
+            try:
+                young = time.time() - job_dir.stat().st_mtime < older_than_sec
+            except FileNotFoundError:  # its own run has just cleaned it up
+                continue
+            if young or _owner_alive(job_dir):
                 continue
             cgroups = JobCgroups.existing(job_dir.name)
             _kill(sorted(set(cgroups.pids()) | set(_marked_pids(job_dir.name))), signal.SIGKILL)
             cgroups.remove()
             if job_dir.name in uids:
                 self._clear_uid(uids[job_dir.name])
-            shutil.rmtree(job_dir)
+            shutil.rmtree(job_dir, ignore_errors=True)
             reaped.append(f"local job {job_dir.name}")
         return reaped
 

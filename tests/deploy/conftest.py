@@ -27,6 +27,8 @@ from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
 from prefect.client.schemas.objects import FlowRun
 
+from mendflow.launcher.local import LocalLauncher
+from mendflow.settings import Settings
 from tests.fixtures.prefect import PrefectServer, free_port, stop
 from tests.fixtures.repos import commit_files
 
@@ -168,6 +170,9 @@ def worker(
     proc = _start(cmd, env, log, cwd=home)
     yield log
     stop(proc)
+    # A run the worker was still executing (the timeout tests leave one) died with it; what its job left (its
+    # directory, its uid's claim) is what `mendflow reap` is for.
+    LocalLauncher(Settings()).reap(older_than_sec=0)
 
 
 @dataclass
