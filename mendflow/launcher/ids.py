@@ -32,8 +32,8 @@ class IdClaims:
         self.root, self.start, self.count = root, start, count
 
     def claim(self, owner: str) -> int:
-        """A free id, claimed for ``owner`` (``job <job id>`` or ``scope <cache key>``)."""
-        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        """A free id, claimed for ``owner`` (``job <job id>`` or ``scope <cache key>``); ``root`` exists (the
+        launcher makes it, root's, with its base)."""
         for _ in range(CLAIM_TRIES):
             number = self.start + secrets.randbelow(self.count)
             try:

@@ -169,11 +169,9 @@ def _process_dependent(node: ast.expr) -> bool:
 
 def _hollow_name(stmt: ast.stmt) -> str:
     """'name' for ``name = <literal>`` or ``name = <process-dependent call>``, else ''."""
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
-        return ""
-    target = stmt.targets[0]
-    if isinstance(target, ast.Name) and (_literal(stmt.value) or _process_dependent(stmt.value)):
-        return target.id
+    name = _bound_name(stmt)
+    if name and isinstance(stmt, ast.Assign) and (_literal(stmt.value) or _process_dependent(stmt.value)):
+        return name
     return ""
 
 
