@@ -40,6 +40,18 @@ class SandboxSettings(BaseModel):
         "dependency cache gets a group of its own, from this range (no account uses ids this high).",
     )
     job_ids_count: int = Field(1_000_000, description="How many ids the range above holds.")
+    egress_hosts: list[str] = Field(
+        ["pypi.org", "files.pythonhosted.org"],
+        description="What a local job's dependency phase may reach (``host`` for port 443, or ``host:port``), "
+        "through the launcher's egress proxy; the hosts of the index URLs in the job's environment "
+        "(UV_INDEX_URL, UV_DEFAULT_INDEX, PIP_INDEX_URL, ...) are added. Every other phase has no network.",
+    )
+    cache_max_idle_days: float = Field(
+        14, description="`mendflow reap` removes a repository's dependency cache no job has used for this long."
+    )
+    cache_max_gb: float = Field(
+        20, description="`mendflow reap` then removes the least recently used caches until the rest fit in this."
+    )
     workspace_size_mb: int = Field(4096, description="emptyDir size limit for /workspace on Kubernetes.")
     local_base_dir: Path | None = Field(
         None,
@@ -120,6 +132,11 @@ class KubernetesSettings(BaseModel):
     service_account: str = "mendflow-job"
     credentials_block: str | None = Field(
         None, description="A prefect-kubernetes KubernetesCredentials block; wins over context and KUBECONFIG."
+    )
+    egress_proxy: str | None = Field(
+        None,
+        description="URL of `mendflow egress-proxy` (k8s/egress: http://mendflow-egress.mendflow.svc:3128): job "
+        "pods get it as HTTPS_PROXY, their only way to the package index and an HTTPS artefact store.",
     )
 
 

@@ -18,7 +18,7 @@ app = typer.Typer(
 )
 err_console = Console(stderr=True)
 
-_COMMAND_MODULES = ("build", "run", "heal", "index", "webhook", "plan", "gen", "reap", "metrics")
+_COMMAND_MODULES = ("build", "run", "heal", "index", "webhook", "plan", "gen", "reap", "metrics", "egress")
 
 
 def _register_commands() -> None:

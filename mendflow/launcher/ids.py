@@ -19,6 +19,7 @@ from pathlib import Path
 
 CLAIM_TRIES = 64
 JOB_PREFIX = "job "
+SCOPE_PREFIX = "scope "
 
 
 class IdsExhaustedError(OSError):
@@ -54,6 +55,12 @@ class IdClaims:
     def release(self, number: int) -> None:
         with contextlib.suppress(FileNotFoundError):
             (self.root / str(number)).unlink()
+
+    def release_scope(self, number: int, key: str) -> None:
+        """Release ``number`` if it is the group of the cache ``key`` (an evicted cache's)."""
+        with contextlib.suppress(OSError):
+            if (self.root / str(number)).read_text() == f"{SCOPE_PREFIX}{key}":
+                self.release(number)
 
     def jobs(self) -> Iterator[tuple[int, str]]:
         """(id, job id) of every job's claim."""

@@ -110,9 +110,19 @@ def _restricted_container_context() -> k.V1SecurityContext:
     )
 
 
-def _env(spec: JobSpec) -> list[k.V1EnvVar]:
+def _proxy_env(proxy: str | None) -> dict[str, str]:
+    """HTTPS through the egress proxy (uv, presigned transfers to a public store); in-cluster names go direct, as
+    the jobs' NetworkPolicy allows for an in-cluster store."""
+    if not proxy:
+        return {}
+    direct = ".svc,.cluster.local,localhost,127.0.0.1"
+    return {"HTTPS_PROXY": proxy, "https_proxy": proxy, "NO_PROXY": direct, "no_proxy": direct}
+
+
+def _env(spec: JobSpec, settings: Settings) -> list[k.V1EnvVar]:
     transfer = json.dumps({"inputs": spec.inputs, "outputs": spec.outputs})
     env = {
+        **_proxy_env(settings.kubernetes.egress_proxy),
         "HOME": "/tmp",
         "TMPDIR": "/tmp",
         "XDG_CACHE_HOME": CACHE_DIR,
@@ -150,7 +160,7 @@ def build_job(spec: JobSpec, settings: Settings, name: str, flow_run_id: str | N
         image_pull_policy="IfNotPresent",
         command=["python", "-m", "mendflow_runner.transfer", "--", *command],
         working_dir=WORKSPACE,
-        env=_env(spec),
+        env=_env(spec, settings),
         resources=_resources(spec, settings),
         security_context=_restricted_container_context(),
         volume_mounts=mounts,

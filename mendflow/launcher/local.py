@@ -4,7 +4,11 @@ Layout (everything a job can reach is outside /root, which is mode 700):
 
 * ``BASE/jobs/<id>/``          root-owned 0711; ``job.log`` (root, 0600) holds the job's combined output.
 * ``BASE/jobs/<id>/ws/``       the workspace, owned by the job's uid: ``in/`` (inputs, read-only),
-  ``out/``, ``home/``, ``tmp/`` and, for the ``ci-runner-python`` image, ``runner/`` (the runner package).
+  ``out/``, ``home/`` and ``tmp/``.
+* ``BASE/jobs/<id>/runner/``   the runner package of the ``ci-runner-python`` image, root's: no step of the job
+  can change the code that sandboxes its next step.
+* ``BASE/jobs/<id>/egress/``   ``sock``, the job's only way to the package index (``egress.py``), the
+  job uid's alone; the runner hands it to the dependency phase and hides it from every other.
 * ``BASE/cache/scopes/<key>/`` uv's cache of one ``spec.cache_scope`` (a repository), root's with a group of
   that repository's own (setgid, 2770), kept across its jobs (``UV_CACHE_DIR``); a job with no scope gets
   ``ws/cache/``, removed with it. ``scopes/`` is root's, so no job can plant a cache for a repository that has
@@ -62,8 +66,10 @@ from mendflow.launcher.base import (
     is_credential,
     output_sink,
 )
+from mendflow.launcher.caches import survey, to_evict
 from mendflow.launcher.cgroups import JobCgroups, JobLimits
-from mendflow.launcher.ids import IdClaims, files_of, processes_of
+from mendflow.launcher.egress import Allowlist, EgressProxy, index_hosts
+from mendflow.launcher.ids import SCOPE_PREFIX, IdClaims, files_of, processes_of
 from mendflow.settings import Settings
 
 ROOT_BASE = Path("/var/tmp/mendflow")
@@ -76,6 +82,8 @@ TAIL_POLL_SEC = 0.2  # how often job.log is checked for new output while the job
 TAIL_CHUNK = 64 * 1024
 TAIL_JOIN_SEC = 30.0  # after the job: time for the callbacks to catch up with what it printed last
 JOB_MARKER = "MENDFLOW_LOCAL_JOB_ID"
+EGRESS_SOCKET = "MENDFLOW_EGRESS_SOCKET"  # read by the runner (mendflow_runner/proc.py)
+UNIX_PATH_MAX = 107  # sun_path's 108 bytes, less the terminating NUL
 OWNER_FILE = "owner"
 TOOLS = ("uv", "ruff")
 
@@ -83,7 +91,7 @@ _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread tha
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
 
 # The launcher sets these itself; the spec cannot point them elsewhere.
-RESERVED_ENV = ("PATH", "HOME", "TMPDIR", "UV_CACHE_DIR", JOB_MARKER, "LD_PRELOAD", "LD_LIBRARY_PATH")
+RESERVED_ENV = ("PATH", "HOME", "TMPDIR", "UV_CACHE_DIR", JOB_MARKER, EGRESS_SOCKET, "LD_PRELOAD", "LD_LIBRARY_PATH")
 
 
 def _dir(path: Path, mode: int, uid: int | None = None, gid: int | None = None) -> Path:
@@ -208,6 +216,10 @@ class Workspace:
     def sub(self, name: str) -> Path:
         return self.ws / name
 
+    @property
+    def egress_socket(self) -> Path:
+        return self.root / "egress" / "sock"
+
 
 class LocalLauncher(Launcher):
     name = "local"
@@ -263,28 +275,65 @@ class LocalLauncher(Launcher):
     def _place_image(self, spec: JobSpec, ws: Workspace) -> dict[str, str]:
         if spec.image != "ci-runner-python":
             raise ValueError(f"the local launcher has no runner for image {spec.image!r}; use 'ci-runner-python'")
-        copy_package(RUNNER_PACKAGE, ws.sub("runner"))
-        return {"PYTHONPATH": str(ws.sub("runner")), "MENDFLOW_JOB_PYTHON": str(self.python)}
+        copy_package(RUNNER_PACKAGE, ws.root / "runner")
+        return {"PYTHONPATH": str(ws.root / "runner"), "MENDFLOW_JOB_PYTHON": str(self.python)}
+
+    def _serve_egress(self, spec: JobSpec, ws: Workspace, uid: int | None) -> EgressProxy:
+        """The job's egress proxy, serving for as long as the job runs: the package index hosts and nothing else."""
+        path = ws.egress_socket
+        if len(os.fsencode(path)) > UNIX_PATH_MAX:
+            hint = "set MENDFLOW_SANDBOX__LOCAL_BASE_DIR to a shorter path"
+            raise OSError(f"{path} is too long for a Unix socket; {hint}")
+        _dir(path.parent, 0o711)
+        allowlist = Allowlist([*self.settings.sandbox.egress_hosts, *index_hosts(spec.env)])
+        return EgressProxy(path, allowlist, owner=uid)
 
     def _cache_for(self, spec: JobSpec, ws: Workspace) -> Path:
         """The dependency cache ``spec`` may use: its scope's, shared only with jobs of the same repository."""
         if not spec.cache_scope:
             return ws.sub("cache")
         path = self.caches / cache_key(spec.cache_scope)
-        return self._group_cache(path) if self.drops else _dir(path, 0o700)
+        with self._caches_locked():
+            cache = self._group_cache(path) if self.drops else _dir(path, 0o700)
+            os.utime(cache)  # its last use, for eviction (caches.py)
+        return cache
+
+    @contextlib.contextmanager
+    def _caches_locked(self) -> Iterator[None]:
+        """One launcher at a time makes, uses or evicts a cache (a new repository's first two jobs make one)."""
+        with (self.caches / ".lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def evict_caches(self) -> list[str]:
+        """Remove the dependency caches of repositories idle past ``sandbox.cache_max_idle_days``, then the least
+        recently used until the rest fit ``sandbox.cache_max_gb``; a cache's group claim goes with it."""
+        sandbox = self.settings.sandbox
+        with self._caches_locked():
+            chosen = to_evict(
+                survey(self.caches),
+                now=time.time(),
+                max_idle_sec=sandbox.cache_max_idle_days * 86400,
+                max_bytes=int(sandbox.cache_max_gb * 2**30),
+                busy_sec=2 * self.settings.build_timeout_sec,
+            )
+            for path in chosen:
+                group = path.stat().st_gid
+                _remove(path)
+                if self.drops and group != 0:
+                    self.ids.release_scope(group, path.name)
+        return [f"dependency cache {path.name}" for path in chosen]
 
     def _group_cache(self, path: Path) -> Path:
         """A repository's cache: root's, with a group of its own (setgid 2770) that only its jobs get."""
-        with (self.caches / ".lock").open("a") as lock:  # a new repository's first two jobs make one cache
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            info = path.lstat() if os.path.lexists(path) else None
-            if info and stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and info.st_mode & stat.S_ISGID:
-                return path
-            if info:  # made before caches had a group of their own: only a cache, so it is built again
-                _remove(path)
-            _dir(path, 0o700, 0, self.ids.claim(f"scope {path.name}"))
-            os.chmod(path, 0o2770)  # setgid: what any of its jobs adds belongs to the repository's group
+        info = path.lstat() if os.path.lexists(path) else None
+        if info and stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and info.st_mode & stat.S_ISGID:
             return path
+        if info:  # made before caches had a group of their own: only a cache, so it is built again
+            _remove(path)
+        _dir(path, 0o700, 0, self.ids.claim(f"{SCOPE_PREFIX}{path.name}"))
+        os.chmod(path, 0o2770)  # setgid: what any of its jobs adds belongs to the repository's group
+        return path
 
     def _identity(self, uid: int | None, cache: Path) -> Identity:
         if uid is None:
@@ -310,6 +359,7 @@ class LocalLauncher(Launcher):
             PYTHONDONTWRITEBYTECODE="1",
         )
         env[JOB_MARKER] = job_id
+        env[EGRESS_SOCKET] = str(ws.egress_socket)
         return env
 
     # -- run ------------------------------------------------------------------------------------------------
@@ -319,6 +369,7 @@ class LocalLauncher(Launcher):
         start = time.monotonic()
         ws: Workspace | None = None
         cgroups: JobCgroups | None = None
+        egress: EgressProxy | None = None
         uid: int | None = None
         try:
             try:
@@ -333,6 +384,7 @@ class LocalLauncher(Launcher):
                 argv = [part.replace("{workspace}", str(ws.ws)) for part in spec.command]
                 limits = JobLimits(spec.memory_limit_mb, spec.cpu_limit, self.settings.sandbox.max_processes)
                 cgroups = JobCgroups.create(job_id, limits)
+                egress = self._serve_egress(spec, ws, uid)
             except (OSError, ValueError) as exc:
                 return JobResult(state=JobState.ERROR, reason=f"could not prepare the job: {exc}")
             sink = output_sink(spec, on_output)
@@ -342,6 +394,8 @@ class LocalLauncher(Launcher):
             result.duration_sec = round(time.monotonic() - start, 3)
             return result
         finally:
+            if egress is not None:
+                egress.close()
             if cgroups is not None:
                 _kill(cgroups.pids(), signal.SIGKILL)
                 cgroups.remove()
@@ -384,6 +438,8 @@ class LocalLauncher(Launcher):
                 self._clear_uid(uids[job_dir.name])
             shutil.rmtree(job_dir, ignore_errors=True)
             reaped.append(f"local job {job_dir.name}")
+        if self.caches.is_dir():
+            reaped += self.evict_caches()
         return reaped
 
     def _preexec(self, spec: JobSpec, cgroups: JobCgroups, identity: Identity) -> Callable[[], None]:
@@ -586,7 +642,8 @@ def _check_traversable(path: Path) -> None:
 
 
 def _slug(name: str) -> str:
-    cleaned = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)[:40].strip("-.")
+    # Short: the job's egress socket lives under its directory, and a Unix socket's path has 107 bytes at most.
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)[:24].strip("-.")
     return cleaned or "job"
 
 

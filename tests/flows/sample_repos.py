@@ -42,10 +42,12 @@ BROKEN_DEPENDENCY = {
     "requirements.txt": "mendflow-no-such-package-anywhere==9.9.9\n",
 }
 
-# An index nobody listens on: uv cannot connect, which may pass when tried again (transient).
+# An index nobody listens on: uv cannot connect, which may pass when tried again (transient). The test that builds
+# it puts the index on the egress allowlist (UNREACHABLE_INDEX_HOST); off it, the failure would be deterministic.
+UNREACHABLE_INDEX_HOST = "127.0.0.1:9"
 UNREACHABLE_INDEX = {
     **PASSING,
-    "requirements.txt": "--index-url http://127.0.0.1:9/simple/\nmendflow-unreachable==1.0\n",
+    "requirements.txt": f"--index-url https://{UNREACHABLE_INDEX_HOST}/simple/\nmendflow-unreachable==1.0\n",
 }
 
 MALFORMED_PYPROJECT = {**PASSING, "pyproject.toml": "[project\nname = \n"}

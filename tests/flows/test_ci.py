@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pygit2
 import pytest
 from prefect.client.orchestration import get_client
@@ -19,6 +21,7 @@ from tests.flows.sample_repos import (
     MALFORMED_PYPROJECT,
     PASSING,
     UNREACHABLE_INDEX,
+    UNREACHABLE_INDEX_HOST,
     with_unused_import,
 )
 
@@ -75,7 +78,11 @@ def test_failing_test_is_a_result_not_retried(make_repo) -> None:
     assert not [key for key in stored_keys(report) if "/build/2/" in key]
 
 
-def test_a_transient_error_is_retried_then_reported(make_repo) -> None:
+def test_a_transient_error_is_retried_then_reported(make_repo, mendflow_env) -> None:
+    mendflow_env.setenv(
+        "MENDFLOW_SANDBOX__EGRESS_HOSTS", json.dumps(["pypi.org", "files.pythonhosted.org", UNREACHABLE_INDEX_HOST])
+    )
+    get_settings.cache_clear()
     report = ci_build(repo=str(make_repo(UNREACHABLE_INDEX, name="unreachable")))
     assert (report.status, report.fail_reason, report.transient) == (
         BuildStatus.ERRORED,

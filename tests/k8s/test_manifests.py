@@ -145,3 +145,31 @@ def test_prefect_base_job_template_renders_a_valid_restricted_job() -> None:
     env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
     assert env["HOME"].startswith("/tmp") and env["PREFECT_HOME"].startswith("/tmp")  # the writable mount
     assert job["spec"]["backoffLimit"] == 0 and job["spec"]["ttlSecondsAfterFinished"] == 300
+
+
+def _egress_overlay() -> list[dict[str, Any]]:
+    built = subprocess.run(
+        ["kubectl", "kustomize", str(ROOT / "k8s" / "egress")], capture_output=True, text=True, check=True, timeout=60
+    )
+    return [d for d in yaml.safe_load_all(built.stdout) if d]
+
+
+def test_the_egress_overlay_leaves_jobs_no_public_network_but_the_proxy() -> None:
+    docs = _egress_overlay()
+    policies = {d["metadata"]["name"] for d in docs if d["kind"] == "NetworkPolicy" and _in(d, "mendflow-jobs")}
+    assert "default-deny" in policies and "allow-public-https" not in policies
+    (namespace,) = [d for d in docs if d["kind"] == "Namespace" and d["metadata"]["name"] == "mendflow-egress"]
+    assert namespace["metadata"]["labels"]["mendflow.dev/egress-for-jobs"] == "true"  # the jobs' port-3128 rule
+    (proxy,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "mendflow-egress"]
+    assert proxy["spec"]["template"]["spec"]["containers"][0]["command"][:2] == ["mendflow", "egress-proxy"]
+
+
+def _in(doc: dict[str, Any], namespace: str) -> bool:
+    return bool(doc["metadata"].get("namespace") == namespace)
+
+
+def test_the_egress_overlay_passes_strict_validation(tmp_path: Path) -> None:
+    built = tmp_path / "egress.yaml"
+    built.write_text(yaml.safe_dump_all(_egress_overlay()))
+    proc = _validate_cli(built)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

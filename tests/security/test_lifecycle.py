@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mendflow.launcher.local import LocalLauncher
+from mendflow.settings import Settings
 from tests.fixtures.prefect import PrefectServer
 from tests.fixtures.repos import RepoFactory
 
@@ -51,7 +52,7 @@ def _cmdline(pid: int) -> str:
 
 
 def _job_pids(cli: subprocess.Popen[bytes]) -> set[int]:
-    return {pid for pid in _descendants(cli.pid) if "mendflow_runner" in _cmdline(pid)}
+    return {pid for pid in _descendants(cli.pid) if "-m mendflow_runner " in _cmdline(pid)}  # not its relay
 
 
 def _wait_for_job(cli: subprocess.Popen[bytes], timeout: float = 240) -> set[int]:
@@ -115,11 +116,8 @@ def test_the_temporary_prefect_server_dies_with_a_killed_command(make_repo: Repo
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.update(MENDFLOW_STATE_DIR=str(tmp_path / "state"), PREFECT_HOME=str(tmp_path / "prefect"))
     cli = subprocess.Popen([sys.executable, "-m", "mendflow.cli", "build", str(repo)], env=env)
-    jobs: set[int] = set()
-    job_dirs: set[Path] = set()
     try:
-        jobs = _wait_for_job(cli)
-        job_dirs = {_job_dir(pid) for pid in jobs}
+        _wait_for_job(cli)
         servers = _temporary_servers(cli)
         assert servers, "no temporary server was started"
         cli.kill()
@@ -131,16 +129,6 @@ def test_the_temporary_prefect_server_dies_with_a_killed_command(make_repo: Repo
     finally:
         if cli.poll() is None:
             cli.kill()
-        _kill_orphaned(jobs)
-        for job_dir in job_dirs:
-            shutil.rmtree(job_dir, ignore_errors=True)
-
-
-def _kill_orphaned(jobs: set[int]) -> None:
-    """The job a SIGKILLed command left (nothing can stop it then; ``mendflow reap`` would, later, with its
-    directory): gone before the next test, not sleeping out its 300 s beside it."""
-    for pid in {p for job in jobs for p in _descendants(job)} | jobs:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            continue
+        # What the SIGKILLed command left of its job (processes, directory, its uid's claim), as `mendflow reap`
+        # would later: gone before the next test, not sleeping out its 300 s beside it.
+        LocalLauncher(Settings()).reap(older_than_sec=0)

@@ -1,5 +1,6 @@
 """A repository's tests cannot reach the host's loopback, leave files in /tmp or /dev/shm, or change the
-packages another repository's job installs. Each is checked from the outside after a real build."""
+packages another repository's job installs; its install-time code reaches the package index and nothing else.
+Each is checked from the outside after a real build."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pygit2
 import pytest
 
 from flows.ci import ci_build
-from mendflow.contracts import BuildStatus
+from mendflow.contracts import BuildStatus, FailReason
 from mendflow.identity import repo_id
 from mendflow.launcher.local import cache_key
 from tests.fixtures.listener import Listener
@@ -114,3 +115,50 @@ def test_a_mypy_plugin_in_the_repos_config_runs_offline(make_repo: RepoFactory) 
     assert report.status is BuildStatus.PASSED, report.lint_errors
     assert listener.connections == 0 and not marker.exists()
     listener.sock.close()
+
+
+def test_a_test_cannot_use_the_dependency_phases_way_out(make_repo: RepoFactory) -> None:
+    # the egress proxy's Unix socket would cross the tests' network namespace: the tests phase must not see it
+    body = (
+        "import os\nimport socket\n\n\ndef test_tunnel() -> None:\n"
+        "    path = os.environ['MENDFLOW_EGRESS_SOCKET']\n"
+        "    with socket.socket(socket.AF_UNIX) as s:\n"
+        "        assert s.connect_ex(path) != 0, 'the egress proxy is reachable from the tests'\n"
+    )
+    assert _build(make_repo, "tunnel", body) is BuildStatus.PASSED
+
+
+# Install-time code that tries the host's loopback: the build backend runs in the dependency phase, whose only way
+# out is the launcher's egress proxy.
+PROBING_SETUP = """\
+import socket
+
+from setuptools import setup
+
+with socket.socket() as s:
+    s.settimeout(2)
+    s.connect_ex(("127.0.0.1", {port}))
+setup(packages=["probe"])
+"""
+
+
+def test_install_time_code_reaches_the_package_index_and_nothing_else(make_repo: RepoFactory) -> None:
+    listener = Listener()
+    files = {
+        "pyproject.toml": SETUPTOOLS, "setup.py": PROBING_SETUP.format(port=listener.port), "probe/__init__.py": "",
+        "tests/test_probe.py": "import iniconfig\n\n\ndef test_ok() -> None:\n    assert iniconfig\n",
+    }  # fmt: skip
+    status = ci_build(repo=str(make_repo(files, name="installprobe")), stage="B1").status
+    listener.sock.close()
+    assert (status, listener.connections) == (BuildStatus.PASSED, 0)  # iniconfig and setuptools came from PyPI
+
+
+def test_an_index_off_the_allowlist_fails_at_once_and_names_the_host(make_repo: RepoFactory) -> None:
+    requirements = "--index-url https://mendflow-unlisted.example/simple/\niniconfig==2.0.0\n"
+    files = {"requirements.txt": requirements, "tests/test_probe.py": "def test_ok() -> None:\n    pass\n"}
+    report = ci_build(repo=str(make_repo(files, name="unlisted")), stage="B1")
+
+    assert (report.status, report.fail_reason, report.transient, report.attempt) == (
+        BuildStatus.ERRORED, FailReason.DEPENDENCIES, False, 1,
+    )  # fmt: skip
+    assert "mendflow-unlisted.example:443" in (report.error_reason or "")

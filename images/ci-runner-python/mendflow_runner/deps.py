@@ -35,9 +35,9 @@ _CAUSE = re.compile(rf"^(?:error:|\s*[{_TREE}]|\s*Because\b|\s*Caused by:)", re.
 
 
 class DependencyError(Exception):
-    def __init__(self, step: StepResult, message: str | None = None) -> None:
+    def __init__(self, step: StepResult, message: str | None = None, transient: bool | None = None) -> None:
         self.step = step
-        self.transient = step.timed_out or bool(_TRANSIENT.search(step.stderr))
+        self.transient = (step.timed_out or bool(_TRANSIENT.search(step.stderr))) if transient is None else transient
         super().__init__(message or f"`{' '.join(step.argv[:3])}` {cause(step)}")
 
 
@@ -75,7 +75,9 @@ class Installer:
         # directories and its own dependency cache (the launcher's, for this repository alone).
         venv.parent.mkdir(parents=True, exist_ok=True)  # bound writable, so it must exist before uv makes the venv
         own = [root.parent, venv.parent, *(Path(env[k]) for k in ("UV_CACHE_DIR", "HOME") if env.get(k))]
-        self.wrap = confined((*own, Path(env.get("TMPDIR") or tempfile.gettempdir())))
+        tmp = Path(env.get("TMPDIR") or tempfile.gettempdir())
+        self.refusals = tmp / "mendflow-egress-refused"
+        self.wrap = confined((*own, tmp), self.refusals)
 
     @property
     def venv_python(self) -> str:
@@ -84,8 +86,24 @@ class Installer:
     def _run(self, argv: list[str], timeout: float) -> StepResult:
         r = run(self.wrap(argv), cwd=self.root, env=self.env, timeout=timeout, log=self.log)
         if not r.ok:
-            raise DependencyError(dataclasses.replace(r, argv=argv))  # named as the repo's CI would run it
+            named = dataclasses.replace(r, argv=argv)  # as the repo's CI would run it
+            if refused := self._refused():
+                raise DependencyError(named, refused, transient=False)
+            raise DependencyError(named)
         return r
+
+    def _refused(self) -> str | None:
+        """Why a failed step failed when it asked for a host outside the package index allowlist."""
+        try:
+            hosts = sorted(set(self.refusals.read_text(encoding="utf-8", errors="replace").split()))
+        except OSError:
+            return None
+        if not hosts:
+            return None
+        return (
+            f"the dependency phase may reach only the package index over HTTPS, and {', '.join(hosts)[:300]} is not "
+            "on its allowlist; if this repository needs it, add it to MENDFLOW_SANDBOX__EGRESS_HOSTS"
+        )
 
     def _pip(self, args: list[str], timeout: float) -> None:
         self._run(["uv", "pip", "install", "--python", self.venv_python, *args], timeout)

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,6 +25,8 @@ def as_is(argv: list[str]) -> list[str]:
 
 
 GRACE_SEC = 3.0
+# Set by the local launcher: the Unix socket of the egress proxy the dependency phase may use (egress.py).
+EGRESS_SOCKET = "MENDFLOW_EGRESS_SOCKET"
 
 
 @dataclass
@@ -105,24 +108,33 @@ def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = ()) ->
         return argv
     sandbox = ["--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
     sandbox += ["--tmpfs", "/tmp"]
+    if egress := os.environ.get(EGRESS_SOCKET):  # a Unix socket crosses network namespaces: hide it
+        sandbox += ["--tmpfs", str(Path(egress).parent)]
     for path in sorted({str(p.resolve()) for p in readable if _under_tmp(p.resolve())}):
         sandbox += ["--ro-bind", path, path]
     where = str(writable)
     return [bwrap, *sandbox, "--bind", where, where, "--", *argv]
 
 
-def confined(writable: tuple[Path, ...]) -> Wrap:
-    """For the dependency phase, which runs the repository's build backends (its ``setup.py``) and must reach the
-    package index: the network stays, but every path except ``writable`` (the job's own directories and its own
-    dependency cache) is read-only, so install-time code cannot change a cache another job installs from."""
+def confined(writable: tuple[Path, ...], refusals: Path) -> Wrap:
+    """For the dependency phase, which runs the repository's build backends (its ``setup.py``): every path
+    except ``writable`` (the job's own directories and its own dependency cache) is read-only, so install-time
+    code cannot change a cache another job installs from. Where the launcher serves an egress proxy
+    (``EGRESS_SOCKET``), the phase gets a fresh network namespace too, whose only way out is that proxy, through
+    ``relay.py``: the package index hosts the trusted side allows, nothing else; a host it refuses is noted in
+    ``refusals``. Without one (a Kubernetes pod: its NetworkPolicy decides), the network stays."""
     bwrap = shutil.which("bwrap")
     if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
         return as_is
     binds = [
         arg for path in sorted({str(p.resolve()) for p in writable if p.exists()}) for arg in ("--bind", path, path)
     ]
-    prefix = [bwrap, "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", *binds, "--"]
-    return lambda argv: [*prefix, *argv]
+    prefix = [bwrap, "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", *binds]
+    egress = os.environ.get(EGRESS_SOCKET)
+    if not egress:
+        return lambda argv: [*prefix, "--", *argv]
+    relay = [sys.executable, "-I", str(Path(__file__).with_name("relay.py")), egress, str(refusals), "--"]
+    return lambda argv: [*prefix, "--unshare-net", "--", *relay, *argv]
 
 
 def sandbox(writable: Path, readable: tuple[Path, ...] = ()) -> Wrap:

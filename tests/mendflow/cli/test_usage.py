@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from mendflow.cli import _COMMAND_MODULES
+from mendflow.cli import _register_commands, app
 
 ROOT = Path(__file__).resolve().parents[3]  # a git work tree with a HEAD: "." for build, run and index
-COMMANDS = [*_COMMAND_MODULES, "search"]
+_register_commands()
+COMMANDS = sorted(str(command.name) for command in app.registered_commands)
 
 
 def mendflow(*args: str, cwd: Path = ROOT, state: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -81,6 +82,7 @@ MISSING = [
     (["plan", "--report"], "--report"),
     (["gen"], "--spec"),
     (["reap", "--older-than"], "--older-than"),
+    (["egress-proxy", "--listen"], "--listen"),
     (["metrics", "--host"], "--host"),
 ]
 
@@ -122,6 +124,7 @@ MALFORMED = [
     (["gen", "--spec", "{files}/empty.json"], "not a valid TestSpec"),
     (["gen", "--spec", "{files}/empty.json", "--repo", "/no/such/repo"], "/no/such/repo"),
     (["reap", "--older-than", "soon"], "--older-than"),
+    (["egress-proxy", "--listen", "nowhere"], "HOST:PORT"),
     (["reap", "--older-than", "-5"], "--older-than"),
     (["metrics", "--port", "x"], "--port"),
     (["metrics", "--port", "0"], "--port"),

@@ -151,3 +151,19 @@ def test_bare_image_names_resolve_to_the_configured_registry() -> None:
     assert image_ref("ci-runner-python", settings) == f"{reg}/ci-runner-python:{tag}"
     assert image_ref("ci-runner-python:dev", settings) == f"{reg}/ci-runner-python:dev"
     assert image_ref("registry.example/x/y@sha256:abc", settings) == "registry.example/x/y@sha256:abc"
+
+
+def _pod_env(settings: Settings) -> dict[str, str]:
+    job = _dict(build_job(_spec(), settings, "b1-x"))
+    return {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+
+def test_with_an_egress_proxy_https_goes_through_it_and_in_cluster_names_go_direct() -> None:
+    proxy = "http://mendflow-egress.mendflow-egress.svc.cluster.local:3128"
+    env = _pod_env(Settings(kubernetes={"egress_proxy": proxy}))
+    assert (env["HTTPS_PROXY"], env["https_proxy"]) == (proxy, proxy)
+    assert ".svc" in env["NO_PROXY"].split(",") and "HTTP_PROXY" not in env  # a plain-HTTP in-cluster store
+
+
+def test_without_an_egress_proxy_the_pod_gets_no_proxy_variables() -> None:
+    assert not {"HTTPS_PROXY", "https_proxy", "NO_PROXY"} & set(_pod_env(Settings()))

@@ -137,6 +137,26 @@ def test_a_repositorys_jobs_share_its_cache_and_no_other_repository_reads_it(
     assert (cache_a / "wheel").read_text() == "aa"
 
 
+def test_reap_evicts_a_repositorys_cache_unused_past_the_idle_age(tmp_path: Path) -> None:
+    run = uuid.uuid4().hex[:8]
+    base = Path(f"/var/tmp/mendflow-evict-{run}")  # its own base: a job dropped to its uid must reach it
+    launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
+    try:
+        for scope in (f"old-{run}", f"new-{run}"):
+            result = launcher.run(_cache_job(scope, "import json\nres = 'ok'", tmp_path))
+            assert result.state == JobState.SUCCEEDED, result.log_tail
+        old, new = (launcher.caches / cache_key(f"{age}-{run}") for age in ("old", "new"))
+        month_ago = time.time() - 30 * 86400
+        os.utime(old, (month_ago, month_ago))
+        group = old.stat().st_gid
+
+        assert launcher.reap() == [f"dependency cache {old.name}"]
+        assert (old.exists(), new.exists()) == (False, True)
+        assert not launcher.drops or not (launcher.ids.root / str(group)).exists()  # its group's claim went too
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @ROOT_ONLY
 def test_what_a_job_leaves_in_the_shared_temp_dirs_goes_with_it(launcher: LocalLauncher, tmp_path: Path) -> None:
     left = [Path(d) / f"mendflow-left-{uuid.uuid4().hex}" for d in ("/tmp", "/dev/shm", "/var/tmp")]

@@ -1,0 +1,76 @@
+"""``mendflow egress-proxy`` as a cluster runs it: a real process on a TCP port, stopped with SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mendflow.cli.egress import store_hosts
+from mendflow.settings import Settings
+from tests.fixtures.listener import Listener
+
+
+def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "MENDFLOW_STATE_DIR": str(tmp_path / "state")}
+    argv = [sys.executable, "-m", "mendflow.cli", "egress-proxy", "--listen", "127.0.0.1:0", *args]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    server = Listener()
+    yield server
+    server.sock.close()
+
+
+def _connect(port: int, target: str) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(f"CONNECT {target} HTTP/1.1\r\n\r\n".encode())
+        return client.recv(1024)
+
+
+def test_it_tunnels_to_an_allowed_host_refuses_the_rest_and_stops_on_sigterm(
+    tmp_path: Path, listener: Listener
+) -> None:
+    proc = _start(tmp_path, "--allow", f"127.0.0.1:{listener.port}")
+    try:
+        assert proc.stdout is not None
+        bound = re.search(r"127\.0\.0\.1:(\d+)", proc.stdout.readline())
+        assert bound, "no banner"
+        port = int(bound.group(1))
+        allowed, refused = _connect(port, f"127.0.0.1:{listener.port}"), _connect(port, "example.com:443")
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=10)
+    finally:
+        proc.kill()
+    assert allowed.startswith(b"HTTP/1.1 200") and refused.startswith(b"HTTP/1.1 403")
+    assert (listener.connections, code) == (1, 0)
+
+
+def test_a_bad_listen_address_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mendflow.cli", "egress-proxy", "--listen", "nowhere"],
+        env={**os.environ, "MENDFLOW_STATE_DIR": str(tmp_path / "state")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "HOST:PORT" in proc.stderr
+
+
+def test_an_s3_store_on_aws_adds_its_bucket_hosts() -> None:
+    settings = Settings(store_url="s3://builds/mendflow", s3={"region_name": "eu-west-1"})
+    assert store_hosts(settings) == ["builds.s3.eu-west-1.amazonaws.com", "builds.s3.amazonaws.com"]
+
+
+def test_an_in_cluster_plain_http_store_needs_no_proxy_entry() -> None:
+    assert store_hosts(Settings(store_url="s3://b/p", s3={"endpoint_url": "http://minio.store.svc:9000"})) == []
