@@ -1,5 +1,6 @@
-"""What the dependency phase's egress proxy costs: a cold-cache ``uv pip install`` run directly and through the
-relay and proxy in a fresh network namespace, side by side, alternating (run by hand; prints a table).
+"""What the dependency phase's egress proxy costs: ``uv pip install`` into a fresh venv, run directly and through
+the relay and proxy in a fresh network namespace, side by side, alternating, with a cold uv cache and a warm one
+(the cache a repository's earlier jobs left; uv still revalidates the index pages). Run by hand; prints a table.
 
     uv run python bench/egress_bench.py [--repeat 3] [--packages "requests rich pydantic"]
 """
@@ -21,11 +22,11 @@ from mendflow.launcher.egress import Allowlist, EgressProxy
 from mendflow.settings import Settings
 
 
-def _install(packages: list[str], through: list[str], work: Path) -> float:
-    """Seconds for a fresh venv plus a cold-cache install of ``packages``, the install run after ``through``."""
+def _install(packages: list[str], through: list[str], work: Path, cache: Path) -> float:
+    """Seconds to install ``packages`` into a fresh venv with the uv cache ``cache``, run after ``through``."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "UV_CACHE_DIR": str(work / "cache")}
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "UV_CACHE_DIR": str(cache)}
     if cafile := ssl.get_default_verify_paths().cafile:  # as the launcher does: a TLS-inspecting mirror
         env["SSL_CERT_FILE"] = cafile
     uv = shutil.which("uv") or "uv"
@@ -47,18 +48,22 @@ def main() -> None:
     proxy = EgressProxy(base / "sock", Allowlist(Settings().sandbox.egress_hosts))
     sandbox = ["bwrap", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev", "--bind", str(base), str(base)]
     through = [*sandbox, "--", sys.executable, "-I", relay, str(proxy.path), str(base / "refused"), "--"]
-    direct, proxied = [], []
+    times: dict[tuple[str, str], list[float]] = {}
     try:
         for _ in range(args.repeat):
-            direct.append(_install(packages, [], base / "work"))
-            proxied.append(_install(packages, through, base / "work"))
+            for way, prefix in (("direct", []), ("proxied", through)):
+                cache = base / f"cache-{way}"
+                shutil.rmtree(cache, ignore_errors=True)
+                for state in ("cold", "warm"):  # the second install finds what the first left in the cache
+                    times.setdefault((way, state), []).append(_install(packages, prefix, base / "work", cache))
     finally:
         proxy.close()
         shutil.rmtree(base, ignore_errors=True)
-    d, p = statistics.median(direct), statistics.median(proxied)
-    print(f"cold install of {' '.join(packages)}, {args.repeat} rounds, median seconds")
-    print(f"{'direct':>10} {'proxied':>10} {'ratio':>7}")
-    print(f"{d:>10.2f} {p:>10.2f} {p / d:>7.2f}")
+    print(f"install of {' '.join(packages)} into a fresh venv, {args.repeat} rounds, median seconds")
+    print(f"{'cache':>6} {'direct':>8} {'proxied':>8} {'ratio':>6}")
+    for state in ("cold", "warm"):
+        d, p = (statistics.median(times[(way, state)]) for way in ("direct", "proxied"))
+        print(f"{state:>6} {d:>8.2f} {p:>8.2f} {p / d:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -84,6 +84,7 @@ class Installer:
         return str(self.venv / "bin" / "python")
 
     def _run(self, argv: list[str], timeout: float) -> StepResult:
+        self.refusals.unlink(missing_ok=True)  # what an earlier step was refused does not explain this one
         r = run(self.wrap(argv), cwd=self.root, env=self.env, timeout=timeout, log=self.log)
         if not r.ok:
             named = dataclasses.replace(r, argv=argv)  # as the repo's CI would run it
