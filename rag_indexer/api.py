@@ -6,22 +6,23 @@ Nothing outside rag_indexer imports a store: the backend is chosen here from ``S
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from mendflow.errors import CodeIndexError, InputError, MendflowError
-from mendflow.settings import Settings, get_settings
 from rag_indexer.config import IndexerConfig
 from rag_indexer.embeddings import EmbeddingService, make_embeddings
 from rag_indexer.grep import compile_query
-from rag_indexer.indexer import Indexer
 from rag_indexer.models import Filters, Hit, IndexReport, RefState, Snippet
-from rag_indexer.reader import open_repo, repo_key, resolve_commit
 from rag_indexer.store import make_store
 from rag_indexer.store.base import IndexStore
+
+if TYPE_CHECKING:
+    from mendflow.settings import Settings
 
 _LOCATION = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -51,7 +52,10 @@ def open_index(
 
     ``repo``/``ref`` set default query filters (a repo may be given as a path inside its work tree).
     """
-    config = config or IndexerConfig.from_settings(settings or get_settings())
+    if config is None:
+        from mendflow.settings import get_settings  # late: a query given its config skips pydantic-settings
+
+        config = IndexerConfig.from_settings(settings or get_settings())
     embeddings = make_embeddings(config)
     try:
         store = make_store(config)
@@ -66,6 +70,8 @@ def _repo_name(repo: str | None) -> str | None:
     if repo is None:
         return None
     if Path(repo).exists():
+        from rag_indexer.reader import open_repo, repo_key  # late: pygit2 (~30 ms) only for a path
+
         try:
             return repo_key(open_repo(repo))
         except InputError:
@@ -103,9 +109,13 @@ class CodeIndex:
 
         The repository is indexed under ``repo_id`` when given (the run's identity), else its own identity.
         """
+        from rag_indexer.indexer import Indexer  # late: tree-sitter and the helper pool, which queries never need
+
         return Indexer(self.store, self.embeddings, self.config).index(repo_path, ref, repo_id)
 
     def status(self, repo_path: str | Path = ".", ref: str = "HEAD") -> IndexStatus:
+        from rag_indexer.reader import open_repo, repo_key, resolve_commit
+
         repo = open_repo(repo_path)
         key = repo_key(repo)
         current = str(resolve_commit(repo, ref).id)
@@ -205,6 +215,37 @@ class CodeIndex:
         for file, lines in files:
             hits.extend(_line_hit(file, line, start, stop, spans.get(file.blob_sha, [])) for line, start, stop in lines)
         return hits[:limit]
+
+    def grep_lines(
+        self,
+        pattern: str,
+        regex: bool = False,
+        ignore_case: bool = False,
+        filters: Filters | dict[str, Any] | None = None,
+    ) -> Iterator[tuple[str, int, str]]:
+        """Every matching line of the files in scope as (path, line number, line), like ``rg -n``.
+
+        Unlike grep_like there is no limit and no symbol hits: a shell user pipes the lines on. Files come in
+        path order; trigram signatures and ``instr`` skip the files that cannot match before Python sees them.
+        """
+        query = compile_query(pattern, regex, ignore_case)
+        for file in self.store.file_texts(self._filters(filters), query):
+            for line, content in _all_matching_lines(file.text, query.regex):
+                yield file.path, line, content
+
+
+def _all_matching_lines(text: str, compiled: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every line holding a match, in order: what ``rg -n`` prints for a file."""
+    line, pos, stop = 1, 0, -1
+    for m in compiled.finditer(text):
+        if m.start() <= stop:
+            continue  # another match on a line already reported
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        start = text.rfind("\n", 0, pos) + 1
+        stop = text.find("\n", pos)
+        stop = len(text) if stop == -1 else stop
+        yield line, text[start:stop].removesuffix("\r")
 
 
 def _matching_lines(text: str, compiled: re.Pattern[str], limit: int) -> list[tuple[int, int, int]]:

@@ -95,6 +95,16 @@ def test_grep_like_rejects_a_bad_regex(indexed: CodeIndex) -> None:
         indexed.grep_like("(unclosed", regex=True)
 
 
+def test_grep_lines_yields_every_matching_line_with_its_number(indexed: CodeIndex) -> None:
+    lines = list(indexed.grep_lines("float", filters={"path": "calc/"}))
+    assert [(path, line) for path, line, _ in lines] == [
+        ("calc/core.py", 7),
+        ("calc/core.py", 14),
+        ("calc/core.py", 16),
+    ]
+    assert lines[2][2] == "    return float(text.strip())"
+
+
 def test_snippet_by_location_with_radius(indexed: CodeIndex) -> None:
     snip = indexed.snippet("calc/core.py:9-10", radius=1)
     assert (snip.start_line, snip.end_line) == (8, 11)
