@@ -229,13 +229,25 @@ class CodeIndex:
         path order; trigram signatures and ``instr`` skip the files that cannot match before Python sees them.
         """
         query = compile_query(pattern, regex, ignore_case)
+        # re's IGNORECASE runs ~7x slower than a plain search; for an ASCII literal in an ASCII file, searching
+        # the lower-cased text finds the same matches at the same offsets (lower() keeps ASCII lengths).
+        folded = re.compile(re.escape(pattern.lower())) if ignore_case and not regex and pattern.isascii() else None
         for file in self.store.file_texts(self._filters(filters), query):
-            for line, content in _all_matching_lines(file.text, query.regex):
+            text = file.text
+            if folded is not None and text.isascii():
+                found = _all_matching_lines(text.lower(), folded, shown=text)
+            else:
+                found = _all_matching_lines(text, query.regex)
+            for line, content in found:
                 yield file.path, line, content
 
 
-def _all_matching_lines(text: str, compiled: re.Pattern[str]) -> Iterator[tuple[int, str]]:
-    """(line number, line) of every line holding a match, in order: what ``rg -n`` prints for a file."""
+def _all_matching_lines(text: str, compiled: re.Pattern[str], shown: str | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every line holding a match, in order: what ``rg -n`` prints for a file.
+
+    ``shown`` is the text the lines are cut from when ``text`` is a same-length stand-in (lower-cased).
+    """
+    shown = text if shown is None else shown
     line, pos, stop = 1, 0, -1
     for m in compiled.finditer(text):
         if m.start() <= stop:
@@ -245,7 +257,7 @@ def _all_matching_lines(text: str, compiled: re.Pattern[str]) -> Iterator[tuple[
         start = text.rfind("\n", 0, pos) + 1
         stop = text.find("\n", pos)
         stop = len(text) if stop == -1 else stop
-        yield line, text[start:stop].removesuffix("\r")
+        yield line, shown[start:stop].removesuffix("\r")
 
 
 def _matching_lines(text: str, compiled: re.Pattern[str], limit: int) -> list[tuple[int, int, int]]:

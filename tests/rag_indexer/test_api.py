@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,15 @@ def test_grep_lines_yields_every_matching_line_with_its_number(indexed: CodeInde
         ("calc/core.py", 16),
     ]
     assert lines[2][2] == "    return float(text.strip())"
+
+
+def test_grep_lines_ignore_case_matches_in_ascii_and_non_ascii_files(
+    code_index: CodeIndex, make_repo: Callable[..., Path]
+) -> None:
+    repo = make_repo({"a.py": "X = 'ZeroDivisionError'\n", "b.py": "# naïve\nraise zerodivisionerror\n"}, name="fold")
+    code_index.index(repo, "HEAD")
+    lines = list(code_index.grep_lines("ZERODivisionError", ignore_case=True))
+    assert lines == [("a.py", 1, "X = 'ZeroDivisionError'"), ("b.py", 2, "raise zerodivisionerror")]
 
 
 def test_snippet_by_location_with_radius(indexed: CodeIndex) -> None:
