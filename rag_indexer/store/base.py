@@ -75,6 +75,18 @@ def identifier_parts(name: str) -> list[str]:
     return out
 
 
+# An identifier with a case change inside (parseHTTPHeaders, TensAdd): FTS5's unicode61 keeps it one token.
+_MIXED_CASE = re.compile(r"\b[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z])[A-Za-z0-9]*")
+
+
+def camel_words(text: str) -> str:
+    """The words of the CamelCase identifiers in ``text``, so a query for 'form data' meets isFormData.
+
+    snake_case needs nothing: unicode61 splits at underscores already.
+    """
+    return " ".join(p for word in _MIXED_CASE.findall(text) for p in _CAMEL.findall(word))
+
+
 def query_terms(text: str, limit: int = 32) -> list[str]:
     """Lower-cased, de-duplicated search terms of a free-text query (identifiers split too)."""
     seen: dict[str, None] = {}
