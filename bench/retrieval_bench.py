@@ -5,7 +5,8 @@ set's README). File-level scoring: a query hits at k when a gold file is among t
 Only candidate files count: non-test files with an extension the set's gold files use, so test files are
 excluded on both sides. Methods:
 
-- ``mendflow``: the default search of the code index (``CodeIndex.search``), chunk hits → distinct files;
+- ``mendflow``: the code index's file ranking (``CodeIndex.search_files``: chunk hits aggregated per file,
+  path words, tests below sources), with the index's default settings;
 - ``bm25_file``: whole-file Okapi BM25 (rank_bm25's BM25Okapi formula and defaults, k1 1.5, b 0.75,
   epsilon 0.25) over identifier-split tokens of the candidate files; on SymPy it reproduces the shared anchor.
 
@@ -102,7 +103,7 @@ def mendflow_search(index: Any, repo: Path, allowed: set[str]) -> Ranker:
 
     def rank(query: str) -> list[str]:
         ranked: list[str] = []
-        for hit in index.search(query, k=100, filters=filters):
+        for hit in index.search_files(query, k=50, filters=filters):
             if hit.path in allowed and hit.path not in ranked:
                 ranked.append(hit.path)
         return ranked[:10]

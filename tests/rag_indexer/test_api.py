@@ -33,6 +33,12 @@ def test_search_hit_carries_location_kind_blob_and_text(indexed: CodeIndex, samp
     assert hit.repo == f"local/{sample_repo.name}" and hit.ref == "HEAD"  # the identity, not the path
 
 
+def test_search_files_returns_each_file_once_best_first(indexed: CodeIndex) -> None:
+    hits = indexed.search_files("divide zero calculator", k=3)
+    assert hits[0].path == "calc/core.py"
+    assert len({h.path for h in hits}) == len(hits)
+
+
 def test_search_filters_by_language(indexed: CodeIndex) -> None:
     hits = indexed.search("invoice", k=10, filters={"language": "go"})
     assert hits and {h.language for h in hits} == {"go"}
