@@ -44,6 +44,7 @@ def search(
     ref: Annotated[str | None, typer.Option(help="Limit to this indexed ref.")] = None,
     path: Annotated[str | None, typer.Option(help="Path prefix or glob.")] = None,
     language: Annotated[str | None, typer.Option(help="e.g. python, go, typescript.")] = None,
+    files: Annotated[bool, typer.Option("--files", help="Rank files (each with its best chunk), not chunks.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
 ) -> None:
     """Search the code index (hybrid when embeddings are configured, else BM25 + symbol names)."""
@@ -51,7 +52,8 @@ def search(
         raise InputError("the query is empty", hint="give words or identifiers to search for")
     filters = {"repo": repo, "ref": ref, "path": path, "language": language}
     with _open() as code_index:
-        hits = code_index.search(query, k=k, alpha=alpha, filters=filters)
+        ranked = code_index.search_files if files else code_index.search
+        hits = ranked(query, k=k, alpha=alpha, filters=filters)
     if as_json:
         typer.echo(json.dumps([h.model_dump(mode="json") for h in hits], indent=2))
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -88,6 +89,13 @@ def test_grep_bad_regex_is_a_one_line_error(repo: Path, state_dir: Path) -> None
     result = run_cli(["grep", "--regex", "(unclosed"], state_dir, repo)
     assert result.returncode == 2
     assert "bad regular expression" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_search_files_lists_each_file_once(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["search", "divide parse", "--files", "--json"], state_dir, repo)
+    assert result.returncode == 0, result.stderr
+    paths = [hit["path"] for hit in json.loads(result.stdout)]
+    assert sorted(paths) == ["pkg/calc.py", "pkg/util.py"]
 
 
 def test_search_and_grep_import_neither_prefect_nor_pydantic_settings(repo: Path, state_dir: Path) -> None:
