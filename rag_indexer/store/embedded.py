@@ -29,7 +29,15 @@ from mendflow.errors import CodeIndexError
 from rag_indexer.grep import GrepQuery, NameList
 from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
 from rag_indexer.store import grams
-from rag_indexer.store.base import IndexStore, camel_words, dedupe_hits, fuse, names_field, query_terms
+from rag_indexer.store.base import (
+    CAMEL_CASE_LANGUAGES,
+    IndexStore,
+    camel_words,
+    dedupe_hits,
+    fuse,
+    names_field,
+    query_terms,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -117,7 +125,8 @@ def _fts_row(
     rowid: int, symbol: str, signature: str, docstring: str, text: str, kind: str, language: str
 ) -> tuple[int, str, str, str]:
     """A chunk's FTS values. Writes and deletes must compute the same ones (the FTS table is contentless)."""
-    body = f"{text}\n{camel_words(text)}"  # CamelCase words searchable: 'form data' finds isFormData
+    # CamelCase words searchable: 'form data' finds isFormData (axios MRR +0.04, hono +0.02).
+    body = f"{text}\n{camel_words(text)}" if language in CAMEL_CASE_LANGUAGES else text
     return rowid, names_field(symbol, signature, docstring), body, _facets(kind, language)
 
 

@@ -88,13 +88,13 @@ def test_an_index_of_schema_3_is_migrated_on_open(tmp_path: Path, sample_repo: P
         assert index.store._query("SELECT count(*) FROM grams") == [(4,)]  # type: ignore[attr-defined]
 
 
-CAMEL_FILES = {"net/read.py": "def read(data):\n    return parseHeaderBlock(data)\n"}
+CAMEL_FILES = {"net/read.js": "function read(data) {\n  return parseHeaderBlock(data);\n}\n"}
 
 
 def test_the_words_of_a_camel_case_identifier_find_its_chunk(tmp_path: Path, make_repo: Any) -> None:
     with open_index(config=IndexerConfig(index_dir=tmp_path / "index")) as index:
         index.index(make_repo(dict(CAMEL_FILES), name="camel"))
-        assert {h.path for h in index.search("header block", k=5)} == {"net/read.py"}
+        assert {h.path for h in index.search("header block", k=5)} == {"net/read.js"}
 
 
 def test_an_index_of_schema_4_gains_camel_case_words_on_open(tmp_path: Path, make_repo: Any) -> None:
@@ -113,7 +113,7 @@ def test_an_index_of_schema_4_gains_camel_case_words_on_open(tmp_path: Path, mak
     store.close()
 
     with open_index(config=IndexerConfig(index_dir=index_dir)) as index:
-        assert {h.path for h in index.search("header block", k=5)} == {"net/read.py"}
+        assert {h.path for h in index.search("header block", k=5)} == {"net/read.js"}
 
 
 def test_an_index_from_a_newer_mendflow_is_refused_with_a_hint(tmp_path: Path, sample_repo: Path) -> None:
