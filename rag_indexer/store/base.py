@@ -88,13 +88,13 @@ def _camel_pieces(word: str) -> str:
 
 
 def camel_words(text: str) -> str:
-    """The words of the CamelCase identifiers in ``text``, once each, so a query for 'form data' meets isFormData.
+    """The words of the CamelCase identifiers in ``text``, so a query for 'form data' meets isFormData.
 
-    Once each (in order of first use, so a delete re-creates the same tokens): a name used ten times in a
-    chunk already counts ten times in the body.
+    Every use counts (axios: once per chunk lost 0.011 MRR and 0.012 R@10); the order is the text's, so a
+    delete re-creates the same tokens.
     """
     mixed = (w for w in _ALNUM_WORD.findall(text) if not (w.islower() or w.isupper() or w[1:].islower()))
-    return " ".join(_camel_pieces(w) for w in dict.fromkeys(mixed))
+    return " ".join(_camel_pieces(w) for w in mixed)
 
 
 def query_terms(text: str, limit: int = 32) -> list[str]:
