@@ -91,6 +91,13 @@ def test_grep_like_exact_reports_lines_with_their_enclosing_symbol(indexed: Code
     assert hits[0].text.strip() == 'raise ZeroDivisionError("b is zero")'
 
 
+def test_grep_like_ignore_case_finds_the_line_in_any_case(indexed: CodeIndex) -> None:
+    hits = [h for h in indexed.grep_like("RAISE zerodivisionerror", ignore_case=True) if h.kind == "line"]
+    assert [(h.path, h.start_line, h.text.strip()) for h in hits] == [
+        ("calc/core.py", 10, 'raise ZeroDivisionError("b is zero")')
+    ]
+
+
 def test_grep_like_regex_matches_symbol_names_and_text(indexed: CodeIndex) -> None:
     hits = indexed.grep_like(r"render\w+", regex=True)
     assert ("renderTitle", "function") in {(h.symbol, h.kind) for h in hits}
