@@ -57,11 +57,15 @@ def _matches(term: str, word: str) -> bool:
 
 def path_scores(terms: Sequence[str], paths: Iterable[str]) -> dict[str, float]:
     """Per path, the summed IDF (among ``paths``) of the query terms its words match; paths with none left out."""
-    words = {p: path_words(p) for p in paths}
-    n = len(words)
+    paths_of: dict[str, set[str]] = defaultdict(set)  # word -> paths: far fewer words than (path, word) pairs
+    n = 0
+    for path in paths:
+        n += 1
+        for word in path_words(path):
+            paths_of[word].add(path)
     out: dict[str, float] = defaultdict(float)
     for term in terms:
-        matched = [p for p, ws in words.items() if any(_matches(term, w) for w in ws)]
+        matched = set().union(*(ps for word, ps in paths_of.items() if _matches(term, word)))
         if matched:
             idf = math.log(1 + n / len(matched))
             for p in matched:
