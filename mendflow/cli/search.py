@@ -90,6 +90,9 @@ def grep(
     """Print every matching line of an indexed repository as path:line:text, as `rg -n` does; exit 1 if none."""
     if not pattern:
         raise InputError("the pattern is empty", hint="give a string (or with --regex a regular expression)")
+    from rag_indexer.grep import compile_query
+
+    compile_query(pattern, regex, ignore_case)  # a bad regex is named before any index is opened
     with _open() as code_index:
         scope = _grep_scope(code_index, repo, ref)
         found = _write_lines(code_index.grep_lines(pattern, regex, ignore_case, {**scope, "path": path}))

@@ -18,7 +18,7 @@ import pytest
 from mendflow.cli import _COMMAND_MODULES
 
 ROOT = Path(__file__).resolve().parents[3]  # a git work tree with a HEAD: "." for build, run and index
-COMMANDS = [*_COMMAND_MODULES, "search"]
+COMMANDS = sorted({*_COMMAND_MODULES, "grep"})  # cli/search.py holds search and grep
 
 
 def mendflow(*args: str, cwd: Path = ROOT, state: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -76,6 +76,7 @@ MISSING = [
     (["heal", "--commit"], "--commit"),
     (["index", "--ref"], "--ref"),
     (["search"], "query"),
+    (["grep"], "pattern"),
     (["webhook", "--port"], "--port"),
     (["plan"], "--report"),
     (["plan", "--report"], "--report"),
@@ -111,6 +112,9 @@ MALFORMED = [
     (["search", "x", "--k", "many"], "--k"),
     (["search", "x", "--k", "0"], "k must be at least 1"),
     (["search", "x", "--alpha", "2"], "alpha"),
+    (["grep", ""], "the pattern is empty"),
+    (["grep", "(x", "--regex"], "bad regular expression"),
+    (["grep", "x", "--repo", "nobody/nothing"], "no indexed repository"),
     (["webhook", "--port", "x"], "--port"),
     (["plan", "--report", "/no/such/report.json"], "/no/such/report.json"),
     (["plan", "--report", "{files}/not.json"], "not JSON"),
@@ -144,6 +148,7 @@ SETTINGS = [
     (["run", "."], "MENDFLOW_MERGE_MODE", "sometimes"),
     (["index", "."], "MENDFLOW_INDEX__BACKEND", "paper"),
     (["search", "x"], "MENDFLOW_INDEX__BACKEND", "paper"),
+    (["grep", "x"], "MENDFLOW_INDEX__BACKEND", "paper"),
     (["webhook"], "MENDFLOW_WEBHOOK_PORT", "abc"),
     (["webhook"], "MENDFLOW_WEBHOOK_GITHUB_SECRET", ""),  # no secret at all: nothing could be verified
     (["plan", "--report", "r.json"], "MENDFLOW_MIN_LINE_COV", "most"),
