@@ -27,13 +27,14 @@ _COMMAND_MODULES = ("build", "run", "heal", "index", "search", "webhook", "plan"
 _MODULE_OF = {"grep": "search"}
 
 
-def _register_commands(argv: list[str]) -> None:
-    """Import the one module the command needs, or all of them (help, a typo: click lists every command).
+def _register_commands(argv: list[str] | None = None) -> None:
+    """Import the one module the command in ``argv`` needs, or all of them (no argv, help, a typo: click lists
+    every command).
 
     `mendflow search` and `grep` must answer in a fraction of a second: the flow commands' modules import
     Prefect's dependencies, snapshotting and the store, which cost more than the whole query.
     """
-    name = argv[1] if len(argv) > 1 else ""
+    name = argv[1] if argv and len(argv) > 1 else ""
     module = _MODULE_OF.get(name, name)
     if module in _COMMAND_MODULES:
         importlib.import_module(f"mendflow.cli.{module}")
