@@ -6,6 +6,7 @@ Only what a query needs is imported: no Prefect, no flow machinery, and rich onl
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -80,7 +81,7 @@ def _print_table(hits: list[Hit]) -> None:
 def grep(
     pattern: Annotated[str, typer.Argument(help="A literal string (a regular expression with --regex).")],
     ignore_case: Annotated[bool, typer.Option("-i", "--ignore-case", help="Match regardless of case.")] = False,
-    regex: Annotated[bool, typer.Option("--regex", "-e", help="PATTERN is a Python regular expression.")] = False,
+    regex: Annotated[bool, typer.Option("--regex", help="PATTERN is a Python regular expression.")] = False,
     repo: Annotated[
         str | None, typer.Option(help="The repository, by identity (owner/name) or path. Default: the current one.")
     ] = None,
@@ -128,5 +129,6 @@ def _write_lines(lines: Iterable[tuple[str, int, str]]) -> int:
         sys.stdout.write("".join(out))
         sys.stdout.flush()
     except BrokenPipeError:  # `mendflow grep ... | head`: the reader has what it wanted
-        sys.stderr.close()
+        # Python's own recipe: point stdout at /dev/null so the flush at exit raises nothing either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return count
