@@ -20,7 +20,7 @@ from rag_indexer.grep import compile_query
 from rag_indexer.models import Filters, Hit, IndexReport, RefState, Snippet
 from rag_indexer.ranking import rank_files
 from rag_indexer.store import make_store
-from rag_indexer.store.base import IndexStore, query_terms
+from rag_indexer.store.base import IndexStore
 
 if TYPE_CHECKING:
     from mendflow.settings import Settings
@@ -158,13 +158,14 @@ class CodeIndex:
     ) -> list[Hit]:
         """The files a query is about, best first: each file's best chunk, scored for the whole file.
 
-        Chunk hits are aggregated per file, the query's words in the file's path add to it, test files rank
-        below sources unless the query asks for tests (``rag_indexer/ranking.py``).
+        Chunk hits are aggregated per file; defining a name the query spells as code and the query's words in
+        the file's path add to it; test files rank below sources unless the query asks for tests
+        (``rag_indexer/ranking.py``).
         """
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}", hint="ask for k >= 1 results")
         hits = self.search(query, k=FILE_POOL, alpha=alpha, filters=filters)
-        return rank_files(hits, query_terms(query), k)
+        return rank_files(hits, query, k)
 
     def definitions_of(self, name: str, filters: Filters | dict[str, Any] | None = None) -> list[Hit]:
         """Symbols named exactly ``name`` (short name like 'divide' or qualified like 'Calc.divide')."""

@@ -37,17 +37,27 @@ def test_path_words_split_folders_snake_and_camel_case() -> None:
 
 def test_a_file_with_a_second_matching_chunk_ranks_above_one_with_a_single_chunk() -> None:
     hits = [hit("a.py", 10.0), hit("b.py", 10.0, "g"), hit("b.py", 6.0, "h")]
-    assert [h.path for h in ranking.rank_files(hits, ["x"], 2)] == ["b.py", "a.py"]
+    assert [h.path for h in ranking.rank_files(hits, "x", 2)] == ["b.py", "a.py"]
 
 
 def test_one_file_is_returned_once_with_its_best_chunk_and_the_file_score() -> None:
-    ranked = ranking.rank_files([hit("a.py", 4.0, "weak"), hit("a.py", 8.0, "strong")], ["x"], 5)
+    ranked = ranking.rank_files([hit("a.py", 4.0, "weak"), hit("a.py", 8.0, "strong")], "x", 5)
     assert [(h.path, h.symbol, h.score) for h in ranked] == [("a.py", "weak", 8.0 + 4.0 * ranking.DECAY)]
 
 
 def test_a_query_word_in_the_path_lifts_the_file() -> None:
     hits = [hit("core/misc.go", 10.0), hit("zsh_completions.go", 9.5)]
-    assert [h.path for h in ranking.rank_files(hits, ["completion"], 2)] == ["zsh_completions.go", "core/misc.go"]
+    assert [h.path for h in ranking.rank_files(hits, "fix completion", 2)] == ["zsh_completions.go", "core/misc.go"]
+
+
+def test_a_file_defining_a_name_the_query_spells_as_code_ranks_first() -> None:
+    hits = [hit("pkg/models.py", 10.0, "Request.prepare"), hit("pkg/utils.py", 9.0, "super_len")]
+    ranked = ranking.rank_files(hits, "Make super_len count bytes", 2)
+    assert [h.path for h in ranked] == ["pkg/utils.py", "pkg/models.py"]
+
+
+def test_code_names_are_snake_or_camel_case_words() -> None:
+    assert ranking.code_names("Fix TensAdd and super_len, not Tensor or HTTP or add") == {"tensadd", "super_len"}
 
 
 def test_short_words_match_path_words_only_exactly() -> None:
@@ -56,5 +66,5 @@ def test_short_words_match_path_words_only_exactly() -> None:
 
 def test_test_files_rank_below_sources_unless_the_query_asks_for_tests() -> None:
     hits = [hit("tests/test_parse.py", 10.0), hit("pkg/parse.py", 8.0)]
-    assert [h.path for h in ranking.rank_files(hits, ["parse"], 2)] == ["pkg/parse.py", "tests/test_parse.py"]
-    assert [h.path for h in ranking.rank_files(hits, ["parse", "tests"], 2)] == ["tests/test_parse.py", "pkg/parse.py"]
+    assert [h.path for h in ranking.rank_files(hits, "parse", 2)] == ["pkg/parse.py", "tests/test_parse.py"]
+    assert [h.path for h in ranking.rank_files(hits, "parse tests", 2)] == ["tests/test_parse.py", "pkg/parse.py"]
