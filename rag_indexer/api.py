@@ -247,8 +247,9 @@ class CodeIndex:
     ) -> Iterator[tuple[str, int, str]]:
         """Every matching line of the files in scope as (path, line number, line), like ``rg -n``.
 
-        Unlike grep_like there is no limit and no symbol hits: a shell user pipes the lines on. Files come in
-        path order; trigram signatures and ``instr`` skip the files that cannot match before Python sees them.
+        Unlike grep_like there is no limit and no symbol hits: a shell user pipes the lines on. Lines come in
+        order within a file; files in the store's order (path order on the embedded store, like ``rg --sort
+        path``). Trigram signatures and ``instr`` skip the files that cannot match before Python sees them.
         """
         query = compile_query(pattern, regex, ignore_case)
         folded = _folded_literal(pattern, regex, ignore_case)
