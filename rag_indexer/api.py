@@ -6,22 +6,27 @@ Nothing outside rag_indexer imports a store: the backend is chosen here from ``S
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from mendflow.errors import CodeIndexError, InputError, MendflowError
-from mendflow.settings import Settings, get_settings
 from rag_indexer.config import IndexerConfig
 from rag_indexer.embeddings import EmbeddingService, make_embeddings
 from rag_indexer.grep import compile_query
-from rag_indexer.indexer import Indexer
 from rag_indexer.models import Filters, Hit, IndexReport, RefState, Snippet
-from rag_indexer.reader import open_repo, repo_key, resolve_commit
+from rag_indexer.ranking import rank_files
 from rag_indexer.store import make_store
 from rag_indexer.store.base import IndexStore
+
+if TYPE_CHECKING:
+    from mendflow.settings import Settings
+
+# Chunk hits a file ranking starts from: 400 keeps R@10 on the sets in bench/README.md; 100 cost 0.01-0.03.
+FILE_POOL = 400
 
 _LOCATION = re.compile(r"^(?P<path>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -51,7 +56,10 @@ def open_index(
 
     ``repo``/``ref`` set default query filters (a repo may be given as a path inside its work tree).
     """
-    config = config or IndexerConfig.from_settings(settings or get_settings())
+    if config is None:
+        from mendflow.settings import get_settings  # late: a query given its config skips pydantic-settings
+
+        config = IndexerConfig.from_settings(settings or get_settings())
     embeddings = make_embeddings(config)
     try:
         store = make_store(config)
@@ -66,6 +74,8 @@ def _repo_name(repo: str | None) -> str | None:
     if repo is None:
         return None
     if Path(repo).exists():
+        from rag_indexer.reader import open_repo, repo_key  # late: pygit2 (~30 ms) only for a path
+
         try:
             return repo_key(open_repo(repo))
         except InputError:
@@ -103,9 +113,13 @@ class CodeIndex:
 
         The repository is indexed under ``repo_id`` when given (the run's identity), else its own identity.
         """
+        from rag_indexer.indexer import Indexer  # late: tree-sitter and the helper pool, which queries never need
+
         return Indexer(self.store, self.embeddings, self.config).index(repo_path, ref, repo_id)
 
     def status(self, repo_path: str | Path = ".", ref: str = "HEAD") -> IndexStatus:
+        from rag_indexer.reader import open_repo, repo_key, resolve_commit
+
         repo = open_repo(repo_path)
         key = repo_key(repo)
         current = str(resolve_commit(repo, ref).id)
@@ -138,6 +152,20 @@ class CodeIndex:
         if alpha > 0 and self.embeddings.enabled and not self.store.server_vectorizes:
             vector = self.embeddings.embed_query(query)
         return self.store.search(query, vector, k, alpha, self._filters(filters))
+
+    def search_files(
+        self, query: str, k: int = 10, alpha: float | None = None, filters: Filters | dict[str, Any] | None = None
+    ) -> list[Hit]:
+        """The files a query is about, best first: each file's best chunk, scored for the whole file.
+
+        Chunk hits are aggregated per file; defining a name the query spells as code and the query's words in
+        the file's path add to it; test files rank below sources unless the query asks for tests
+        (``rag_indexer/ranking.py``).
+        """
+        if k < 1:
+            raise InputError(f"k must be at least 1, got {k}", hint="ask for k >= 1 results")
+        hits = self.search(query, k=FILE_POOL, alpha=alpha, filters=filters)
+        return rank_files(hits, query, k)
 
     def definitions_of(self, name: str, filters: Filters | dict[str, Any] | None = None) -> list[Hit]:
         """Symbols named exactly ``name`` (short name like 'divide' or qualified like 'Calc.divide')."""
@@ -194,10 +222,14 @@ class CodeIndex:
         hits = list(self.store.symbols(scope, query))[:limit]
         files: list[tuple[Hit, list[tuple[int, int, int]]]] = []
         found = len(hits)
+        folded = _folded_literal(pattern, regex, ignore_case)
         for file in self.store.file_texts(scope, query):
             if found >= limit:
                 break
-            lines = _matching_lines(file.text, query.regex, limit - found)
+            if folded is not None and file.text.isascii():  # same offsets: lower() keeps ASCII lengths
+                lines = _matching_lines(file.text.lower(), folded, limit - found)
+            else:
+                lines = _matching_lines(file.text, query.regex, limit - found)
             if lines:
                 files.append((file, lines))
                 found += len(lines)
@@ -205,6 +237,57 @@ class CodeIndex:
         for file, lines in files:
             hits.extend(_line_hit(file, line, start, stop, spans.get(file.blob_sha, [])) for line, start, stop in lines)
         return hits[:limit]
+
+    def grep_lines(
+        self,
+        pattern: str,
+        regex: bool = False,
+        ignore_case: bool = False,
+        filters: Filters | dict[str, Any] | None = None,
+    ) -> Iterator[tuple[str, int, str]]:
+        """Every matching line of the files in scope as (path, line number, line), like ``rg -n``.
+
+        Unlike grep_like there is no limit and no symbol hits: a shell user pipes the lines on. Lines come in
+        order within a file; files in the store's order (path order on the embedded store, like ``rg --sort
+        path``). Trigram signatures and ``instr`` skip the files that cannot match before Python sees them.
+        """
+        query = compile_query(pattern, regex, ignore_case)
+        folded = _folded_literal(pattern, regex, ignore_case)
+        for file in self.store.file_texts(self._filters(filters), query):
+            text = file.text
+            if folded is not None and text.isascii():
+                found = _all_matching_lines(text.lower(), folded, shown=text)
+            else:
+                found = _all_matching_lines(text, query.regex)
+            for line, content in found:
+                yield file.path, line, content
+
+
+def _folded_literal(pattern: str, regex: bool, ignore_case: bool) -> re.Pattern[str] | None:
+    """For an ignore-case ASCII literal: the pattern to run over an ASCII file's lower-cased text.
+
+    re's IGNORECASE runs ~7x slower than a plain search, and in ASCII text lower() keeps every offset, so
+    the lower-cased text gives the same matches at the same places.
+    """
+    return re.compile(re.escape(pattern.lower())) if ignore_case and not regex and pattern.isascii() else None
+
+
+def _all_matching_lines(text: str, compiled: re.Pattern[str], shown: str | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every line holding a match, in order: what ``rg -n`` prints for a file.
+
+    ``shown`` is the text the lines are cut from when ``text`` is a same-length stand-in (lower-cased).
+    """
+    shown = text if shown is None else shown
+    line, pos, stop = 1, 0, -1
+    for m in compiled.finditer(text):
+        if m.start() <= stop:
+            continue  # another match on a line already reported
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        start = text.rfind("\n", 0, pos) + 1
+        stop = text.find("\n", pos)
+        stop = len(text) if stop == -1 else stop
+        yield line, shown[start:stop].removesuffix("\r")
 
 
 def _matching_lines(text: str, compiled: re.Pattern[str], limit: int) -> list[tuple[int, int, int]]:

@@ -7,11 +7,12 @@ can promote them into ``mendflow/settings.py`` (only that module reads the envir
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from mendflow.settings import Settings
+if TYPE_CHECKING:  # only read here; importing it costs a query ~0.1 s (see mendflow/quick_settings.py)
+    from mendflow.settings import Settings
 
 # Paths linguist (GitHub) treats as vendored or generated, the common subset. A .gitattributes entry
 # ``linguist-vendored=false`` / ``linguist-generated=false`` brings a path back.

@@ -7,13 +7,15 @@ typer app raises; the bundled ones are imported here, the one place that knows a
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
-from pydantic_settings import BaseSettings
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from mendflow.errors import MendflowError
+
+if TYPE_CHECKING:  # pydantic_settings costs ~70 ms to import; only a settings error needs it (then it is loaded)
+    from pydantic_settings import BaseSettings
 
 USAGE_EXIT = 2
 
@@ -46,6 +48,8 @@ def settings_class(exc: ValidationError) -> type[BaseSettings] | None:
 
 
 def _all_settings() -> list[type[BaseSettings]]:
+    from pydantic_settings import BaseSettings
+
     found: list[type[BaseSettings]] = []
     pending = list(BaseSettings.__subclasses__())
     while pending:

@@ -1,8 +1,7 @@
-"""``mendflow index`` and ``mendflow search``: keep the code index fresh and query it from a shell."""
+"""``mendflow index``: keep the code index fresh (``cli/search.py`` queries it)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -50,37 +49,3 @@ def index(
     state = "no change" if report.noop else f"parsed {report.blobs_parsed} blobs, reused {report.blobs_reused}"
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items()))
     console.print(f"{state}; {report.seconds:.2f} s" + (f"; skipped: {skipped}" if skipped else ""))
-
-
-@app.command("search")
-def search(
-    query: Annotated[str, typer.Argument(help="Free text, identifiers welcome.")],
-    k: Annotated[int, typer.Option("-k", "--k", help="Number of results.")] = 10,
-    alpha: Annotated[float | None, typer.Option(help="0 = BM25 only, 1 = vectors only.")] = None,
-    repo: Annotated[str | None, typer.Option(help="Limit to this repository (path or indexed name).")] = None,
-    ref: Annotated[str | None, typer.Option(help="Limit to this indexed ref.")] = None,
-    path: Annotated[str | None, typer.Option(help="Path prefix or glob.")] = None,
-    language: Annotated[str | None, typer.Option(help="e.g. python, go, typescript.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print hits as JSON.")] = False,
-) -> None:
-    """Search the code index (hybrid when embeddings are configured, else BM25 + symbol names)."""
-    from rag_indexer.api import open_index
-
-    if not query.strip():
-        raise InputError("the query is empty", hint="give words or identifiers to search for")
-    filters = {"repo": repo, "ref": ref, "path": path, "language": language}
-    with open_index(get_settings()) as code_index:
-        hits = code_index.search(query, k=k, alpha=alpha, filters=filters)
-    if as_json:
-        typer.echo(json.dumps([h.model_dump() for h in hits], indent=2))
-        return
-    console = Console()
-    if not hits:
-        console.print("no results (is the repository indexed? run `mendflow index PATH`)")
-        return
-    table = Table()
-    for column in ("score", "location", "symbol", "kind", "ref"):
-        table.add_column(column, justify="right" if column == "score" else "left")
-    for h in hits:
-        table.add_row(f"{h.score:.3f}", h.location, h.symbol or "—", h.kind, h.ref)
-    console.print(table)

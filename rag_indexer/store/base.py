@@ -8,6 +8,7 @@ from that ref's results at once.
 
 from __future__ import annotations
 
+import functools
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -73,6 +74,27 @@ def identifier_parts(name: str) -> list[str]:
         if len(pieces) > 1:
             out.extend(pieces)
     return out
+
+
+_ALNUM_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
+# Languages whose identifiers are camelCase by convention; Python's and Rust's are snake_case, which FTS5's
+# unicode61 splits at the underscores already (SymPy: no gain, +1 s of a 3 s parse in CPU).
+CAMEL_CASE_LANGUAGES = frozenset({"javascript", "typescript", "tsx", "go", "java"})
+
+
+@functools.lru_cache(maxsize=65536)  # identifiers repeat across chunks and files
+def _camel_pieces(word: str) -> str:
+    return " ".join(_CAMEL.findall(word))
+
+
+def camel_words(text: str) -> str:
+    """The words of the CamelCase identifiers in ``text``, so a query for 'form data' meets isFormData.
+
+    Every use counts (axios: once per chunk lost 0.011 MRR and 0.012 R@10); the order is the text's, so a
+    delete re-creates the same tokens.
+    """
+    mixed = (w for w in _ALNUM_WORD.findall(text) if not (w.islower() or w.isupper() or w[1:].islower()))
+    return " ".join(_camel_pieces(w) for w in mixed)
 
 
 def query_terms(text: str, limit: int = 32) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,12 @@ def test_search_hit_carries_location_kind_blob_and_text(indexed: CodeIndex, samp
     assert hit.docstring == "ServeInvoice writes one invoice."
     assert len(hit.blob_sha) == 40 and hit.score > 0
     assert hit.repo == f"local/{sample_repo.name}" and hit.ref == "HEAD"  # the identity, not the path
+
+
+def test_search_files_returns_each_file_once_best_first(indexed: CodeIndex) -> None:
+    hits = indexed.search_files("divide zero calculator", k=3)
+    assert hits[0].path == "calc/core.py"
+    assert len({h.path for h in hits}) == len(hits)
 
 
 def test_search_filters_by_language(indexed: CodeIndex) -> None:
@@ -84,6 +91,13 @@ def test_grep_like_exact_reports_lines_with_their_enclosing_symbol(indexed: Code
     assert hits[0].text.strip() == 'raise ZeroDivisionError("b is zero")'
 
 
+def test_grep_like_ignore_case_finds_the_line_in_any_case(indexed: CodeIndex) -> None:
+    hits = [h for h in indexed.grep_like("RAISE zerodivisionerror", ignore_case=True) if h.kind == "line"]
+    assert [(h.path, h.start_line, h.text.strip()) for h in hits] == [
+        ("calc/core.py", 10, 'raise ZeroDivisionError("b is zero")')
+    ]
+
+
 def test_grep_like_regex_matches_symbol_names_and_text(indexed: CodeIndex) -> None:
     hits = indexed.grep_like(r"render\w+", regex=True)
     assert ("renderTitle", "function") in {(h.symbol, h.kind) for h in hits}
@@ -93,6 +107,25 @@ def test_grep_like_regex_matches_symbol_names_and_text(indexed: CodeIndex) -> No
 def test_grep_like_rejects_a_bad_regex(indexed: CodeIndex) -> None:
     with pytest.raises(InputError, match="regular expression"):
         indexed.grep_like("(unclosed", regex=True)
+
+
+def test_grep_lines_yields_every_matching_line_with_its_number(indexed: CodeIndex) -> None:
+    lines = list(indexed.grep_lines("float", filters={"path": "calc/"}))
+    assert [(path, line) for path, line, _ in lines] == [
+        ("calc/core.py", 7),
+        ("calc/core.py", 14),
+        ("calc/core.py", 16),
+    ]
+    assert lines[2][2] == "    return float(text.strip())"
+
+
+def test_grep_lines_ignore_case_matches_in_ascii_and_non_ascii_files(
+    code_index: CodeIndex, make_repo: Callable[..., Path]
+) -> None:
+    repo = make_repo({"a.py": "X = 'ZeroDivisionError'\n", "b.py": "# naïve\nraise zerodivisionerror\n"}, name="fold")
+    code_index.index(repo, "HEAD")
+    lines = sorted(code_index.grep_lines("ZERODivisionError", ignore_case=True))  # Weaviate: any file order
+    assert lines == [("a.py", 1, "X = 'ZeroDivisionError'"), ("b.py", 2, "raise zerodivisionerror")]
 
 
 def test_snippet_by_location_with_radius(indexed: CodeIndex) -> None:

@@ -17,6 +17,7 @@ from mendflow.errors import CodeIndexError
 from rag_indexer.api import open_index
 from rag_indexer.config import IndexerConfig
 from rag_indexer.models import Filters
+from rag_indexer.store import embedded
 from rag_indexer.store.base import query_terms
 from rag_indexer.store.embedded import EmbeddedStore
 from tests.fixtures.repos import commit_files
@@ -83,8 +84,36 @@ def test_an_index_of_schema_3_is_migrated_on_open(tmp_path: Path, sample_repo: P
     with open_index(config=IndexerConfig(index_dir=index_dir)) as index:
         hits = index.grep_like("raise ZeroDivisionError")
         assert [(h.path, h.start_line) for h in hits] == [("calc/core.py", 10)]
-        assert index.store._query("SELECT value FROM meta WHERE key = 'schema'") == [("4",)]  # type: ignore[attr-defined]
+        assert index.store._query("SELECT value FROM meta WHERE key = 'schema'") == [("5",)]  # type: ignore[attr-defined]
         assert index.store._query("SELECT count(*) FROM grams") == [(4,)]  # type: ignore[attr-defined]
+
+
+CAMEL_FILES = {"net/read.js": "function read(data) {\n  return parseHeaderBlock(data);\n}\n"}
+
+
+def test_the_words_of_a_camel_case_identifier_find_its_chunk(tmp_path: Path, make_repo: Any) -> None:
+    with open_index(config=IndexerConfig(index_dir=tmp_path / "index")) as index:
+        index.index(make_repo(dict(CAMEL_FILES), name="camel"))
+        assert {h.path for h in index.search("header block", k=5)} == {"net/read.js"}
+
+
+def test_an_index_of_schema_4_gains_camel_case_words_on_open(tmp_path: Path, make_repo: Any) -> None:
+    index_dir = tmp_path / "index"
+    with open_index(config=IndexerConfig(index_dir=index_dir)) as index:
+        index.index(make_repo(dict(CAMEL_FILES), name="camel"))
+    store = EmbeddedStore(index_dir)  # as schema 4 left it: FTS bodies hold the text alone
+    rows = store._query("SELECT rowid, text, kind, language FROM chunks")
+    store.db.executescript(
+        f"DROP TABLE chunks_fts; {embedded.FTS_TABLE}; UPDATE meta SET value = '4' WHERE key = 'schema';"
+    )
+    store.db.executemany(
+        "INSERT INTO chunks_fts (rowid, names, body, facets) VALUES (?, '', ?, ?)",
+        [(rowid, text, embedded._facets(kind, language)) for rowid, text, kind, language in rows],
+    )
+    store.close()
+
+    with open_index(config=IndexerConfig(index_dir=index_dir)) as index:
+        assert {h.path for h in index.search("header block", k=5)} == {"net/read.js"}
 
 
 def test_an_index_from_a_newer_mendflow_is_refused_with_a_hint(tmp_path: Path, sample_repo: Path) -> None:

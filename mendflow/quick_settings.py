@@ -1,0 +1,31 @@
+"""The few settings a code-index query reads, taken from the environment without building ``Settings``.
+
+``mendflow search`` and ``mendflow grep`` must answer in a fraction of a second, and importing
+pydantic-settings with the whole ``Settings`` tree costs ~0.1 s of that. A query on the embedded store
+without embeddings needs only the state directory; any other shape of the index settings (Weaviate,
+embeddings, a JSON ``MENDFLOW_INDEX``) returns None so the caller reads the full ``get_settings()``, which
+stays the one authority: the names and defaults here mirror ``mendflow/settings.py``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PREFIX = "MENDFLOW_"
+# The index settings a query on the default backend may leave at these values (case-insensitive, like Settings).
+DEFAULTS = {"MENDFLOW_INDEX__BACKEND": "embedded", "MENDFLOW_INDEX__EMBEDDINGS": "none"}
+
+
+def query_state_dir(environ: dict[str, str] | None = None) -> Path | None:
+    """The state directory when a query needs nothing else from the settings, else None."""
+    source = os.environ if environ is None else environ
+    env = {k.upper(): v for k, v in source.items() if k.upper().startswith(PREFIX)}
+    if "MENDFLOW_INDEX" in env:
+        return None  # nested settings given as one JSON value: let pydantic-settings parse them
+    for name, default in DEFAULTS.items():
+        if env.get(name, default).strip().lower() != default:
+            return None
+    given = env.get("MENDFLOW_STATE_DIR")
+    # Settings' default_factory: ~/.local/state/mendflow (an empty value would fail Settings' validation too).
+    return Path(given) if given else Path.home() / ".local" / "state" / "mendflow"

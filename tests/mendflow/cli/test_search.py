@@ -1,0 +1,106 @@
+"""``mendflow grep`` and ``mendflow search`` as real subprocesses on a real repository and embedded index."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from tests.fixtures.repos import RepoFactory
+
+FILES = {
+    "pkg/calc.py": (
+        "class Calculator:\n"
+        "    def divide(self, a, b):\n"
+        "        if b == 0:\n"
+        '            raise ZeroDivisionError("b is zero")\n'
+        "        return a / b\n"
+    ),
+    "pkg/util.py": "def parse(text):\n    # zerodivisionerror is not raised here\n    return float(text)\n",
+    "README.md": "# calc\n",
+}
+
+
+def run_cli(args: list[str], state_dir: Path, cwd: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MENDFLOW_STATE_DIR": str(state_dir)}
+    code = "import sys; sys.argv[0] = 'mendflow'; from mendflow.cli import main; main()"
+    return subprocess.run(
+        [sys.executable, *flags, "-c", code, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def repo(make_repo: RepoFactory) -> Path:
+    path = make_repo(dict(FILES), name="calc")
+    pygit2.Repository(str(path)).config["mendflow.repoid"] = "acme/calc"
+    return path
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, repo: Path) -> Path:
+    state = tmp_path / "state"
+    indexed = run_cli(["index", str(repo)], state, repo)
+    assert indexed.returncode == 0, indexed.stderr
+    return state
+
+
+def test_grep_prints_path_line_and_text_of_each_match(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["grep", "ZeroDivisionError"], state_dir, repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == 'pkg/calc.py:4:            raise ZeroDivisionError("b is zero")\n'
+
+
+def test_grep_ignore_case_matches_any_case(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["grep", "-i", "ZERODIVISIONERROR"], state_dir, repo)
+    assert [line.split(":")[:2] for line in result.stdout.splitlines()] == [["pkg/calc.py", "4"], ["pkg/util.py", "2"]]
+
+
+def test_grep_regex_matches_a_pattern(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["grep", "--regex", r"def \w+\(self"], state_dir, repo)
+    assert result.stdout == "pkg/calc.py:2:    def divide(self, a, b):\n"
+
+
+def test_grep_selects_the_repository_by_its_identity(repo: Path, state_dir: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = run_cli(["grep", "float", "--repo", "acme/calc"], state_dir, elsewhere)
+    assert result.stdout == "pkg/util.py:3:    return float(text)\n"
+
+
+def test_grep_without_a_match_exits_1_silently(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["grep", "no such text"], state_dir, repo)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "")
+
+
+def test_grep_outside_an_indexed_repository_is_a_one_line_error(state_dir: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = run_cli(["grep", "float"], state_dir, elsewhere)
+    assert result.returncode == 2
+    assert "no indexed repository" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_grep_bad_regex_is_a_one_line_error(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["grep", "--regex", "(unclosed"], state_dir, repo)
+    assert result.returncode == 2
+    assert "bad regular expression" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_search_files_lists_each_file_once(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["search", "divide parse", "--files", "--json"], state_dir, repo)
+    assert result.returncode == 0, result.stderr
+    paths = [hit["path"] for hit in json.loads(result.stdout)]
+    assert sorted(paths) == ["pkg/calc.py", "pkg/util.py"]
+
+
+def test_search_and_grep_import_neither_prefect_nor_pydantic_settings(repo: Path, state_dir: Path) -> None:
+    for args in (["grep", "float"], ["search", "divide"]):
+        result = run_cli(args, state_dir, repo, "-X", "importtime")
+        assert result.returncode == 0, result.stderr
+        imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+        assert not {m for m in imported if m.split(".")[0] in ("prefect", "pydantic_settings")}, args

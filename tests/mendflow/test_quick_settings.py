@@ -1,0 +1,33 @@
+"""The query path's settings shortcut: the state directory when the defaults hold, None otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mendflow import quick_settings
+
+
+def test_state_dir_comes_from_the_environment() -> None:
+    assert quick_settings.query_state_dir({"MENDFLOW_STATE_DIR": "/srv/state"}) == Path("/srv/state")
+
+
+def test_state_dir_defaults_like_settings() -> None:
+    assert quick_settings.query_state_dir({}) == Path.home() / ".local" / "state" / "mendflow"
+
+
+def test_names_are_case_insensitive_like_settings() -> None:
+    assert quick_settings.query_state_dir({"mendflow_state_dir": "/s", "mendflow_index__backend": "Embedded"}) == Path(
+        "/s"
+    )
+
+
+def test_another_backend_needs_the_full_settings() -> None:
+    assert quick_settings.query_state_dir({"MENDFLOW_INDEX__BACKEND": "weaviate"}) is None
+
+
+def test_embeddings_need_the_full_settings() -> None:
+    assert quick_settings.query_state_dir({"MENDFLOW_INDEX__EMBEDDINGS": "openai"}) is None
+
+
+def test_index_settings_as_one_json_value_need_the_full_settings() -> None:
+    assert quick_settings.query_state_dir({"MENDFLOW_INDEX": '{"backend": "embedded"}'}) is None

@@ -1,0 +1,70 @@
+"""File-level ranking of chunk hits: aggregation, path words, test files by convention and by intent."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_indexer import ranking
+from rag_indexer.models import Hit
+
+
+def hit(path: str, score: float, symbol: str = "f") -> Hit:
+    return Hit(
+        id=f"{path}:{symbol}", repo="acme/app", ref="HEAD", path=path, symbol=symbol, kind="function",
+        start_line=1, end_line=2, blob_sha="0" * 40, language="python", text="", score=score,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["tests/test_io.py", "pkg/tests/helpers.py", "conftest.py", "cmd/root_test.go", "src/app.spec.ts",
+     "src/__tests__/x.js", "lib/util.test.js", "src/test/java/FooTest.java"],
+)  # fmt: skip
+def test_test_files_are_recognised_by_convention(path: str) -> None:
+    assert ranking.is_test_path(path)
+
+
+@pytest.mark.parametrize("path", ["src/requests/models.py", "command.go", "lib/adapters/http.js", "src/latest.ts"])
+def test_source_files_are_not_tests(path: str) -> None:
+    assert not ranking.is_test_path(path)
+
+
+def test_path_words_split_folders_snake_and_camel_case() -> None:
+    assert ranking.path_words("src/helper/zsh_completions/parseHTTPHeader.ts") == {
+        "src", "helper", "zsh", "completions", "parse", "http", "header", "ts",
+    }  # fmt: skip
+
+
+def test_a_file_with_a_second_matching_chunk_ranks_above_one_with_a_single_chunk() -> None:
+    hits = [hit("a.py", 10.0), hit("b.py", 10.0, "g"), hit("b.py", 6.0, "h")]
+    assert [h.path for h in ranking.rank_files(hits, "x", 2)] == ["b.py", "a.py"]
+
+
+def test_one_file_is_returned_once_with_its_best_chunk_and_the_file_score() -> None:
+    ranked = ranking.rank_files([hit("a.py", 4.0, "weak"), hit("a.py", 8.0, "strong")], "x", 5)
+    assert [(h.path, h.symbol, h.score) for h in ranked] == [("a.py", "weak", 8.0 + 4.0 * ranking.DECAY)]
+
+
+def test_a_query_word_in_the_path_lifts_the_file() -> None:
+    hits = [hit("core/misc.go", 10.0), hit("zsh_completions.go", 9.5)]
+    assert [h.path for h in ranking.rank_files(hits, "fix completion", 2)] == ["zsh_completions.go", "core/misc.go"]
+
+
+def test_a_file_defining_a_name_the_query_spells_as_code_ranks_first() -> None:
+    hits = [hit("pkg/models.py", 10.0, "Request.prepare"), hit("pkg/utils.py", 9.0, "super_len")]
+    ranked = ranking.rank_files(hits, "Make super_len count bytes", 2)
+    assert [h.path for h in ranked] == ["pkg/utils.py", "pkg/models.py"]
+
+
+def test_code_names_are_snake_or_camel_case_words() -> None:
+    assert ranking.code_names("Fix TensAdd and super_len, not Tensor or HTTP or add") == {"tensadd", "super_len"}
+
+
+def test_short_words_match_path_words_only_exactly() -> None:
+    assert ranking.path_scores(["io"], ["pkg/iosys.py", "pkg/io.py"]).keys() == {"pkg/io.py"}
+
+
+def test_test_files_rank_below_sources_unless_the_query_asks_for_tests() -> None:
+    hits = [hit("tests/test_parse.py", 10.0), hit("pkg/parse.py", 8.0)]
+    assert [h.path for h in ranking.rank_files(hits, "parse", 2)] == ["pkg/parse.py", "tests/test_parse.py"]
+    assert [h.path for h in ranking.rank_files(hits, "parse tests", 2)] == ["tests/test_parse.py", "pkg/parse.py"]
