@@ -17,6 +17,11 @@ PREFIX = "MENDFLOW_"
 DEFAULTS = {"MENDFLOW_INDEX__BACKEND": "embedded", "MENDFLOW_INDEX__EMBEDDINGS": "none"}
 
 
+def default_state_dir() -> Path:
+    """``Settings.state_dir``'s default, here so the query path needs no pydantic-settings to know it."""
+    return Path.home() / ".local" / "state" / "mendflow"
+
+
 def query_state_dir(environ: dict[str, str] | None = None) -> Path | None:
     """The state directory when a query needs nothing else from the settings, else None."""
     source = os.environ if environ is None else environ
@@ -27,5 +32,4 @@ def query_state_dir(environ: dict[str, str] | None = None) -> Path | None:
         if env.get(name, default).strip().lower() != default:
             return None
     given = env.get("MENDFLOW_STATE_DIR")
-    # Settings' default_factory: ~/.local/state/mendflow (an empty value would fail Settings' validation too).
-    return Path(given) if given else Path.home() / ".local" / "state" / "mendflow"
+    return Path(given) if given else default_state_dir()

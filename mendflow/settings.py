@@ -14,10 +14,7 @@ from pydantic import AliasChoices, BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mendflow.contracts import ErrorCategory
-
-
-def _default_state_dir() -> Path:
-    return Path.home() / ".local" / "state" / "mendflow"
+from mendflow.quick_settings import default_state_dir
 
 
 def _default_cache_dir() -> Path:
@@ -181,7 +178,7 @@ class Settings(BaseSettings):
         env_prefix="MENDFLOW_", env_nested_delimiter="__", extra="ignore", populate_by_name=True
     )
 
-    state_dir: Path = Field(default_factory=_default_state_dir, description="Local state (file store, index).")
+    state_dir: Path = Field(default_factory=default_state_dir, description="Local state (file store, index).")
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="Dependency caches shared by jobs.")
     store_url: str | None = Field(
         None, description="file:///path or s3://bucket/prefix; default is a file store in state_dir."

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mendflow import quick_settings
+from mendflow.settings import Settings
 
 
 def test_state_dir_comes_from_the_environment() -> None:
     assert quick_settings.query_state_dir({"MENDFLOW_STATE_DIR": "/srv/state"}) == Path("/srv/state")
 
 
-def test_state_dir_defaults_like_settings() -> None:
-    assert quick_settings.query_state_dir({}) == Path.home() / ".local" / "state" / "mendflow"
+def test_state_dir_defaults_like_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MENDFLOW_STATE_DIR", raising=False)
+    assert quick_settings.query_state_dir({}) == Settings().state_dir
 
 
 def test_names_are_case_insensitive_like_settings() -> None:
