@@ -15,6 +15,8 @@ class SnippetSource(Protocol):
 
     def snippet(self, ref: str, radius: int = ...) -> Any: ...
 
+    def search_files(self, query: str, k: int = ...) -> list[Any]: ...
+
 
 def numbered(text: str, first_line: int) -> str:
     return "\n".join(f"{first_line + i:>5} | {line}" for i, line in enumerate(text.splitlines()))

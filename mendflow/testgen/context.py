@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import ast
+import logging
 from dataclasses import dataclass, field
 
 import pygit2
 
 from mendflow.contracts import TestSpec
+from mendflow.errors import MendflowError
 from mendflow.snippets import SnippetSource, snippet
 
+log = logging.getLogger(__name__)
+
 SNIPPET_RADIUS = 40
+RANKED_FILES = 20  # files asked of the code index when looking for the closest existing test file
 BUILTIN_FIXTURES = (
     "tmp_path",
     "tmp_path_factory",
@@ -74,18 +79,33 @@ def fixtures_in(source: str) -> list[str]:
     return names
 
 
+def _is_test_file(path: str, tests_dir: str) -> bool:
+    return path.startswith(f"{tests_dir}/") and path.rsplit("/", 1)[-1].startswith("test_") and path.endswith(".py")
+
+
+def _sample(path: str, obj: pygit2.Object) -> str:
+    return f"# {path}\n" + "\n".join(_text(obj).splitlines()[:40])
+
+
 def _style(files: list[tuple[str, pygit2.Object]], tests_dir: str, module_stems: set[str]) -> str:
     """The start of an existing test file, preferably one for the same module: its imports show the style."""
-    tests = [
-        (p, o)
-        for p, o in files
-        if p.startswith(f"{tests_dir}/") and p.rsplit("/", 1)[-1].startswith("test_") and p.endswith(".py")
-    ]
+    tests = [(p, o) for p, o in files if _is_test_file(p, tests_dir)]
     tests.sort(key=lambda po: not any(stem in po[0] for stem in module_stems))
-    if not tests:
+    return _sample(*tests[0]) if tests else ""
+
+
+def _ranked_style(index: SnippetSource, by_path: dict[str, pygit2.Object], tests_dir: str, spec: TestSpec) -> str:
+    """The existing test file the code index ranks first for the targets' modules and names: how this repository
+    already tests that code, a better example than any test file whose name merely contains the module's."""
+    words = {t.path.rsplit("/", 1)[-1].removesuffix(".py") for t in spec.targets}
+    words |= {part for t in spec.targets for part in t.symbol.split(".") if part}
+    try:
+        hits = index.search_files("tests for " + " ".join(sorted(words)), k=RANKED_FILES)
+    except (MendflowError, AttributeError, ValueError) as exc:
+        log.info("no ranked test sample from the code index (%s); choosing by file name", exc)
         return ""
-    path, obj = tests[0]
-    return f"# {path}\n" + "\n".join(_text(obj).splitlines()[:40])
+    path = next((str(h.path) for h in hits if _is_test_file(str(h.path), tests_dir) and h.path in by_path), None)
+    return _sample(path, by_path[path]) if path else ""
 
 
 def _markers(files: list[tuple[str, pygit2.Object]]) -> list[str]:
@@ -114,6 +134,7 @@ def gather(repo: pygit2.Repository, spec: TestSpec, tests_dir: str, index: Snipp
     for t in spec.targets:
         source = _text(by_path[t.path]) if t.path in by_path else ""
         ctx.snippets[t.ref] = snippet(t.path, t.start_line, t.end_line, SNIPPET_RADIUS, source, index, max_lines=160)
-    ctx.style_sample = _style(files, tests_dir, {t.path.rsplit("/", 1)[-1][:-3] for t in spec.targets})
+    ranked = _ranked_style(index, by_path, tests_dir, spec) if index is not None else ""
+    ctx.style_sample = ranked or _style(files, tests_dir, {t.path.rsplit("/", 1)[-1][:-3] for t in spec.targets})
     ctx.markers = _markers(files)
     return ctx
