@@ -128,6 +128,19 @@ def test_a_test_cannot_use_the_dependency_phases_way_out(make_repo: RepoFactory)
     assert _build(make_repo, "tunnel", body) is BuildStatus.PASSED
 
 
+def test_a_test_cannot_swap_the_runner_code_that_sandboxes_the_next_step(make_repo: RepoFactory) -> None:
+    # the runner runs outside the sandbox, as the job's uid: code it imports later must not be the repo's
+    body = (
+        "import os\nfrom pathlib import Path\n\n\ndef test_swap() -> None:\n"
+        "    entries = [Path(p) for p in os.environ['PYTHONPATH'].split(os.pathsep) if p]\n"
+        "    (runner,) = [p for p in entries if (p / 'mendflow_runner').is_dir()]\n"
+        "    try:\n        runner.rename(runner.with_name('swapped'))\n"
+        "    except OSError:\n        return\n"
+        "    raise AssertionError('the runner package was swapped')\n"
+    )
+    assert _build(make_repo, "swap", body) is BuildStatus.PASSED
+
+
 # Install-time code that tries the host's loopback: the build backend runs in the dependency phase, whose only way
 # out is the launcher's egress proxy.
 PROBING_SETUP = """\
