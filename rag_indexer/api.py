@@ -5,6 +5,7 @@ Nothing outside rag_indexer imports a store: the backend is chosen here from ``S
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -272,12 +273,8 @@ def _folded_literal(pattern: str, regex: bool, ignore_case: bool) -> re.Pattern[
     return re.compile(re.escape(pattern.lower())) if ignore_case and not regex and pattern.isascii() else None
 
 
-def _all_matching_lines(text: str, compiled: re.Pattern[str], shown: str | None = None) -> Iterator[tuple[int, str]]:
-    """(line number, line) of every line holding a match, in order: what ``rg -n`` prints for a file.
-
-    ``shown`` is the text the lines are cut from when ``text`` is a same-length stand-in (lower-cased).
-    """
-    shown = text if shown is None else shown
+def _line_spans(text: str, compiled: re.Pattern[str]) -> Iterator[tuple[int, int, int]]:
+    """(line number, start, end offset) of every line holding a match, in order: what ``rg -n`` prints."""
     line, pos, stop = 1, 0, -1
     for m in compiled.finditer(text):
         if m.start() <= stop:
@@ -287,25 +284,22 @@ def _all_matching_lines(text: str, compiled: re.Pattern[str], shown: str | None 
         start = text.rfind("\n", 0, pos) + 1
         stop = text.find("\n", pos)
         stop = len(text) if stop == -1 else stop
+        yield line, start, stop
+
+
+def _all_matching_lines(text: str, compiled: re.Pattern[str], shown: str | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every line holding a match, in order.
+
+    ``shown`` is the text the lines are cut from when ``text`` is a same-length stand-in (lower-cased).
+    """
+    shown = text if shown is None else shown
+    for line, start, stop in _line_spans(text, compiled):
         yield line, shown[start:stop].removesuffix("\r")
 
 
 def _matching_lines(text: str, compiled: re.Pattern[str], limit: int) -> list[tuple[int, int, int]]:
     """(line number, start, end offset) of the first ``limit`` lines holding a match, in order."""
-    out: list[tuple[int, int, int]] = []
-    line, pos, stop = 1, 0, -1
-    for m in compiled.finditer(text):
-        if m.start() <= stop:
-            continue  # another match on a line already reported
-        line += text.count("\n", pos, m.start())
-        pos = m.start()
-        start = text.rfind("\n", 0, pos) + 1
-        stop = text.find("\n", pos)
-        stop = len(text) if stop == -1 else stop
-        out.append((line, start, stop))
-        if len(out) >= limit:
-            break
-    return out
+    return list(itertools.islice(_line_spans(text, compiled), limit))
 
 
 def _line_hit(file: Hit, line: int, start: int, stop: int, spans: list[tuple[str, int, int]]) -> Hit:
