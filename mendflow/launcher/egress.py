@@ -7,7 +7,7 @@ to this socket, and uv finds the relay through ``HTTPS_PROXY``. A Unix socket cr
 TCP port would not, and its file permissions keep every other job off it. The allowlist is decided here, before
 the job runs; nothing the job sends can widen it.
 
-Hand-rolled rather than a proxy package: all it needs is CONNECT to a fixed list of names (about a hundred
+Hand-rolled rather than a proxy package: all it needs is CONNECT to a fixed list of names (under two hundred
 lines on the standard library), and a general-purpose proxy would bring configuration and a daemon to manage.
 """
 
