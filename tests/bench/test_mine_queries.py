@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import mine_queries
+from tests.fixtures.repos import commit_files
 
 
 def git(repo: Path, *args: str) -> str:
@@ -16,15 +17,7 @@ def git(repo: Path, *args: str) -> str:
 
 
 def commit(repo: Path, subject: str, files: dict[str, str | None]) -> None:
-    for rel, text in files.items():
-        path = repo / rel
-        if text is None:
-            path.unlink()
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", subject)
+    commit_files(repo, dict(files), subject)
 
 
 @pytest.fixture(scope="module")
