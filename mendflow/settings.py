@@ -132,8 +132,14 @@ class KubernetesSettings(BaseModel):
     )
     egress_proxy: str | None = Field(
         None,
-        description="URL of `mendflow egress-proxy` (k8s/egress: http://mendflow-egress.mendflow.svc:3128): job "
-        "pods get it as HTTPS_PROXY, their only way to the package index and an HTTPS artefact store.",
+        description="URL of `mendflow egress-proxy`'s index port (k8s/egress: "
+        "http://mendflow-egress.mendflow-egress.svc.cluster.local:3128). Set, a job that installs dependencies runs "
+        "as two pods: the first, its only way to the package index, installs; the second runs the rest offline.",
+    )
+    store_proxy: str | None = Field(
+        None,
+        description="URL of the proxy's store-only port (k8s/egress: ...:3129): every other pod's HTTPS_PROXY, for "
+        "presigned transfers to a store outside the cluster. Unset: no proxy (an in-cluster store).",
     )
 
 

@@ -18,8 +18,8 @@ from mendflow import progress
 from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason, TestFailure
 from mendflow.errors import MendflowError, TooLargeError
 from mendflow.jobcode import RUNNER_COMMAND, RUNNER_IMAGE
-from mendflow.keys import REPORT
-from mendflow.launcher.base import JobResult, JobSpec, JobState, OnOutput
+from mendflow.keys import HANDOFF, REPORT
+from mendflow.launcher.base import Handoff, JobResult, JobSpec, JobState, OnOutput
 from mendflow.settings import LimitsSettings, Settings
 from mendflow.source import Source
 from mendflow.store.base import ArtefactStore
@@ -95,6 +95,7 @@ def job_spec(
         outputs={name: store.upload_url(f"{staging}/{name}") for name in (*ARTEFACTS, REPORT)},
         labels={"repo": source.repo_id, "commit": source.commit_sha, "stage": stage, "attempt": str(attempt)},
         cache_scope=source.repo_id,
+        handoff=Handoff.at(store, f"{staging}/{HANDOFF}"),  # deleted with the staging prefix
     )
 
 

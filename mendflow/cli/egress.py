@@ -41,23 +41,42 @@ def _listen_address(text: str) -> tuple[str, int]:
 
 @app.command("egress-proxy")
 def egress_proxy(
-    listen: Annotated[str, typer.Option(help="HOST:PORT to listen on.")] = "0.0.0.0:3128",
+    listen: Annotated[str, typer.Option(help="HOST:PORT for dependency pods: the package index and the store.")] = (
+        "0.0.0.0:3128"
+    ),
+    store_listen: Annotated[
+        str | None, typer.Option(help="HOST:PORT for every other pod: the store only (k8s/egress: 0.0.0.0:3129).")
+    ] = None,
     allow: Annotated[
         list[str] | None,
-        typer.Option(help="HOST or HOST:PORT jobs may tunnel to (repeat it); adds to sandbox.egress_hosts."),
+        typer.Option(help="An index HOST or HOST:PORT (repeat it); adds to sandbox.egress_hosts."),
+    ] = None,
+    allow_store: Annotated[
+        list[str] | None,
+        typer.Option(help="A store HOST or HOST:PORT (repeat it); adds to the settings' store hosts."),
     ] = None,
 ) -> None:
-    """Serve the HTTPS CONNECT proxy that is job pods' only way to the package index and the artefact store."""
+    """Serve the HTTPS CONNECT proxy that is job pods' only way out: to the package index from the dependency
+    pods, to the artefact store from all."""
     settings = get_settings()
+    store = [*store_hosts(settings), *(allow_store or [])]
+    ports = [(listen, Allowlist([*settings.sandbox.egress_hosts, *(allow or []), *store]))]
+    if store_listen:
+        ports.append((store_listen, Allowlist(store)))
+    proxies = [_serve(address, allowlist) for address, allowlist in ports]
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    stop.wait()
+    for proxy in proxies:
+        proxy.close()
+
+
+def _serve(listen: str, allowlist: Allowlist) -> EgressProxy:
     address = _listen_address(listen)
-    allowlist = Allowlist([*settings.sandbox.egress_hosts, *store_hosts(settings), *(allow or [])])
     try:
         proxy = EgressProxy(address, allowlist)
     except OSError as exc:
         raise InputError(f"cannot listen on {listen}: {exc.strerror or exc}", hint="pick a free port") from exc
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
     typer.echo(f"mendflow egress proxy on {address[0]}:{proxy.port}; allowing {allowlist.describe()}")
-    stop.wait()
-    proxy.close()
+    return proxy

@@ -16,6 +16,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from enum import StrEnum
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -60,6 +61,29 @@ def is_credential(name: str) -> bool:
     return any(fnmatch.fnmatchcase(upper, pattern) for pattern in CREDENTIAL_PATTERNS)
 
 
+class Handoff(BaseModel):
+    """Where a job split at its dependency phase keeps what that phase installed, between its two pods.
+
+    Only a launcher that cannot cut a job's network per phase splits a job (Kubernetes: the network is the
+    pod's); the local launcher gives each phase its own network namespace instead and never uses these.
+    """
+
+    upload: str = Field(description="Presigned PUT for the dependency pod's archive.")
+    download: str = Field(description="Presigned GET of the same object, for the offline pod.")
+
+    @classmethod
+    def at(cls, store: PresignedUrls, key: str) -> Handoff:
+        return cls(upload=store.upload_url(key), download=store.download_url(key))
+
+
+class PresignedUrls(Protocol):
+    """What a store offers a job (``mendflow.store.base.ArtefactStore``)."""
+
+    def upload_url(self, key: str) -> str: ...
+
+    def download_url(self, key: str) -> str: ...
+
+
 class JobSpec(BaseModel):
     name: str = Field(description="Human-readable job name, e.g. 'build-b1-3f2a1c'.")
     image: str = Field("ci-runner-python", description="Language CI image; the local launcher runs its runner.")
@@ -75,6 +99,9 @@ class JobSpec(BaseModel):
         "",
         description="Who may share this job's dependency cache: its repository's identity, set by the trusted "
         "side. Jobs of different scopes never share a writable cache; '' shares with no other job.",
+    )
+    handoff: Handoff | None = Field(
+        None, description="The job installs dependencies first and can be split there (mendflow_runner.handoff)."
     )
 
 

@@ -27,7 +27,11 @@ LOG_ALLOWANCE_MB = 512  # container log + writable layer, on top of the emptyDir
 MANAGED_BY = {"app.kubernetes.io/managed-by": "mendflow"}
 LABEL_PREFIX = "mendflow.dev/"
 SELECTOR = "app.kubernetes.io/managed-by=mendflow"  # what the reaper lists
-_LABEL_KEYS = ("repo", "commit", "stage", "attempt", "flow-run")
+_LABEL_KEYS = ("repo", "commit", "stage", "attempt", "flow-run", "phase")
+# A job split at its dependency phase (mendflow_runner.handoff): the first pod installs and may reach the index
+# proxy (k8s/egress lets pods labelled mendflow.dev/phase=dependencies through); the second runs offline.
+DEPENDENCIES, OFFLINE = "dependencies", "offline"
+HANDOFF_NAME = "env.tar.gz"
 _STORE_HINT = "set MENDFLOW_STORE_URL=s3://bucket/prefix (and MENDFLOW_S3__*) for MENDFLOW_LAUNCHER=kubernetes"
 
 
@@ -65,6 +69,22 @@ def check_urls(spec: JobSpec) -> None:
                 raise ConfigError(f"{kind} {name!r} has unsupported URL scheme {scheme!r}", hint=_STORE_HINT)
             if not name or "/" in name or name in (".", ".."):
                 raise ConfigError(f"{kind} name {name!r} is not a plain file name", hint="use e.g. 'report.json'")
+
+
+def phase_spec(spec: JobSpec, phase: str, timeout_sec: int) -> JobSpec:
+    """One pod's part of ``spec`` split at its dependency phase: the archive goes out of the first, into the second."""
+    if spec.handoff is None:
+        raise ValueError(f"job {spec.name!r} has no handoff: it cannot be split")
+    first = phase == DEPENDENCIES
+    archive = f"{WORKSPACE}/{'out' if first else 'in'}/{HANDOFF_NAME}"
+    env = {**spec.env, "MENDFLOW_PHASE": phase, "MENDFLOW_HANDOFF": archive}
+    moved = (
+        {"outputs": {**spec.outputs, HANDOFF_NAME: spec.handoff.upload}}
+        if first
+        else {"inputs": {**spec.inputs, HANDOFF_NAME: spec.handoff.download}}
+    )
+    update = {"name": f"{spec.name}-{'deps' if first else 'run'}", "env": env, "timeout_sec": timeout_sec}
+    return spec.model_copy(update={**update, "labels": {**spec.labels, "phase": phase}, **moved})
 
 
 def labels(spec: JobSpec, flow_run_id: str | None) -> dict[str, str]:
@@ -110,9 +130,12 @@ def _restricted_container_context() -> k.V1SecurityContext:
     )
 
 
-def _proxy_env(proxy: str | None) -> dict[str, str]:
-    """HTTPS through the egress proxy (uv, presigned transfers to a public store); in-cluster names go direct, as
-    the jobs' NetworkPolicy allows for an in-cluster store."""
+def _proxy_env(spec: JobSpec, settings: Settings) -> dict[str, str]:
+    """HTTPS through an egress proxy: the index proxy for a dependency pod, else the store's (presigned transfers
+    to a store outside the cluster); in-cluster names go direct, as the jobs' NetworkPolicy allows for an
+    in-cluster store."""
+    phase = spec.labels.get("phase")
+    proxy = settings.kubernetes.egress_proxy if phase == DEPENDENCIES else settings.kubernetes.store_proxy
     if not proxy:
         return {}
     direct = ".svc,.cluster.local,localhost,127.0.0.1"
@@ -122,7 +145,7 @@ def _proxy_env(proxy: str | None) -> dict[str, str]:
 def _env(spec: JobSpec, settings: Settings) -> list[k.V1EnvVar]:
     transfer = json.dumps({"inputs": spec.inputs, "outputs": spec.outputs})
     env = {
-        **_proxy_env(settings.kubernetes.egress_proxy),
+        **_proxy_env(spec, settings),
         "HOME": "/tmp",
         "TMPDIR": "/tmp",
         "XDG_CACHE_HOME": CACHE_DIR,

@@ -1,5 +1,8 @@
 """Run stage jobs as Kubernetes Jobs: one Job per run, watched to a precise verdict, always deleted.
 
+* Network by phase: with ``kubernetes.egress_proxy`` set, a job that installs dependencies (``JobSpec.handoff``)
+  runs as two Jobs, the dependency pod (labelled to reach the index proxy) and the offline pod; its installed
+  environments pass between them through the store (``mendflow_runner.handoff``).
 * The Job (``k8s_manifest``): restricted Pod Security, read-only root, emptyDir workspace, no
   ServiceAccount token, no Secret: inputs and outputs travel by presigned URL, handled in the pod by
   ``mendflow_runner.transfer``.
@@ -29,7 +32,16 @@ from mendflow import blocks
 from mendflow.errors import ConfigError, LaunchError
 from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput, output_sink
 from mendflow.launcher.k8s_logs import LogFollower, run_logger
-from mendflow.launcher.k8s_manifest import SELECTOR, build_job, check_urls, job_name
+from mendflow.launcher.k8s_manifest import (
+    DEPENDENCIES,
+    HANDOFF_NAME,
+    OFFLINE,
+    SELECTOR,
+    build_job,
+    check_urls,
+    job_name,
+    phase_spec,
+)
 from mendflow.launcher.k8s_status import Verdict, transfer_summary
 from mendflow.launcher.k8s_watch import BACKSTOP_SLACK_SEC, JobWatcher
 from mendflow.settings import Settings, get_settings
@@ -119,6 +131,26 @@ class KubernetesLauncher(Launcher):
 
     def run(self, spec: JobSpec, on_output: OnOutput | None = None) -> JobResult:
         check_urls(spec)  # a file:// store is a configuration error, before anything is created
+        if spec.handoff is None or not self.settings.kubernetes.egress_proxy:
+            return self._run_pod(spec, on_output)
+        return self._run_split(spec, on_output)
+
+    def _run_split(self, spec: JobSpec, on_output: OnOutput | None) -> JobResult:
+        """The dependency phase in a pod that may reach the index proxy, then the rest in one that may not.
+
+        The network is the pod's, so this is how the tests and the generators run offline on a cluster. The
+        second pod starts only when the first delivered its archive; its deadline is what the first left.
+        """
+        first = self._run_pod(phase_spec(spec, DEPENDENCIES, spec.timeout_sec), on_output)
+        if first.state is not JobState.SUCCEEDED or HANDOFF_NAME not in first.outputs:
+            # Its report says why (the runner writes one when installing failed), or the launcher's verdict does.
+            outputs = {n: url for n, url in first.outputs.items() if n != HANDOFF_NAME}
+            return first.model_copy(update={"outputs": outputs})
+        left = max(1, int(spec.timeout_sec - first.duration_sec))
+        second = self._run_pod(phase_spec(spec, OFFLINE, left), on_output)
+        return second.model_copy(update={"duration_sec": round(first.duration_sec + second.duration_sec, 3)})
+
+    def _run_pod(self, spec: JobSpec, on_output: OnOutput | None) -> JobResult:
         name = job_name(spec.name)
         job = self.build_job(spec, name)
         counter = _Counter()

@@ -18,7 +18,7 @@ from mendflow import keys
 from mendflow.contracts import TestgenJobResult
 from mendflow.errors import ArtefactNotFoundError, TooLargeError
 from mendflow.jobcode import RUNNER_IMAGE, TESTGEN_PACKAGE, zipapp_bytes
-from mendflow.launcher.base import JobResult, JobSpec, JobState, Launcher, OnOutput
+from mendflow.launcher.base import Handoff, JobResult, JobSpec, JobState, Launcher, OnOutput
 from mendflow.settings import Settings
 from mendflow.store.base import ArtefactStore
 
@@ -109,8 +109,12 @@ def run_job(
         outputs={n: store.upload_url(f"{prefix}/{n}") for n in OUTPUTS},
         labels={"stage": "testbuilder", "spec": name},
         cache_scope=cache_scope,
+        handoff=Handoff.at(store, f"{prefix}/{keys.HANDOFF}"),
     )
-    result: JobResult = launcher.run(spec, on_output)
+    try:
+        result: JobResult = launcher.run(spec, on_output)
+    finally:
+        store.delete_prefix(f"{prefix}/{keys.HANDOFF_DIR}")  # the environments: job to job only
     max_bytes = settings.limits.job_output_mb * 1024 * 1024
     try:
         data = TestgenJobResult.model_validate_json(store.get_capped(f"{prefix}/result.json", max_bytes))

@@ -158,10 +158,53 @@ def test_the_egress_overlay_leaves_jobs_no_public_network_but_the_proxy() -> Non
     docs = _egress_overlay()
     policies = {d["metadata"]["name"] for d in docs if d["kind"] == "NetworkPolicy" and _in(d, "mendflow-jobs")}
     assert "default-deny" in policies and "allow-public-https" not in policies
-    (namespace,) = [d for d in docs if d["kind"] == "Namespace" and d["metadata"]["name"] == "mendflow-egress"]
-    assert namespace["metadata"]["labels"]["mendflow.dev/egress-for-jobs"] == "true"  # the jobs' port-3128 rule
     (proxy,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "mendflow-egress"]
     assert proxy["spec"]["template"]["spec"]["containers"][0]["command"][:2] == ["mendflow", "egress-proxy"]
+
+
+JOB_POD = {"app.kubernetes.io/managed-by": "mendflow"}
+
+
+def _reachable(docs: list[dict[str, Any]], pod: dict[str, str]) -> set[tuple[str, int]]:
+    """(namespace, port) pairs the job namespace's egress policies open to a pod labelled ``pod``: policies are
+    additive, a policy applies when its selector's labels are the pod's; ipBlock peers count as 'public'."""
+    namespaces = {  # the API server adds each namespace's name label
+        (name := d["metadata"]["name"]): {**d["metadata"].get("labels", {}), "kubernetes.io/metadata.name": name}
+        for d in docs
+        if d["kind"] == "Namespace"
+    }
+    opened: set[tuple[str, int]] = set()
+    for policy in (d for d in docs if d["kind"] == "NetworkPolicy" and _in(d, "mendflow-jobs")):
+        if not policy["spec"]["podSelector"].get("matchLabels", {}).items() <= pod.items():
+            continue
+        for rule in policy["spec"].get("egress", []):
+            for peer in rule.get("to", []):
+                wanted = peer.get("namespaceSelector", {}).get("matchLabels")
+                names = (
+                    ["public"]
+                    if "ipBlock" in peer
+                    else [n for n, lb in namespaces.items() if wanted.items() <= lb.items()]
+                )
+                opened |= {(name, port["port"]) for name in names for port in rule["ports"]}
+    return opened
+
+
+def test_only_a_dependency_pod_reaches_the_index_proxy() -> None:
+    docs = _egress_overlay()
+    dependencies = _reachable(docs, {**JOB_POD, "mendflow.dev/phase": "dependencies"})
+    assert ("mendflow-egress", 3128) in dependencies and ("mendflow-egress", 3129) in dependencies
+    for offline in ({**JOB_POD, "mendflow.dev/phase": "offline"}, JOB_POD):
+        reached = _reachable(docs, offline)
+        assert ("mendflow-egress", 3129) in reached and ("mendflow-egress", 3128) not in reached
+        assert not any(name == "public" for name, _ in reached | dependencies)
+
+
+def test_the_proxy_takes_its_index_port_from_dependency_pods_only() -> None:
+    docs = _egress_overlay()
+    (policy,) = [d for d in docs if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "allow-jobs-in"]
+    by_port = {rule["ports"][0]["port"]: rule["from"][0] for rule in policy["spec"]["ingress"]}
+    assert by_port[3128]["podSelector"]["matchLabels"] == {"mendflow.dev/phase": "dependencies"}
+    assert "podSelector" not in by_port[3129]
 
 
 def _in(doc: dict[str, Any], namespace: str) -> bool:

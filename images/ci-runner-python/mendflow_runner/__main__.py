@@ -48,6 +48,11 @@ repo's packages when its coverage config names no files) → coverage combine (`
 report (``failed_tests`` complete, collection errors included as the file's path; ``failures`` details the
 first 200).
 
+Split at the dependency phase (``mendflow_runner.handoff``, how the Kubernetes launcher gives only that phase a
+way to the package index): with ``MENDFLOW_PHASE=dependencies`` the runner stops after installing and writes
+the environments' archive to ``MENDFLOW_HANDOFF`` instead of a report (a report still says why when installing
+failed); with ``MENDFLOW_PHASE=offline`` it restores that archive instead of installing, and goes on.
+
 Fix mode (``--fix``, ``mendflow_runner.fix``): unpack, then the repo's ``ruff check --fix`` (safe fixes) and,
 when it configures ruff, ``ruff format`` on exactly those paths, offline; writes ``fixes.json``
 (``mendflow.contracts.LintFixes``) and ``runner.log`` instead of the build's files, ``fixes.json`` uploaded last.
@@ -70,7 +75,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
-from . import coverage_report, deps, fix, lint, proc, progress, repo_config, report, testing, unpack
+from . import coverage_report, deps, fix, handoff, lint, proc, progress, repo_config, report, testing, unpack
 from .config import JobConfig, parse_args
 from .proc import Log
 
@@ -102,15 +107,25 @@ class Build:
         self.src = cfg.workspace / "src"
         self.venv = cfg.workspace / "venv"
         self.remaining: Callable[[], float] = cfg.remaining
+        self.phase = handoff.WHOLE
+        self.installed_sec = 0.0  # the dependency phase's own install time, when another pod ran it
 
     def run(self) -> None:
         self.rep.selected = list(self.cfg.select)
+        try:
+            self.phase = handoff.phase()
+        except handoff.HandoffError as exc:
+            self.rep.errored("infrastructure", str(exc))
+            return
         with timed(self.rep, "unpack"):
             if not self._unpack() or not self._check_selection():
                 return
         with timed(self.rep, "dependencies"):
-            if not self._install():
+            if not self._dependencies():
                 return
+        self.rep.durations["dependencies"] += self.installed_sec
+        if self.phase == handoff.DEPENDENCIES:
+            return
         with timed(self.rep, "lint"):
             self._lint()
         if self.cfg.lint_only:
@@ -147,6 +162,32 @@ class Build:
             testing.check_selection(self.src, self.cfg.select)
         except testing.SelectionError as exc:
             self.rep.errored("bad_input", f"--select: {exc}")
+            return False
+        return True
+
+    @property
+    def handed_over(self) -> bool:
+        """The dependency phase of a split job ended well: its archive, not a report, is the output."""
+        return self.phase == handoff.DEPENDENCIES and self.rep.status == "PASSED"
+
+    def _dependencies(self) -> bool:
+        """Install (and, as a split job's first pod, pack what was installed), or restore what that pod packed."""
+        try:
+            if self.phase == handoff.OFFLINE:
+                meta = handoff.restore(self.cfg.workspace, [self.venv])
+                # The first pod's time counts against this job's budget; its install time, against this step.
+                self.cfg.started -= min(float(meta.get("spent_sec", 0.0)), self.cfg.timeout_sec)
+                self.installed_sec = float(meta.get("installed_sec", 0.0))
+                return True
+            started = time.monotonic()
+            if not self._install():
+                return False
+            if self.phase == handoff.DEPENDENCIES:
+                spent = time.monotonic() - self.cfg.started
+                meta = {"spent_sec": spent, "installed_sec": time.monotonic() - started}
+                handoff.pack(self.cfg.workspace, [self.venv], meta)
+        except handoff.HandoffError as exc:
+            self.rep.errored("infrastructure", str(exc))
             return False
         return True
 
@@ -267,14 +308,18 @@ def main(argv: list[str] | None = None) -> int:
     if cfg.fix is not None:
         return fix_mode(cfg, log)
     rep = report.Report(cfg)
+    build = Build(cfg, rep, log)
     try:
-        Build(cfg, rep, log).run()
+        build.run()
     except Terminated as exc:
         rep.errored("timeout", str(exc))
     except Exception as exc:  # the runner's own bug: still say so in a report
         log.write(traceback.format_exc())
         rep.errored("runner_crash", f"{type(exc).__name__}: {exc}")
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if build.handed_over:  # the offline pod writes the report; one from here could be taken for its
+        log.write(f"dependencies packed for the offline phase in {rep.durations.get('dependencies', 0):.1f}s")
+        return 3 if report.upload_all(cfg.out, cfg.uploads, log) else 0
     report.write_json_atomic(cfg.out / "report.json", rep.to_dict())
     log.write(f"status {rep.status} fail_reason={rep.fail_reason} error_reason={rep.error_reason}")
     failed = report.upload_all(cfg.out, cfg.uploads, log)

@@ -75,6 +75,8 @@ class Installer:
         # directories and its own dependency cache (the launcher's, for this repository alone).
         venv.parent.mkdir(parents=True, exist_ok=True)  # bound writable, so it must exist before uv makes the venv
         own = [root.parent, venv.parent, *(Path(env[k]) for k in ("UV_CACHE_DIR", "HOME") if env.get(k))]
+        for path in own:  # only what exists can be bound writable (a pod's cache volume starts empty)
+            path.mkdir(parents=True, exist_ok=True)
         tmp = Path(env.get("TMPDIR") or tempfile.gettempdir())
         self.refusals = tmp / "mendflow-egress-refused"
         self.wrap = confined((*own, tmp), self.refusals)

@@ -10,7 +10,9 @@ Usage: ``python mendflow_testgen.pyz --source SNAPSHOT --candidates JSON --out D
   branch the build missed in a targeted file.
 * ``--out``: receives ``result.json`` (kept, dropped, final files, notes, feedback, error), ``builder.log``.
 
-The repository's dependencies are installed exactly as the CI runner does (its own venv, uv cache shared).
+The repository's dependencies are installed exactly as the CI runner does (its own venv, uv cache shared), and
+Pynguin into a venv of its own; a job split at that phase (``mendflow_runner.handoff``) installs both in its
+first pod and runs the rest offline in the second.
 Environment: ``MENDFLOW_JOB_TIMEOUT_SEC`` (whole budget), ``MENDFLOW_JOB_PYTHON`` (interpreter for venvs).
 Exit code 0 whenever result.json was written.
 """
@@ -27,7 +29,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from mendflow_runner import deps, unpack
+from mendflow_runner import deps, handoff, unpack
 from mendflow_runner.proc import Log
 
 from . import edit, pyn
@@ -49,12 +51,13 @@ def _write_atomic(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+HANDED_OVER: dict[str, Any] = {}  # the dependency pod of a split job: its archive, not a result, is the output
+
+
 def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
-    deadline = time.monotonic() + float(os.environ.get("MENDFLOW_JOB_TIMEOUT_SEC", "900")) - RESERVE_SEC
-
-    def remaining() -> float:
-        return max(1.0, deadline - time.monotonic())
-
+    started = time.monotonic()
+    budget = float(os.environ.get("MENDFLOW_JOB_TIMEOUT_SEC", "900")) - RESERVE_SEC
+    phase = handoff.phase()
     spec = _read_candidates(args.candidates)
     work = Path(args.out).resolve().parent / "work"
     src, venv = work / "src", work / "venv"
@@ -62,24 +65,40 @@ def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
     unpack.unpack(unpack.fetch(args.source, work), src)
     python = pyn.python_for_pynguin()
     env = dict(os.environ)
-    try:
-        deps.Installer(src, venv, python, env, log).install(remaining)
-    except deps.DependencyError as exc:
-        return {"error": f"installing the repository's dependencies failed: {exc}"}
     pynguin = spec.get("mode") == "pynguin"
+    environments = [venv, pyn.venv_of(work)]
+    if phase == handoff.OFFLINE:
+        started -= float(handoff.restore(work, environments).get("spent_sec", 0.0))
+    deadline = started + budget
+
+    def remaining() -> float:
+        return max(1.0, deadline - time.monotonic())
+
+    if phase != handoff.OFFLINE:
+        installer = deps.Installer(src, venv, python, env, log)
+        try:
+            installer.install(remaining)
+        except deps.DependencyError as exc:
+            return {"error": f"installing the repository's dependencies failed: {exc}"}
+        if pynguin:
+            version = str((spec.get("pynguin") or {}).get("version", "0.48.0"))
+            pyn.install(work, python, version, env, log, remaining(), installer.wrap)
+    if phase == handoff.DEPENDENCIES:
+        handoff.pack(work, environments, {"spent_sec": time.monotonic() - started})
+        return HANDED_OVER
     gates = Gates(src, str(venv / "bin/python"), env, log, work, remaining, int(spec.get("runs", 5)), pynguin)
     files = dict(spec.get("files") or {})
     pre_drops: list[Drop] = []
     notes: list[str] = []
-    if spec.get("mode") == "pynguin":
-        files, notes, xfails = _pynguin(spec, work, src, python, str(venv / "bin/python"), env, log, remaining)
+    if pynguin:
+        files, notes, xfails = _pynguin(spec, work, src, str(venv / "bin/python"), env, log, remaining)
         for node in sorted(xfails):
             path, key = node.split("::", 1)
             files[path] = edit.remove_functions(files[path], {key})
             pre_drops.append(Drop(node, "fails", "Pynguin marked it xfail: it ends in an unexpected exception"))
     targets = list(spec.get("targets") or [])
     # Files mode reports per gated file; Pynguin mode has reported per module already (its unit).
-    outcome: Outcome = gates.run_all(files, spec.get("tests_dir", "tests"), targets, spec.get("mode") != "pynguin")
+    outcome: Outcome = gates.run_all(files, spec.get("tests_dir", "tests"), targets, not pynguin)
     outcome.dropped[:0] = pre_drops
     outcome.notes[:0] = notes
     result = outcome.to_dict()
@@ -91,18 +110,17 @@ def _pynguin(
     spec: dict[str, Any],
     work: Path,
     src: Path,
-    python: str,
     repo_python: str,
     env: dict[str, str],
     log: Log,
     remaining: Any,
 ) -> tuple[dict[str, str], list[str], set[str]]:
     options = dict(spec.get("pynguin") or {})
-    pyn_python = pyn.install(work, python, str(options.get("version", "0.48.0")), env, log, remaining())
-    if pyn_python is None:
+    pyn_python = pyn.venv_of(work) / "bin/python"
+    if not pyn_python.exists():
         return {}, ["pynguin could not be installed; see builder.log"], set()
     return pyn.generate(
-        work, src, pyn_python, repo_python, list(options.get("modules") or []), options, env, log, remaining
+        work, src, str(pyn_python), repo_python, list(options.get("modules") or []), options, env, log, remaining
     )
 
 
@@ -117,9 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     log = Log(out / "builder.log")
     try:
         result = build(args, log)
+    except handoff.HandoffError as exc:
+        result = {"error": str(exc)}
     except Exception as exc:  # the builder's own bug or a bad snapshot: still say so in result.json
         log.write(traceback.format_exc())
         result = {"error": f"{type(exc).__name__}: {exc}"}
+    if result is HANDED_OVER:  # a result.json from here could be taken for the offline pod's
+        log.write("dependencies packed for the offline phase")
+        return 0
     _write_atomic(out / "result.json", result)
     return 0
 

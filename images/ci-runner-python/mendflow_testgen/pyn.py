@@ -12,11 +12,12 @@ marked ``xfail`` (which asserts nothing).
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-from mendflow_runner.proc import Log, run, sandbox
+from mendflow_runner.proc import Log, Wrap, as_is, run, sandbox
 
 from . import edit, progress
 
@@ -83,15 +84,23 @@ def environment(options: dict[str, Any]) -> dict[str, str]:
     return {"PYNGUIN_DANGER_AWARE": "1", "PYTHONHASHSEED": str(int(options.get("seed", 0)) % 2**32)}
 
 
-def install(work: Path, python: str, version: str, env: dict[str, str], log: Log, timeout: float) -> str | None:
-    venv = work / "pynguin-venv"
+def venv_of(work: Path) -> Path:
+    return work / "pynguin-venv"
+
+
+def install(
+    work: Path, python: str, version: str, env: dict[str, str], log: Log, timeout: float, wrap: Wrap = as_is
+) -> str | None:
+    """Pynguin into its own venv, under ``wrap`` (the dependency phase's: the package index and nothing else)."""
+    venv = venv_of(work)
     for command in (
         ["uv", "venv", "--python", python, str(venv)],
         ["uv", "pip", "install", "--python", str(venv / "bin/python"), f"pynguin=={version}"],
     ):
-        step = run(command, cwd=work, env=env, timeout=timeout, log=log)
+        step = run(wrap(command), cwd=work, env=env, timeout=timeout, log=log)
         if not step.ok:
             log.write(f"pynguin install failed: {step.describe()}")
+            shutil.rmtree(venv, ignore_errors=True)  # no half-made venv for the generation step to mistake
             return None
     return str(venv / "bin/python")
 

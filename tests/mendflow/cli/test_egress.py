@@ -55,6 +55,36 @@ def test_it_tunnels_to_an_allowed_host_refuses_the_rest_and_stops_on_sigterm(
     assert (listener.connections, code) == (1, 0)
 
 
+def test_the_store_port_tunnels_to_the_store_and_refuses_the_index(tmp_path: Path) -> None:
+    index, store = Listener(), Listener()
+    proc = _start(
+        tmp_path,
+        "--store-listen",
+        "127.0.0.1:0",
+        "--allow",
+        f"127.0.0.1:{index.port}",
+        "--allow-store",
+        f"127.0.0.1:{store.port}",
+    )
+    try:
+        assert proc.stdout is not None
+        banners = [proc.stdout.readline(), proc.stdout.readline()]
+        ports = [int(m.group(1)) for b in banners if (m := re.search(r"on 127\.0\.0\.1:(\d+)", b))]
+        index_port, store_port = ports
+        from_dependencies = (
+            _connect(index_port, f"127.0.0.1:{index.port}"),
+            _connect(index_port, f"127.0.0.1:{store.port}"),
+        )
+        from_others = _connect(store_port, f"127.0.0.1:{index.port}"), _connect(store_port, f"127.0.0.1:{store.port}")
+    finally:
+        proc.kill()
+        index.sock.close()
+        store.sock.close()
+    assert [r[:12] for r in from_dependencies] == [b"HTTP/1.1 200"] * 2
+    assert [r[:12] for r in from_others] == [b"HTTP/1.1 403", b"HTTP/1.1 200"]
+    assert (index.connections, store.connections) == (1, 2)
+
+
 def test_a_bad_listen_address_is_one_line_and_exit_2(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "mendflow.cli", "egress-proxy", "--listen", "nowhere"],

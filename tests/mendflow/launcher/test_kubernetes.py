@@ -6,6 +6,7 @@ every test also proves the least-privilege Role is enough.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,10 +20,13 @@ from kubernetes.client.rest import ApiException
 
 from mendflow.errors import ConfigError, LaunchError
 from mendflow.launcher import k8s_watch
-from mendflow.launcher.base import JobResult, JobSpec, JobState
+from mendflow.launcher.base import Handoff, JobResult, JobSpec, JobState
+from mendflow.launcher.k8s_manifest import DEPENDENCIES, HANDOFF_NAME
+from mendflow.launcher.k8s_status import TRANSFER_MARKER
 from mendflow.launcher.kubernetes import KubernetesLauncher, reap
 from mendflow.settings import KubernetesSettings, Settings
 from tests.fixtures.kube import (
+    MESSAGE_ANNOTATION,
     OUTCOME_ANNOTATION,
     PULL_ERROR_IMAGE_MARKER,
     RUN_DURATION_ANNOTATION,
@@ -286,6 +290,50 @@ def test_reap_deletes_only_old_mendflow_jobs(
         assert batch.read_namespaced_job("not-ours-abc123", namespace).metadata.deletion_timestamp is None
     finally:
         k.CoreV1Api(k8s_deployed.admin()).delete_namespace(namespace)
+
+
+def _summary(*delivered: str) -> str:
+    """The in-pod transfer wrapper's termination message (mendflow_runner.transfer.summary)."""
+    return json.dumps({TRANSFER_MARKER: 1, "exit_code": 0, "delivered": list(delivered), "error": None, "tail": ""})
+
+
+def _split_launcher(settings: Settings, first_delivers: tuple[str, ...]) -> KwokLauncher:
+    """Each pod says it delivered what its phase would: the dependency pod ``first_delivers``, the next its report."""
+    proxied = settings.model_copy(
+        update={"kubernetes": settings.kubernetes.model_copy(update={"egress_proxy": "http://proxy.example:3128"})}
+    )
+
+    def deliver(job: Any) -> None:
+        phase = job.spec.template.metadata.labels.get("mendflow.dev/phase")
+        said = _summary(*first_delivers) if phase == DEPENDENCIES else _summary("report.json")
+        job.spec.template.metadata.annotations[MESSAGE_ANNOTATION] = said
+
+    return KwokLauncher(proxied, patch=deliver)
+
+
+SPLITTABLE = {"handoff": Handoff(upload=URL + "&put", download=URL + "&get")}
+
+
+def test_a_job_that_installs_runs_as_a_dependency_pod_then_an_offline_pod(settings: Settings, admin: Any) -> None:
+    launcher = _split_launcher(settings, (HANDOFF_NAME,))
+    result, _ = _run(launcher, _spec(**SPLITTABLE))
+    assert result.state is JobState.SUCCEEDED, result.reason
+    assert [name.rsplit("-", 2)[-2] for name in launcher.job_names] == ["deps", "run"]
+    assert result.outputs == {"report.json": URL}  # the archive is the pods' business, not the caller's
+    for name in launcher.job_names:
+        _assert_deleted(admin[0], name)
+
+
+def test_no_offline_pod_starts_when_the_dependency_pod_left_no_archive(settings: Settings) -> None:
+    launcher = _split_launcher(settings, ("report.json",))  # installing failed: the runner reported it
+    result, _ = _run(launcher, _spec(**SPLITTABLE))
+    assert len(launcher.job_names) == 1 and result.outputs == {"report.json": URL}
+
+
+def test_without_an_egress_proxy_the_job_stays_one_pod(settings: Settings) -> None:
+    launcher = KwokLauncher(settings)
+    result, _ = _run(launcher, _spec(**SPLITTABLE))
+    assert result.state is JobState.SUCCEEDED and len(launcher.job_names) == 1
 
 
 def test_get_launcher_picks_kubernetes_from_settings(settings: Settings) -> None:

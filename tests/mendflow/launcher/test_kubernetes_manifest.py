@@ -9,8 +9,18 @@ import pytest
 from kubernetes import client as k
 
 from mendflow.errors import ConfigError
-from mendflow.launcher.base import JobSpec
-from mendflow.launcher.k8s_manifest import JOB_UID, build_job, image_ref, job_name, label_value
+from mendflow.launcher.base import Handoff, JobSpec
+from mendflow.launcher.k8s_manifest import (
+    DEPENDENCIES,
+    HANDOFF_NAME,
+    JOB_UID,
+    OFFLINE,
+    build_job,
+    image_ref,
+    job_name,
+    label_value,
+    phase_spec,
+)
 from mendflow.settings import Settings
 
 GET = "https://store.example/b/src.tar.gz?X-Amz-Signature=abc"
@@ -153,16 +163,44 @@ def test_bare_image_names_resolve_to_the_configured_registry() -> None:
     assert image_ref("registry.example/x/y@sha256:abc", settings) == "registry.example/x/y@sha256:abc"
 
 
-def _pod_env(settings: Settings) -> dict[str, str]:
-    job = _dict(build_job(_spec(), settings, "b1-x"))
+def _pod_env(settings: Settings, spec: JobSpec | None = None) -> dict[str, str]:
+    job = _dict(build_job(spec or _spec(), settings, "b1-x"))
     return {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
 
 
-def test_with_an_egress_proxy_https_goes_through_it_and_in_cluster_names_go_direct() -> None:
-    proxy = "http://mendflow-egress.mendflow-egress.svc.cluster.local:3128"
-    env = _pod_env(Settings(kubernetes={"egress_proxy": proxy}))
-    assert (env["HTTPS_PROXY"], env["https_proxy"]) == (proxy, proxy)
+INDEX_PROXY = "http://mendflow-egress.mendflow-egress.svc.cluster.local:3128"
+STORE_PROXY = "http://mendflow-egress.mendflow-egress.svc.cluster.local:3129"
+PROXIES = Settings(kubernetes={"egress_proxy": INDEX_PROXY, "store_proxy": STORE_PROXY})
+SPLITTABLE = _spec(handoff=Handoff(upload=PUT + "&env", download=GET + "&env"))
+
+
+def test_the_dependency_pod_goes_through_the_index_proxy_and_in_cluster_names_go_direct() -> None:
+    env = _pod_env(PROXIES, phase_spec(SPLITTABLE, DEPENDENCIES, 600))
+    assert (env["HTTPS_PROXY"], env["https_proxy"]) == (INDEX_PROXY, INDEX_PROXY)
     assert ".svc" in env["NO_PROXY"].split(",") and "HTTP_PROXY" not in env  # a plain-HTTP in-cluster store
+
+
+@pytest.mark.parametrize("spec", [phase_spec(SPLITTABLE, OFFLINE, 600), _spec()], ids=["offline pod", "unsplit"])
+def test_every_other_pod_gets_the_store_proxy_only(spec: JobSpec) -> None:
+    assert _pod_env(PROXIES, spec)["HTTPS_PROXY"] == STORE_PROXY
+
+
+def test_the_dependency_pod_is_labelled_and_uploads_the_archive() -> None:
+    job = _dict(build_job(phase_spec(SPLITTABLE, DEPENDENCIES, 500), PROXIES, "b1-x"))
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert job["spec"]["template"]["metadata"]["labels"]["mendflow.dev/phase"] == "dependencies"
+    transfer = json.loads(env["MENDFLOW_TRANSFER"])
+    assert transfer["outputs"][HANDOFF_NAME] == PUT + "&env" and HANDOFF_NAME not in transfer["inputs"]
+    assert (env["MENDFLOW_PHASE"], env["MENDFLOW_HANDOFF"]) == ("dependencies", f"/workspace/out/{HANDOFF_NAME}")
+
+
+def test_the_offline_pod_downloads_the_archive_within_what_time_is_left() -> None:
+    job = _dict(build_job(phase_spec(SPLITTABLE, OFFLINE, 420), PROXIES, "b1-x"))
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    transfer = json.loads(env["MENDFLOW_TRANSFER"])
+    assert transfer["inputs"][HANDOFF_NAME] == GET + "&env" and HANDOFF_NAME not in transfer["outputs"]
+    assert (env["MENDFLOW_PHASE"], env["MENDFLOW_HANDOFF"]) == ("offline", f"/workspace/in/{HANDOFF_NAME}")
+    assert job["spec"]["activeDeadlineSeconds"] == 420
 
 
 def test_without_an_egress_proxy_the_pod_gets_no_proxy_variables() -> None:

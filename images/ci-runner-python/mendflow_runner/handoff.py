@@ -1,0 +1,88 @@
+"""A job split in two at its dependency phase: one pod installs, the next runs offline with what it installed.
+
+On Kubernetes the network is a pod's, not a process's, so "only the dependency phase reaches the package index"
+needs two pods (``mendflow.launcher.kubernetes``): the first may reach the index proxy, the second nothing.
+The launcher sets, per pod:
+
+* ``MENDFLOW_PHASE``: ``dependencies`` (unpack, install, pack the environments, stop) or ``offline`` (unpack,
+  restore the environments instead of installing, go on). Unset: the whole job in one process, as locally.
+* ``MENDFLOW_HANDOFF``: where the archive is written (``dependencies``) or read (``offline``).
+
+The archive holds the environments as directories relative to the job's workspace, whose path is the same in
+both pods, so the venvs' absolute paths (scripts' shebangs, ``pyvenv.cfg``) hold unchanged. It passes from job
+to job of the same repository and run through the store; the trusted side never opens it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+
+PHASE_ENV, ARCHIVE_ENV = "MENDFLOW_PHASE", "MENDFLOW_HANDOFF"
+WHOLE, DEPENDENCIES, OFFLINE = "", "dependencies", "offline"
+META = "handoff.json"  # in the archive: what the first pod measured (its time spent, its steps' durations)
+_COMPRESS_LEVEL = 1  # venvs are mostly shared objects: level 1 gets most of gzip's gain at a fraction of its time
+
+
+class HandoffError(Exception):
+    """The archive is missing or unusable: the offline pod cannot go on without it."""
+
+
+def phase() -> str:
+    value = os.environ.get(PHASE_ENV, WHOLE)
+    if value not in (WHOLE, DEPENDENCIES, OFFLINE):
+        raise HandoffError(f"{PHASE_ENV}={value!r} is not one of {DEPENDENCIES!r} or {OFFLINE!r}")
+    return value
+
+
+def archive_path() -> Path:
+    value = os.environ.get(ARCHIVE_ENV, "")
+    if not value:
+        raise HandoffError(f"{PHASE_ENV} is set but {ARCHIVE_ENV} is not")
+    return Path(value)
+
+
+def pack(root: Path, dirs: list[Path], meta: dict[str, Any]) -> Path:
+    """Write the archive of ``dirs`` (under ``root``) with ``meta``; returns where it went."""
+    dest = archive_path()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    with tarfile.open(tmp, "w:gz", compresslevel=_COMPRESS_LEVEL) as tar:
+        for directory in dirs:
+            if directory.exists():
+                tar.add(directory, arcname=str(directory.relative_to(root)))
+        data = json.dumps({**meta, "packed_at": time.time()}).encode()
+        info = tarfile.TarInfo(META)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    os.replace(tmp, dest)  # a half-written archive never has the name the upload looks for
+    return dest
+
+
+def restore(root: Path, dirs: list[Path]) -> dict[str, Any]:
+    """Extract the archive's ``dirs`` under ``root`` (nothing else: no other path, no device); returns its meta."""
+    source = archive_path()
+    if not source.is_file():
+        raise HandoffError(f"the dependency phase's archive is missing ({source})")
+    wanted = [str(d.relative_to(root)) for d in dirs]
+    meta: dict[str, Any] = {}
+    try:
+        with tarfile.open(source, "r:gz") as tar:
+            for member in tar:
+                if member.name == META and member.isfile():
+                    meta = dict(json.load(tar.extractfile(member) or io.BytesIO(b"{}")))
+                elif _under(member.name, wanted) and (member.isfile() or member.isdir() or member.issym()):
+                    # 'tar': inside root, no device, no setuid; a venv's bin/python links to the image's interpreter
+                    tar.extract(member, root, filter="tar")
+    except (tarfile.TarError, OSError, ValueError) as exc:
+        raise HandoffError(f"cannot restore the dependency phase's archive: {exc}") from exc
+    return meta
+
+
+def _under(name: str, tops: list[str]) -> bool:
+    return any(name == top or name.startswith(f"{top}/") for top in tops)
