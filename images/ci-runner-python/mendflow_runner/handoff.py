@@ -8,9 +8,10 @@ The launcher sets, per pod:
   restore the environments instead of installing, go on). Unset: the whole job in one process, as locally.
 * ``MENDFLOW_HANDOFF``: where the archive is written (``dependencies``) or read (``offline``).
 
-The archive holds the environments as directories relative to the job's workspace, whose path is the same in
-both pods, so the venvs' absolute paths (scripts' shebangs, ``pyvenv.cfg``) hold unchanged. It passes from job
-to job of the same repository and run through the store; the trusted side never opens it.
+The archive holds the environments and the source tree as the install left them (a build backend may write into
+it: hatch-vcs's ``_version.py``, an editable install's hooks), as directories relative to the job's workspace,
+whose path is the same in both pods, so the venvs' absolute paths (scripts' shebangs, ``pyvenv.cfg``) hold. It
+passes from job to job of the same repository and run through the store; the trusted side never opens it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import tarfile
 import time
 from pathlib import Path
@@ -65,11 +67,14 @@ def pack(root: Path, dirs: list[Path], meta: dict[str, Any]) -> Path:
 
 
 def restore(root: Path, dirs: list[Path]) -> dict[str, Any]:
-    """Extract the archive's ``dirs`` under ``root`` (nothing else: no other path, no device); returns its meta."""
+    """Replace ``dirs`` (under ``root``) with the archive's (nothing else: no other path, no device); returns its
+    meta."""
     source = archive_path()
     if not source.is_file():
         raise HandoffError(f"the dependency phase's archive is missing ({source})")
     wanted = [str(d.relative_to(root)) for d in dirs]
+    for directory in dirs:  # as the first pod left them: an install may have written into the source tree
+        shutil.rmtree(directory, ignore_errors=True)
     meta: dict[str, Any] = {}
     try:
         with tarfile.open(source, "r:gz") as tar:

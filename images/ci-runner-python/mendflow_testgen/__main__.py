@@ -66,7 +66,7 @@ def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
     python = pyn.python_for_pynguin()
     env = dict(os.environ)
     pynguin = spec.get("mode") == "pynguin"
-    environments = [venv, pyn.venv_of(work)]
+    environments = [src, venv, pyn.venv_of(work)]  # the source tree as the install left it
     if phase == handoff.OFFLINE:
         started -= float(handoff.restore(work, environments).get("spent_sec", 0.0))
     deadline = started + budget

@@ -60,6 +60,44 @@ def test_the_offline_pod_builds_with_no_network_and_no_cache(
     assert not empty_cache.exists() or not any(empty_cache.iterdir())  # nothing was installed here
 
 
+BUILD_HOOK = """\
+from pathlib import Path
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+
+class CustomBuildHook(BuildHookInterface):
+    def initialize(self, version, build_data):
+        Path(self.root, "demo", "_generated.py").write_text("VALUE = 42\\n")
+"""
+USES_GENERATED = """\
+import pytest
+
+from demo._generated import VALUE
+
+
+@pytest.mark.fast
+def test_value() -> None:
+    assert VALUE == 42
+"""
+
+
+def test_what_the_install_wrote_into_the_source_tree_reaches_the_offline_pod(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """As hatch-vcs writes ``_version.py`` when the project is installed: the snapshot never has it."""
+    files = {
+        "pyproject.toml": PYPROJECT + "\n[tool.hatch.build.hooks.custom]\n",
+        "hatch_build.py": BUILD_HOOK,
+        "tests/test_generated.py": USES_GENERATED,
+    }
+    split = _split(make_repo, tmp_path, uv_cache, **files)
+    assert split["first"][0] == 0, split["first"][1]
+    _phase("offline", split["source"], split["pod"] / "out", split["archive"], tmp_path / "empty", NO_NETWORK)
+    report = _report(split["pod"] / "out")
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), report.failed_tests
+
+
 def test_a_failed_install_is_the_first_pods_report_and_no_archive(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
