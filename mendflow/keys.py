@@ -13,9 +13,9 @@ from dataclasses import dataclass
 REPORT = "report.json"  # a build attempt's commit marker: written last
 TOOLS = "_tools"
 SERVED = "served"  # served/<owner>/<name>.json: the repositories runs were made on
-HEAL_KB = "heal-kb"
+HEAL_KB = "heal-kb"  # heal-kb/<category>/<when>-<id>.json: every repair attempt, across repositories
 HANDOFF_DIR = ".handoff"  # under a job's prefix: a split job's installed environments, pod to pod
-HANDOFF = f"{HANDOFF_DIR}/env.tar.gz"  # heal-kb/<category>/<when>-<id>.json: every repair attempt, across repositories
+HANDOFF = f"{HANDOFF_DIR}/env.tar.gz"
 
 
 @dataclass(frozen=True)
