@@ -67,7 +67,8 @@ def egress_proxy(
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    stop.wait()
+    while not stop.wait(0.5):  # a signal a proxy thread took runs its handler only once this thread wakes
+        pass
     for proxy in proxies:
         proxy.close()
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 import re
 import signal
 import socket
@@ -16,6 +18,8 @@ import pytest
 from mendflow.cli.egress import store_hosts
 from mendflow.settings import Settings
 from tests.fixtures.listener import Listener
+
+TGKILL = 234  # x86-64 syscall number: a signal to one thread of a process
 
 
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
@@ -76,13 +80,29 @@ def test_the_store_port_tunnels_to_the_store_and_refuses_the_index(tmp_path: Pat
             _connect(index_port, f"127.0.0.1:{store.port}"),
         )
         from_others = _connect(store_port, f"127.0.0.1:{index.port}"), _connect(store_port, f"127.0.0.1:{store.port}")
+        reached = index.count_after(1), store.count_after(2)
     finally:
         proc.kill()
         index.sock.close()
         store.sock.close()
     assert [r[:12] for r in from_dependencies] == [b"HTTP/1.1 200"] * 2
     assert [r[:12] for r in from_others] == [b"HTTP/1.1 403", b"HTTP/1.1 200"]
-    assert (index.connections, store.connections) == (1, 2)
+    assert reached == (1, 2)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="tgkill's syscall number here is x86-64's")
+def test_sigterm_ends_it_when_a_proxy_thread_takes_the_signal(tmp_path: Path) -> None:
+    """The kernel hands a process's signal to any of its threads; the main thread must still see it."""
+    proc = _start(tmp_path)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline()  # serving: its proxy thread runs
+        threads = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.syscall(TGKILL, proc.pid, threads[0], signal.SIGTERM) == 0
+        code = proc.wait(timeout=10)
+    finally:
+        proc.kill()
+    assert code == 0
 
 
 def test_a_bad_listen_address_is_one_line_and_exit_2(tmp_path: Path) -> None:
