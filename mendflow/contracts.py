@@ -69,6 +69,16 @@ class Contract(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Language(StrEnum):
+    """A language mendflow builds, each with its own CI image (``mendflow.jobcode.RUNNER_IMAGES``)."""
+
+    PYTHON = "python"
+    GO = "go"
+    TYPESCRIPT = "typescript"  # and JavaScript: one Node toolchain
+    RUST = "rust"
+    JAVA = "java"
+
+
 class BuildStatus(StrEnum):
     PASSED = "PASSED"
     FAILED = "FAILED"
@@ -79,6 +89,7 @@ class FailReason(StrEnum):
     """Value of the seed's ``ci_fail_reason`` metric."""
 
     TESTS = "tests"
+    BUILD = "build"  # the code does not compile (Go, Rust, Java, TypeScript): the compiler's words in error_reason
     LINT = "lint"
     NO_TESTS = "no_tests"
     DEPENDENCIES = "dependencies"
@@ -109,7 +120,11 @@ class FileCoverage(Contract):
     missing_lines: list[int]
     excluded_lines: list[int] = Field(default_factory=list)
     num_branches: int = 0
-    missing_branches: list[tuple[int, int]] = Field(default_factory=list)
+    missing_branches: list[tuple[int, int]] = Field(
+        default_factory=list,
+        description="coverage.py: (from line, to line) arcs never taken (a negative target leaves the function). "
+        "LCOV, Cobertura, JaCoCo name no target: (line, n) is the n-th branch out of that line, from 0.",
+    )
     line_pct: float
     branch_pct: float | None = None
     symbols: list[SymbolCoverage] = Field(default_factory=list)
@@ -118,7 +133,23 @@ class FileCoverage(Contract):
     )
 
 
+class CoverageFormat(StrEnum):
+    """The tool's report a build's coverage was read from (the runner's ``coverage_formats``)."""
+
+    COVERAGE_PY = "coverage.py"
+    LCOV = "lcov"
+    COBERTURA = "cobertura"
+    JACOCO = "jacoco"
+    GO = "go-coverprofile"
+
+
 class Coverage(Contract):
+    format: CoverageFormat = CoverageFormat.COVERAGE_PY
+    branch_data: bool = Field(
+        True,
+        description="False when the format records no branches (Go's coverprofile): branch numbers are absent, "
+        "not zero, and no gate compares them.",
+    )
     line_pct: float
     branch_pct: float | None = None
     statements: int = 0
@@ -173,6 +204,7 @@ class BuildReport(Contract):
     branch_name: str = ""
     stage: str = Field("build", description="'B1', 'B2' or 'build'.")
     attempt: int = 1
+    language: Language = Field(Language.PYTHON, description="What the commit built as (mendflow.languages).")
     status: BuildStatus
     failed_tests: list[str] = Field(default_factory=list, description="pytest node ids.")
     failures: list[TestFailure] = Field(default_factory=list, description="Details of failed_tests, same order.")
@@ -324,7 +356,9 @@ class GeneratedTests(Contract):
     files: list[str] = Field(default_factory=list)
     kept: list[KeptTest] = Field(default_factory=list)
     dropped: list[DroppedTest] = Field(default_factory=list)
-    generator: Literal["llm", "pynguin"] = "pynguin"
+    generator: Literal["llm", "pynguin", "none"] = Field(
+        "pynguin", description="'none': no generator for the language."
+    )
     repair_rounds: int = 0
     llm_tokens: int = 0
 

@@ -13,15 +13,31 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from mendflow.contracts import Language
 from mendflow.errors import ConfigError
 
-RUNNER_PACKAGE = "mendflow_runner"
+RUNNER_PACKAGE = "mendflow_runner"  # the runner's shared core, in every image, and Python's build
 TESTGEN_PACKAGE = "mendflow_testgen"
-# One image for every job: the runner's build and fix modes, and the test builder's gates (which reuse the runner).
+# Python's image serves every Python job: the runner's build and fix modes, and the test builder's gates.
 RUNNER_IMAGE = "ci-runner-python"
+# Each language's CI image, and the in-job packages it holds (its entry package last).
+RUNNER_IMAGES: dict[Language, str] = {Language.PYTHON: RUNNER_IMAGE, Language.GO: "ci-runner-go"}
+IMAGE_PACKAGES: dict[str, tuple[str, ...]] = {
+    RUNNER_IMAGE: (RUNNER_PACKAGE,),
+    "ci-runner-go": (RUNNER_PACKAGE, "mendflow_go"),
+}
+# The toolchain each image brings beside Python; the local launcher takes the host's.
+IMAGE_TOOLS: dict[str, tuple[str, ...]] = {"ci-runner-go": ("go", "gofmt")}
 # The runner's entry, in build and fix mode alike: the snapshot in, the outputs' directory out.
 _SNAPSHOT, _OUT = "{workspace}/in/source.tar.gz", "{workspace}/out"
 RUNNER_COMMAND = ("python", "-m", RUNNER_PACKAGE, "--source", _SNAPSHOT, "--out", _OUT)
+
+
+def runner_command(image: str) -> list[str]:
+    """The build entry of ``image``: its entry package with the runner's protocol."""
+    return ["python", "-m", IMAGE_PACKAGES[image][-1], *RUNNER_COMMAND[3:]]
+
+
 # Fixed timestamps: the same sources give the same zip bytes, so an upload keyed by digest is reused.
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from mendflow.contracts import ErrorCategory
+from mendflow.contracts import ErrorCategory, Language
 from mendflow.quick_settings import default_state_dir
 
 
@@ -56,6 +56,19 @@ class SandboxSettings(BaseModel):
         "/var/tmp/mendflow when running as root (jobs drop privileges and cannot reach ~root), else "
         "<cache_dir>/local-launcher.",
     )
+
+
+class LanguageSettings(BaseModel):
+    """What a language's build job gets from the trusted side: where its dependency phase fetches from."""
+
+    go_proxy: str = Field(
+        "https://proxy.golang.org",
+        description="GOPROXY of a Go job's dependency phase; its hosts join the phase's egress allowlist. The "
+        "offline phases get GOPROXY=off.",
+    )
+
+    def job_env(self, language: Language) -> dict[str, str]:
+        return {"GOPROXY": self.go_proxy} if language is Language.GO else {}
 
 
 class PynguinSettings(BaseModel):
@@ -206,6 +219,7 @@ class Settings(BaseSettings):
     )
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     pynguin: PynguinSettings = Field(default_factory=PynguinSettings)
+    languages: LanguageSettings = Field(default_factory=LanguageSettings)
     s3: S3Settings = Field(default_factory=S3Settings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)

@@ -234,6 +234,12 @@ class SnapshotLimits:
         return cls(settings.limits.snapshot_mb * mib, settings.limits.snapshot_file_mb * mib)
 
 
+def file_paths(repo: pygit2.Repository, sha: str) -> list[str]:
+    """Every file the snapshot of ``sha`` holds, relative to the root."""
+    tree = repo.revparse_single(sha).peel(pygit2.Tree)
+    return [path for path, mode, _ in _walk(repo, tree, "") if mode != _MODE_TREE]
+
+
 def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, int, pygit2.Oid]]:
     """``(path, mode, oid)`` of every entry to archive, parents before children; unsafe names skipped."""
     for entry in tree:

@@ -13,7 +13,8 @@ from pathlib import Path
 import pygit2
 from pydantic import BaseModel, ConfigDict
 
-from mendflow import identity, snapshot
+from mendflow import identity, languages, snapshot
+from mendflow.contracts import Language
 from mendflow.keys import RepoKeys
 from mendflow.settings import Settings
 from mendflow.store.base import ArtefactStore
@@ -30,6 +31,12 @@ class Source(BaseModel):
     commit_sha: str
     branch: str
     archive_key: str
+    languages: tuple[Language, ...] = ()  # mendflow.languages.detect at this commit: most source files first
+
+    @property
+    def language(self) -> Language:
+        """What this commit builds as (a repository with no manifest mendflow knows builds as Python)."""
+        return self.languages[0] if self.languages else Language.PYTHON
 
     @property
     def artefacts(self) -> RepoKeys:
@@ -98,7 +105,8 @@ def _frozen(source: Source, repo: pygit2.Repository, store: ArtefactStore, setti
     key = source.artefacts.source(source.commit_sha)
     if not store.exists(key):  # content-addressed by commit: a retry or a re-run reuses it
         publish_snapshot(repo, source.commit_sha, store, key, settings)
-    return source.model_copy(update={"archive_key": key})
+    found = tuple(languages.detect(snapshot.file_paths(repo, source.commit_sha)))
+    return source.model_copy(update={"archive_key": key, "languages": found})
 
 
 def publish_snapshot(repo: pygit2.Repository, sha: str, store: ArtefactStore, key: str, settings: Settings) -> None:

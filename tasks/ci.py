@@ -24,6 +24,7 @@ from mendflow.ci.job import (
     metrics_payload,
     phase_progress,
     publish,
+    unsupported,
 )
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from mendflow.launcher import get_launcher
@@ -93,6 +94,8 @@ def run_build_job(
     """One build job, its report vetted, its lint judged against the parent's, and published."""
     prefix = source.artefacts.build(source.commit_sha, stage, attempt)
     staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
+    if (refused := unsupported(source, stage, attempt)) is not None:
+        return publish(store, staging, prefix, refused, settings.limits)
     spec = job_spec(source, stage, attempt, staging, store, settings, select, lint_only)
     result = get_launcher(settings).run(spec, phase_progress(stage))
     max_bytes = settings.limits.job_output_mb * 1024 * 1024

@@ -68,7 +68,7 @@ def _generate(
 ) -> GeneratedTests:
     """LLM generation when configured (Pynguin offline otherwise, or when the LLM fails / the budget is spent)."""
     llm = run_llm(settings)
-    common: dict[str, Any] = {"repo_id": source.repo_id, "on_progress": progress}
+    common: dict[str, Any] = {"repo_id": source.repo_id, "on_progress": progress, "language": source.language}
     try:
         return build_tests(spec, source.path, settings, index, llm=llm, use_llm=llm is not None, **common)
     except LLMError as exc:

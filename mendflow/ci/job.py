@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from mendflow import progress
 from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason, TestFailure
 from mendflow.errors import MendflowError, TooLargeError
-from mendflow.jobcode import RUNNER_COMMAND, RUNNER_IMAGE
+from mendflow.jobcode import RUNNER_IMAGES, runner_command
 from mendflow.keys import HANDOFF, REPORT
 from mendflow.launcher.base import Handoff, JobResult, JobSpec, JobState, OnOutput
 from mendflow.settings import LimitsSettings, Settings
@@ -31,7 +31,7 @@ MIB = 1024 * 1024
 ARTEFACTS = ("coverage.json", "junit.xml", "runner.log")
 # The runner's phases in order (images/ci-runner-python/mendflow_runner/progress.py prints as each starts,
 # and during "tests" how many tests of how many collected are through).
-PHASES = ("unpack", "dependencies", "lint", "tests", "coverage")
+PHASES = ("unpack", "dependencies", "build", "lint", "tests", "coverage")
 OUT = "{workspace}/out"
 MAX_FAILURES = 200  # failures detailed in a report (the runner's cap; failed_tests stays complete)
 TRACEBACK_MAX = 4096  # bytes of one failure's traceback text
@@ -83,10 +83,12 @@ def job_spec(
         env["MENDFLOW_JOB_SELECT"] = json.dumps(select)
     if lint_only:
         env["MENDFLOW_JOB_LINT_ONLY"] = "1"
+    image = RUNNER_IMAGES[source.language]
+    env.update(settings.languages.job_env(source.language))
     return JobSpec(
         name=f"build-{stage.lower()}-{source.commit_sha[:8]}-{attempt}",
-        image=RUNNER_IMAGE,
-        command=list(RUNNER_COMMAND),
+        image=image,
+        command=runner_command(image),
         env=env,
         cpu_limit=settings.sandbox.cpu_limit,
         memory_limit_mb=settings.sandbox.memory_limit_mb,
@@ -99,6 +101,17 @@ def job_spec(
     )
 
 
+def unsupported(source: Source, stage: str, attempt: int) -> BuildReport | None:
+    """The report of a build mendflow cannot run: a language it has no CI image for (said, never guessed at)."""
+    if source.language in RUNNER_IMAGES:
+        return None
+    have = ", ".join(RUNNER_IMAGES)
+    why = (
+        f"mendflow has no CI runner for {source.language} yet (it builds {have}); this repository is {source.language}"
+    )
+    return errored_report(source, stage, attempt, FailReason.BAD_INPUT, why, 0.0)
+
+
 def errored_report(
     source: Source, stage: str, attempt: int, reason: FailReason, why: str, duration: float
 ) -> BuildReport:
@@ -108,6 +121,7 @@ def errored_report(
         branch_name=source.branch,
         stage=stage,
         attempt=attempt,
+        language=source.language,
         status=BuildStatus.ERRORED,
         fail_reason=reason,
         error_reason=why,
@@ -149,7 +163,13 @@ def collect_report(
         return errored_report(source, stage, attempt, FailReason.RUNNER_CRASH, why, result.duration_sec)
     # What the trusted side knows wins over what the job says about it.
     report = report.model_copy(
-        update={"repo": source.repo_id, "stage": stage, "attempt": attempt, "branch_name": source.branch}
+        update={
+            "repo": source.repo_id,
+            "stage": stage,
+            "attempt": attempt,
+            "branch_name": source.branch,
+            "language": source.language,
+        }
     )
     return vet_report(report, select)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import socket
 import socketserver
@@ -29,7 +30,7 @@ IDLE_TIMEOUT_SEC = 300.0  # a tunnel nobody writes to for this long is closed
 MAX_TUNNELS = 128  # uv opens up to 50 downloads at once; more is a job trying to exhaust threads
 CHUNK = 262144
 # Variables through which the trusted side names a package index for uv or pip: their hosts join the allowlist.
-INDEX_VARIABLES = ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "UV_INDEX", "PIP_INDEX_URL")
+INDEX_VARIABLES = ("UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "UV_INDEX", "PIP_INDEX_URL", "GOPROXY")
 
 
 class Allowlist:
@@ -49,7 +50,7 @@ def index_hosts(env: dict[str, str]) -> list[str]:
     """``host[:port]`` of every package index the job's (trusted) environment names."""
     hosts = []
     for name in INDEX_VARIABLES:
-        for url in env.get(name, "").split():
+        for url in re.split(r"[\s,|]+", env.get(name, "")):  # GOPROXY's list takes commas and pipes
             named = "=" in url.split("://", 1)[0]  # UV_INDEX's ``name=url`` form
             parts = urlsplit(url.split("=", 1)[1] if named else url)
             if parts.hostname:

@@ -150,6 +150,7 @@ def _env(spec: JobSpec, settings: Settings) -> list[k.V1EnvVar]:
         "TMPDIR": "/tmp",
         "XDG_CACHE_HOME": CACHE_DIR,
         "UV_CACHE_DIR": f"{CACHE_DIR}/uv",
+        "MENDFLOW_JOB_CACHE": CACHE_DIR,
         "PIP_CACHE_DIR": f"{CACHE_DIR}/pip",
         **{name: value for name, value in spec.env.items() if not is_credential(name)},
         "MENDFLOW_WORKSPACE": WORKSPACE,

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from mendflow.jobcode import RUNNER_PACKAGE, copy_package
+from mendflow.jobcode import IMAGE_PACKAGES, IMAGE_TOOLS, copy_package
 from mendflow.launcher.base import (
     JobResult,
     JobSpec,
@@ -91,7 +91,17 @@ _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread tha
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
 
 # The launcher sets these itself; the spec cannot point them elsewhere.
-RESERVED_ENV = ("PATH", "HOME", "TMPDIR", "UV_CACHE_DIR", JOB_MARKER, EGRESS_SOCKET, "LD_PRELOAD", "LD_LIBRARY_PATH")
+RESERVED_ENV = (
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "UV_CACHE_DIR",
+    "MENDFLOW_JOB_CACHE",
+    JOB_MARKER,
+    EGRESS_SOCKET,
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+)
 
 
 def _dir(path: Path, mode: int, uid: int | None = None, gid: int | None = None) -> Path:
@@ -161,6 +171,20 @@ def _kill(pids: list[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
+
+
+def image_tool_dirs(image: str) -> list[str]:
+    """Where this host keeps the toolchain ``image`` brings (the Go image's ``go``): the local launcher's stand-in
+    for the image, found on the trusted side's PATH."""
+    dirs = []
+    for tool in IMAGE_TOOLS.get(image, ()):
+        found = shutil.which(tool)
+        if found is None:
+            raise FileNotFoundError(
+                f"{tool} is not on PATH: the local launcher runs {image}'s jobs with the host's {tool}"
+            )
+        dirs.append(str(Path(found).resolve().parent))
+    return list(dict.fromkeys(dirs))
 
 
 class Toolchain:
@@ -273,9 +297,14 @@ class LocalLauncher(Launcher):
             os.chmod(dest, 0o644)
 
     def _place_image(self, spec: JobSpec, ws: Workspace) -> dict[str, str]:
-        if spec.image != "ci-runner-python":
-            raise ValueError(f"the local launcher has no runner for image {spec.image!r}; use 'ci-runner-python'")
-        copy_package(RUNNER_PACKAGE, ws.root / "runner")
+        """The image's in-job packages (its toolchain is the host's: ``scripts/lib/bootstrap.sh`` installs it)."""
+        packages = IMAGE_PACKAGES.get(spec.image)
+        if packages is None:
+            raise ValueError(
+                f"the local launcher has no runner for image {spec.image!r}; use one of {list(IMAGE_PACKAGES)}"
+            )
+        for package in packages:
+            copy_package(package, ws.root / "runner")
         return {"PYTHONPATH": str(ws.root / "runner"), "MENDFLOW_JOB_PYTHON": str(self.python)}
 
     def _serve_egress(self, spec: JobSpec, ws: Workspace, uid: int | None) -> EgressProxy:
@@ -352,6 +381,7 @@ class LocalLauncher(Launcher):
             HOME=str(ws.sub("home")),
             TMPDIR=str(ws.sub("tmp")),
             UV_CACHE_DIR=str(cache),
+            MENDFLOW_JOB_CACHE=str(cache),  # every toolchain's caches, below it (the Go runner's go/mod, go/build)
             # Copies, not hard links: a hard-linked venv file *is* the cached one, so a job changing a package
             # in its venv would change what the next job of any repository installs.
             UV_LINK_MODE="copy",
@@ -381,6 +411,7 @@ class LocalLauncher(Launcher):
                 self._place_inputs(spec, ws)
                 env = self._environment(spec, ws, tools, job_id, cache)
                 env.update({k: v for k, v in self._place_image(spec, ws).items() if k not in spec.env})
+                env["PATH"] = ":".join([*image_tool_dirs(spec.image), env["PATH"]])
                 argv = [part.replace("{workspace}", str(ws.ws)) for part in spec.command]
                 limits = JobLimits(spec.memory_limit_mb, spec.cpu_limit, self.settings.sandbox.max_processes)
                 cgroups = JobCgroups.create(job_id, limits)

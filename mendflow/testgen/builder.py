@@ -24,6 +24,7 @@ from mendflow.contracts import (
     DropReason,
     GeneratedTests,
     KeptTest,
+    Language,
     TestSpec,
 )
 from mendflow.gitops import commit_files
@@ -271,8 +272,11 @@ def build_tests(
     store: ArtefactStore | None = None,
     repo_id: str | None = None,
     on_progress: OnProgress | None = None,
+    language: Language = Language.PYTHON,
 ) -> GeneratedTests:
     """Generate, gate, scan and commit tests for ``spec``; GeneratedTests says what was kept and why not."""
+    if language is not Language.PYTHON:
+        return not_generated(spec, language)
     settings = settings or get_settings()
     repo = snapshot.resolve_repo(str(repo_path), settings)
     store = store or open_store(settings.resolved_store_url(), settings)
@@ -305,6 +309,18 @@ def build_tests(
     tokens = (llm.ledger.by_stage.get(STAGE, 0) - before) if llm else 0
     result = result.model_copy(update={"repair_rounds": rounds, "llm_tokens": tokens})
     return _finish(run, outcome, result, spec, repo, branch)
+
+
+def not_generated(spec: TestSpec, language: Language) -> GeneratedTests:
+    """The builder's answer for a language it writes no tests in yet: said plainly; the build, regression and
+    healing stages go on without it."""
+    return GeneratedTests(
+        spec_id=spec.id,
+        branch_name=branch_for(spec.id),
+        precheck=BuildStatus.FAILED,
+        generator="none",
+        notes=[f"no offline generator for {language}, and the LLM test builder writes Python tests only so far"],
+    )
 
 
 def _finish(

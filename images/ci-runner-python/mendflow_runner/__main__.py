@@ -74,6 +74,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import Protocol
 
 from . import coverage_report, deps, fix, handoff, lint, proc, progress, repo_config, report, testing, unpack
 from .config import JobConfig, parse_args
@@ -300,7 +301,19 @@ def fix_mode(cfg: JobConfig, log: Log) -> int:
     return 3 if report.upload_all(cfg.out, cfg.uploads, log) else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+class Builder(Protocol):
+    """What a language's build is to ``main``: it runs, filling the report, and says whether it handed over."""
+
+    @property
+    def handed_over(self) -> bool: ...
+
+    def run(self) -> None: ...
+
+
+def main(
+    argv: list[str] | None = None, builder: Callable[[JobConfig, report.Report, Log], Builder] | None = None
+) -> int:
+    """The entry of every language's runner: ``builder`` makes its build (default: Python's)."""
     cfg = parse_args(argv)
     cfg.out.mkdir(parents=True, exist_ok=True)
     log = Log(cfg.out / "runner.log")
@@ -308,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     if cfg.fix is not None:
         return fix_mode(cfg, log)
     rep = report.Report(cfg)
-    build = Build(cfg, rep, log)
+    build = (builder or Build)(cfg, rep, log)
     try:
         build.run()
     except Terminated as exc:

@@ -60,6 +60,23 @@ def cause(step: StepResult) -> str:
     return " ".join(said)[:600]
 
 
+REFUSALS = "mendflow-egress-refused"  # in the job's temp dir: where relay.py notes a host the proxy refused
+
+
+def refused_hosts(refusals: Path) -> str | None:
+    """Why a failed step failed when it asked the egress proxy for a host outside the package index allowlist."""
+    try:
+        hosts = sorted(set(refusals.read_text(encoding="utf-8", errors="replace").split()))
+    except OSError:
+        return None
+    if not hosts:
+        return None
+    return (
+        f"the dependency phase may reach only the package index over HTTPS, and {', '.join(hosts)[:300]} is not "
+        "on its allowlist; if this repository needs it, add it to MENDFLOW_SANDBOX__EGRESS_HOSTS"
+    )
+
+
 class Installer:
     def __init__(self, root: Path, venv: Path, python: str, env: dict[str, str], log: Log) -> None:
         self.root, self.venv, self.python, self.log = root, venv, python, log
@@ -78,7 +95,7 @@ class Installer:
         for path in own:  # only what exists can be bound writable (a pod's cache volume starts empty)
             path.mkdir(parents=True, exist_ok=True)
         tmp = Path(env.get("TMPDIR") or tempfile.gettempdir())
-        self.refusals = tmp / "mendflow-egress-refused"
+        self.refusals = tmp / REFUSALS
         self.wrap = confined((*own, tmp), self.refusals)
 
     @property
@@ -90,23 +107,10 @@ class Installer:
         r = run(self.wrap(argv), cwd=self.root, env=self.env, timeout=timeout, log=self.log)
         if not r.ok:
             named = dataclasses.replace(r, argv=argv)  # as the repo's CI would run it
-            if refused := self._refused():
+            if refused := refused_hosts(self.refusals):
                 raise DependencyError(named, refused, transient=False)
             raise DependencyError(named)
         return r
-
-    def _refused(self) -> str | None:
-        """Why a failed step failed when it asked for a host outside the package index allowlist."""
-        try:
-            hosts = sorted(set(self.refusals.read_text(encoding="utf-8", errors="replace").split()))
-        except OSError:
-            return None
-        if not hosts:
-            return None
-        return (
-            f"the dependency phase may reach only the package index over HTTPS, and {', '.join(hosts)[:300]} is not "
-            "on its allowlist; if this repository needs it, add it to MENDFLOW_SANDBOX__EGRESS_HOSTS"
-        )
 
     def _pip(self, args: list[str], timeout: float) -> None:
         self._run(["uv", "pip", "install", "--python", self.venv_python, *args], timeout)

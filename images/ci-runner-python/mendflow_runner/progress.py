@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 PREFIX = "MENDFLOW_PROGRESS "
-PHASES = ("unpack", "dependencies", "lint", "tests", "coverage")
+PHASES = ("unpack", "dependencies", "build", "lint", "tests", "coverage")
 POLL_SEC = 1.0  # at most one count line a second: a suite of 10 000 tests must not flood the job's output
 
 

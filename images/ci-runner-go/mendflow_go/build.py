@@ -1,0 +1,336 @@
+"""A Go repository's build, the way its own CI runs one: per module (each ``go.mod``, or a ``go.work``'s), the
+module cache filled with the network, then everything else without it.
+
+The toolchain is the image's (``GOTOOLCHAIN=local``: a ``go.mod`` asking for a newer Go fails clearly instead of
+downloading one); the module cache is the repository's dependency cache, writable by the job
+(``-modcacherw``, so eviction can remove it); offline steps get ``GOPROXY=off``, so a module the dependency phase
+did not fetch is an error, never a download. A ``vendor/`` directory is used as it is, with nothing fetched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tarfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mendflow_runner import coverage_formats, handoff, proc, unpack
+from mendflow_runner.__main__ import timed
+from mendflow_runner.config import JobConfig
+from mendflow_runner.deps import REFUSALS, DependencyError, cause, refused_hosts
+from mendflow_runner.proc import Log, StepResult, confined, run
+from mendflow_runner.report import Report
+
+from . import gotest
+
+PROFILE, COVERAGE = "cover.out", "coverage.json"
+# The flags of the suite's run, so the dependency phase's compile-only run leaves exactly what it will need.
+TEST_FLAGS = ("-short", "-covermode=atomic")
+# `go` and `gofmt` print "file.go:12:3: message" (vet may prefix "./" or "vet: ").
+_POSITION = re.compile(r"^(?:vet: )?(?P<path>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<message>.+)$")
+_SKIP_DIRS = ("vendor", "testdata")
+_FMT_BATCH = 200  # files per gofmt command line
+
+
+def go_files(module: Path) -> list[Path]:
+    """The module's Go files as the go command sees them: not under vendor/, testdata/ or a ``.``/``_`` dir."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(module):
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _SKIP_DIRS and not d.startswith((".", "_")) and d != "node_modules"
+        )
+        if Path(dirpath) != module and (Path(dirpath) / "go.mod").exists():
+            dirnames[:] = []  # a nested module is its own
+            continue
+        found += [Path(dirpath) / f for f in sorted(filenames) if f.endswith(".go")]
+    return found
+
+
+class GoBuild:
+    def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
+        self.cfg, self.rep, self.log = cfg, rep, log
+        self.src = cfg.workspace / "src"
+        self.phase = handoff.WHOLE
+        self.remaining: Callable[[], float] = cfg.remaining
+        self.modules: dict[str, str] = {}  # module path → directory relative to src
+        self.profiles: list[tuple[Path, Path]] = []  # (coverprofile, its module's directory)
+        self.env = self._environment()
+
+    # -- the environment ------------------------------------------------------------------------------------
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        cache = Path(env.get("MENDFLOW_JOB_CACHE") or env.get("UV_CACHE_DIR") or self.cfg.workspace / "cache")
+        env.update(
+            GOTOOLCHAIN="local",
+            GOPATH=str(self.cfg.workspace / "gopath"),
+            GOMODCACHE=str(cache / "go" / "mod"),
+            GOCACHE=str(cache / "go" / "build"),
+            GOTELEMETRY="off",
+            GOFLAGS=" ".join(f for f in (env.get("GOFLAGS", ""), "-modcacherw") if f),
+        )
+        return env
+
+    def _use_job_caches(self) -> None:
+        """A split job's caches live in its workspace: they travel to the offline pod in the handoff archive."""
+        self.env["GOMODCACHE"] = str(self.cfg.workspace / "gomod")
+        self.env["GOCACHE"] = str(self.job_gocache)
+
+    @property
+    def job_gocache(self) -> Path:
+        return self.cfg.workspace / "gocache"
+
+    @property
+    def handoff_dirs(self) -> list[Path]:
+        return [self.src, Path(self.env["GOMODCACHE"]), self.job_gocache]
+
+    @property
+    def offline_env(self) -> dict[str, str]:
+        return {**self.env, "GOPROXY": "off", "GOSUMDB": "off"}
+
+    @property
+    def module_dirs(self) -> list[Path]:
+        return [self.src / d for d in dict.fromkeys(self.modules.values())]
+
+    @property
+    def handed_over(self) -> bool:
+        return self.phase == handoff.DEPENDENCIES and self.rep.status == "PASSED"
+
+    # -- the steps -------------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self.rep.selected = list(self.cfg.select)
+        try:
+            self.phase = handoff.phase()
+        except handoff.HandoffError as exc:
+            self.rep.errored("infrastructure", str(exc))
+            return
+        if self.phase != handoff.WHOLE:
+            self._use_job_caches()
+        with timed(self.rep, "unpack"):
+            if not self._unpack():
+                return
+        with timed(self.rep, "dependencies"):
+            if not self._dependencies() or self.phase == handoff.DEPENDENCIES:
+                return
+        with timed(self.rep, "build"):
+            if not self._compile():
+                return
+        with timed(self.rep, "lint"):
+            self.rep.lint_errors = self._lint()
+        if self.cfg.lint_only:
+            if self.rep.lint_errors:
+                self.rep.failed("lint")
+            return
+        with timed(self.rep, "tests"):
+            tests = self._tests()
+        with timed(self.rep, "coverage"):
+            self._coverage()
+        self._judge(*tests)
+
+    def _unpack(self) -> bool:
+        shutil.rmtree(self.src, ignore_errors=True)
+        self.cfg.workspace.mkdir(parents=True, exist_ok=True)
+        try:
+            unpack.unpack(unpack.fetch(self.cfg.source, self.cfg.workspace), self.src)
+        except (unpack.UnsafeArchiveError, FileNotFoundError, tarfile.TarError) as exc:
+            self.rep.errored("bad_input", f"cannot unpack the source snapshot: {exc}")
+            return False
+        except OSError as exc:
+            self.rep.errored("infrastructure", f"cannot fetch the source snapshot: {exc}")
+            return False
+        self.modules = coverage_formats.go_modules(self.src)
+        if not self.modules:
+            self.rep.errored("bad_input", "no go.mod in the repository: this is not a Go module (run `go mod init`)")
+            return False
+        try:
+            gotest.selection(self.cfg.select)
+        except gotest.SelectionError as exc:
+            self.rep.errored("bad_input", f"--select: {exc}")
+            return False
+        return True
+
+    def _dependencies(self) -> bool:
+        dirs = self.handoff_dirs
+        try:
+            if self.phase == handoff.OFFLINE:
+                meta = handoff.restore(self.cfg.workspace, dirs)
+                self.cfg.started -= min(float(meta.get("spent_sec", 0.0)), self.cfg.timeout_sec)
+                return True
+            started = time.monotonic()
+            if not self._download():
+                return False
+            self._warm()
+            if self.phase == handoff.WHOLE:
+                self._private_build_cache()
+            if self.phase == handoff.DEPENDENCIES:
+                spent = time.monotonic() - self.cfg.started
+                handoff.pack(
+                    self.cfg.workspace, dirs, {"spent_sec": spent, "installed_sec": time.monotonic() - started}
+                )
+        except handoff.HandoffError as exc:
+            self.rep.errored("infrastructure", str(exc))
+            return False
+        return True
+
+    def _confined(self) -> proc.Wrap:
+        """The dependency phase's confinement: the job's own directories and caches writable, the module proxy the
+        only way out (where the launcher serves one)."""
+        own = [self.cfg.workspace, Path(self.env["GOMODCACHE"]), Path(self.env["GOCACHE"])]
+        tmp = Path(self.env.get("TMPDIR") or "/tmp")
+        if home := self.env.get("HOME"):
+            own.append(Path(home))
+        for path in (*own, tmp):
+            path.mkdir(parents=True, exist_ok=True)
+        return confined((*own, tmp), tmp / REFUSALS)
+
+    def _warm(self) -> None:
+        """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
+        binaries: ``-exec /bin/true`` runs none), so the build cache they start from is warm. The go command runs
+        no repository code while compiling, so this may write the repository's shared cache; results are the
+        offline steps' to judge."""
+        wrap = self._confined()
+        profile = Path(self.env.get("TMPDIR") or "/tmp") / "mendflow-warm.out"
+        test = ["test", *TEST_FLAGS, f"-coverprofile={profile}", "-exec=/bin/true", "./..."]
+        for module in self.module_dirs:
+            for args in (["build", "./..."], ["vet", "./..."], test):
+                run(wrap(["go", *args]), cwd=module, env=self.offline_env, timeout=self.remaining(), log=self.log)
+
+    def _private_build_cache(self) -> None:
+        """The offline steps run the repository's tests, which could write the build cache: they get a copy of the
+        shared one, so nothing they do reaches the next job."""
+        shared = Path(self.env["GOCACHE"])
+        if shared.is_dir():
+            shutil.copytree(shared, self.job_gocache, symlinks=True, dirs_exist_ok=True)
+        self.env["GOCACHE"] = str(self.job_gocache)
+
+    def _download(self) -> bool:
+        """``go mod download`` per module that does not vendor: confined, with the module proxy as the only way out."""
+        wrap = self._confined()
+        refusals = Path(self.env.get("TMPDIR") or "/tmp") / REFUSALS
+        for module in self.module_dirs:
+            if (module / "vendor" / "modules.txt").is_file():
+                continue
+            refusals.unlink(missing_ok=True)
+            step = run(
+                wrap(["go", "mod", "download"]), cwd=module, env=self.env, timeout=self.remaining(), log=self.log
+            )
+            if not step.ok:
+                refused = refused_hosts(refusals)
+                transient = False if refused else DependencyError(step).transient
+                how = "" if transient else " (deterministic: not retried)"
+                reason = "timeout" if step.timed_out else "dependencies"
+                said = refused or cause(step)
+                self.rep.errored(reason, f"`go mod download` in {self._where(module)} failed{how}: {said}", transient)
+                return False
+        return True
+
+    def _where(self, module: Path) -> str:
+        return module.relative_to(self.src).as_posix()
+
+    def _go(self, args: list[str], module: Path) -> StepResult:
+        wrap = proc.sandbox(self.cfg.workspace, readable=(Path(self.env["GOMODCACHE"]),))
+        return run(wrap(["go", *args]), cwd=module, env=self.offline_env, timeout=self.remaining(), log=self.log)
+
+    def _compile(self) -> bool:
+        """``go build ./...``: code that does not compile fails the build with the compiler's words."""
+        for module in self.module_dirs:
+            step = self._go(["build", "./..."], module)
+            if step.timed_out:
+                self.rep.errored("timeout", "`go build ./...` ran out of the job's time budget")
+                return False
+            if not step.ok:
+                said = "; ".join(self._positions(step, module)[:3]) or step.last_stderr_line()
+                self.rep.failed("build", f"`go build ./...` in {self._where(module)} failed: {said}")
+                return False
+        return True
+
+    def _lint(self) -> list[str]:
+        found: list[str] = []
+        for module in self.module_dirs:
+            vet = self._go(["vet", "./..."], module)
+            if not vet.ok:
+                found += self._positions(vet, module, code="vet")
+            found += self._gofmt(module)
+        return found
+
+    def _positions(self, step: StepResult, module: Path, code: str = "compile") -> list[str]:
+        """``path:line:col CODE message`` of each position the go command printed, repository-relative."""
+        out = []
+        for line in (step.stderr + step.stdout).splitlines():
+            match = _POSITION.match(line.strip())
+            if match is None:
+                continue
+            path = (module / match["path"]).resolve()
+            rel = path.relative_to(self.src.resolve()).as_posix() if path.is_relative_to(self.src.resolve()) else None
+            if rel:
+                out.append(f"{rel}:{match['line']}:{match['col'] or 0} {code} {match['message'].strip()}")
+        return out
+
+    def _gofmt(self, module: Path) -> list[str]:
+        files = [str(p.relative_to(module)) for p in go_files(module)]
+        unformatted = []
+        for i in range(0, len(files), _FMT_BATCH):
+            step = self._go_tool("gofmt", ["-l", *files[i : i + _FMT_BATCH]], module)
+            unformatted += [line.strip() for line in step.stdout.splitlines() if line.strip()]
+        rel = module.relative_to(self.src)
+        return [f"{(rel / name).as_posix()}:1:1 gofmt not formatted as gofmt would" for name in unformatted]
+
+    def _go_tool(self, tool: str, args: list[str], module: Path) -> StepResult:
+        wrap = proc.sandbox(self.cfg.workspace)
+        return run(wrap([tool, *args]), cwd=module, env=self.offline_env, timeout=self.remaining(), log=self.log)
+
+    def _tests(self) -> tuple[gotest.GoTestRun, list[StepResult]]:
+        """``go test -short -json`` per module, a coverprofile each; their events read together."""
+        events, steps = [], []
+        profiles = self.cfg.workspace / "profiles"
+        profiles.mkdir(parents=True, exist_ok=True)
+        packages, pattern = gotest.selection(self.cfg.select) if self.cfg.select else (["./..."], "")
+        for i, module in enumerate(self.module_dirs):
+            profile = profiles / f"{i}.out"
+            args = ["test", *TEST_FLAGS, "-json", f"-coverprofile={profile}"]
+            args += [f"-timeout={max(1, int(self.remaining()))}s", *(["-run", pattern] if pattern else []), *packages]
+            self.rep.test_command = ["go", *args]
+            step = self._go(args, module)
+            events.append(step.stdout)
+            steps.append(step)
+            if profile.is_file():
+                self.profiles.append((profile, module))
+        run_ = gotest.read_events("\n".join(events), self.modules)
+        self.rep.counts, self.rep.failed_tests, self.rep.failures = run_.counts, run_.failed, run_.failures
+        return run_, steps
+
+    def _coverage(self) -> None:
+        """The modules' coverprofiles merged (``cover.out``) and read, with each function's first line from
+        ``go tool cover -func``, into the Coverage contract (``coverage.json`` and the report)."""
+        if not self.profiles:
+            return
+        blocks = [ln for p, _ in self.profiles for ln in p.read_text(encoding="utf-8").splitlines()[1:] if ln.strip()]
+        merged = self.cfg.out / PROFILE
+        merged.write_text("mode: atomic\n" + "".join(f"{b}\n" for b in blocks), encoding="utf-8")
+        funcs = "".join(self._go(["tool", "cover", f"-func={p}"], module).stdout for p, module in self.profiles)
+        try:
+            self.rep.coverage = coverage_formats.from_go(merged.read_text(), funcs, self.modules, self.src)
+        except coverage_formats.CoverageFormatError as exc:
+            self.log.write(f"coverage: {exc}")
+        else:
+            (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
+
+    def _judge(self, tests: gotest.GoTestRun, steps: list[StepResult]) -> None:
+        rep = self.rep
+        where = f" while running {tests.running}" if tests.running else ""
+        if any(s.timed_out for s in steps) or any("panic: test timed out" in s.stdout for s in steps):
+            rep.errored("timeout", f"the test suite ran out of the job's time budget{where}")
+        elif tests.failed:
+            rep.failed("tests")
+        elif tests.no_tests:
+            what = "of the selected ids" if self.cfg.select else "at all"
+            rep.failed("no_tests", f"`go test` found no tests {what}; add *_test.go files")
+        elif bad := next((s for s in steps if not s.ok), None):
+            rep.errored("runner_crash", f"`go test` exited {bad.returncode}: {bad.last_stderr_line()}")
+        elif rep.lint_errors:
+            rep.failed("lint")

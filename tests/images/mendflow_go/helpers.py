@@ -1,0 +1,49 @@
+"""Shared by the Go runner's tests: the Go example as a real git repo, run through ``python -m mendflow_go`` with
+the real toolchain."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.images.mendflow_runner.helpers import RUNNER_DIR, runner_env
+
+GO_RUNNER_DIR = RUNNER_DIR.parent / "ci-runner-go"
+EXAMPLE = RUNNER_DIR.parents[1] / "examples" / "go-ratelimit"
+
+
+def example_files(**overrides: str | None) -> dict[str, str | bytes | None]:
+    """The Go example's files, some replaced (None removes one)."""
+    files: dict[str, str | bytes | None] = {p.name: p.read_text() for p in sorted(EXAMPLE.iterdir()) if p.is_file()}
+    files.update(overrides)
+    return {k: v for k, v in files.items() if v is not None}
+
+
+def go_env(cache: Path, **extra: str) -> dict[str, str]:
+    go_bin = Path(shutil.which("go") or "/usr/local/go/bin/go").resolve().parent
+    env = runner_env(cache / "uv", MENDFLOW_JOB_CACHE=str(cache), **extra)
+    env["PATH"] = f"{go_bin}:{env['PATH']}"
+    env["PYTHONPATH"] = f"{RUNNER_DIR}:{GO_RUNNER_DIR}"
+    env["HOME"] = str(cache / "home")
+    if proxy := os.environ.get("GOPROXY"):
+        env.setdefault("GOPROXY", proxy)
+    return env
+
+
+def run_go_runner(source: Path, out: Path, cache: Path, *args: str, **env: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mendflow_go", "--source", str(source), "--out", str(out), *args],
+        env=go_env(cache, **env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    report = out / "report.json"
+    assert proc.returncode == 0 and report.is_file(), f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    return dict(json.loads(report.read_text()))

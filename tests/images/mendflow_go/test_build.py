@@ -1,0 +1,233 @@
+"""The Go runner on real Go modules with the real toolchain: statuses, ids, coverage, the module proxy."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_go.helpers import example_files, go_env, run_go_runner
+from tests.images.mendflow_runner.helpers import snapshot
+
+pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
+
+
+def _build(make_repo: RepoFactory, tmp_path: Path, go_cache: Path, *args: str, **files: str | None) -> BuildReport:
+    source = snapshot(make_repo(example_files(**files)), tmp_path / "src.tar.gz")
+    return BuildReport.model_validate(run_go_runner(source, tmp_path / "out", go_cache, *args))
+
+
+def test_the_example_passes_with_its_tests_and_coverage(make_repo: RepoFactory, tmp_path: Path, go_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, go_cache)
+    assert (report.status, report.tests.passed, report.tests.total) == (BuildStatus.PASSED, 4, 4)
+    assert report.coverage is not None and 0 < report.coverage.line_pct < 100
+    assert report.test_command[:2] == ["go", "test"] and "-short" in report.test_command
+
+
+def test_coverage_names_the_functions_and_says_it_has_no_branches(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache)
+    assert report.coverage is not None
+    assert (report.coverage.format, report.coverage.branch_data, report.coverage.branch_pct) == (
+        CoverageFormat.GO,
+        False,
+        None,
+    )
+    bucket = report.coverage.file("bucket.go")
+    assert bucket is not None
+    reserve = next(s for s in bucket.symbols if s.name == "Bucket.Reserve")
+    assert reserve.line_pct == 0.0 and reserve.start_line is not None
+    assert set(reserve.missing_lines) <= set(bucket.missing_lines) and reserve.missing_lines
+    allow = next(s for s in bucket.symbols if s.name == "Bucket.Allow")
+    assert allow.line_pct == 100.0
+
+
+FAILING = """\
+package ratelimit
+
+import "testing"
+
+func TestIntervalIsWrong(t *testing.T) {
+	l := Limit{Events: 4, Per: 1000000000, Burst: 4}
+	if l.Interval() != 1 {
+		t.Fatalf("interval %v, want 1ns", l.Interval())
+	}
+}
+"""
+
+
+def test_a_failing_test_is_its_directory_and_function_with_the_line_that_failed(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"wrong_test.go": FAILING})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.failed_tests == [".::TestIntervalIsWrong"]
+    failure = report.failures[0]
+    assert (failure.kind, failure.location) == (FailureKind.FAILED, "wrong_test.go:8")
+    assert failure.message == "interval 250ms, want 1ns"
+    assert (report.tests.failed, report.tests.passed) == (1, 4)
+
+
+def test_code_that_does_not_compile_fails_the_build_in_the_compilers_words(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    broken = example_files()["limit.go"].replace("return limit, nil", "return limit")  # type: ignore[union-attr]
+    report = _build(make_repo, tmp_path, go_cache, **{"limit.go": broken})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.BUILD)
+    assert report.error_reason is not None and "limit.go:" in report.error_reason
+    assert "not enough return values" in report.error_reason
+
+
+def test_a_test_file_that_does_not_compile_fails_its_package(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(
+        make_repo, tmp_path, go_cache, **{"broken_test.go": "package ratelimit\n\nfunc oops() int { return }\n"}
+    )
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.failed_tests == ["."]
+    assert report.failures[0].kind is FailureKind.ERROR and "broken_test.go" in report.failures[0].traceback
+
+
+# Self-assignment is a vet check `go test` does not run itself (its printf check would fail the tests instead).
+VET_AND_FORMAT = """\
+package ratelimit
+
+func describe(l Limit) string {
+        l = l
+        return l.String()
+}
+"""
+
+
+def test_vet_and_gofmt_findings_fail_lint_with_their_file_and_code(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"describe.go": VET_AND_FORMAT})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
+    codes = sorted({(line.split(":", 1)[0], line.split(" ")[1]) for line in report.lint_errors})
+    assert codes == [("describe.go", "gofmt"), ("describe.go", "vet")]
+    assert any("vet self-assignment of l" in line for line in report.lint_errors)
+
+
+def test_select_runs_only_the_named_tests(make_repo: RepoFactory, tmp_path: Path, go_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, go_cache, "--select", json.dumps([".::TestParseLimitBurst"]))
+    assert (report.status, report.tests.total, report.selected) == (BuildStatus.PASSED, 1, [".::TestParseLimitBurst"])
+
+
+def test_a_selection_outside_the_repository_is_bad_input(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, "--select", json.dumps(["../x::TestA"]))
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
+
+
+def test_a_repository_without_go_mod_is_bad_input(make_repo: RepoFactory, tmp_path: Path, go_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"go.mod": None})
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
+    assert report.error_reason is not None and "go.mod" in report.error_reason
+
+
+def test_a_module_without_tests_says_so(make_repo: RepoFactory, tmp_path: Path, go_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"limit_test.go": None, "bucket_test.go": None})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+
+
+def test_a_newer_go_than_the_image_has_is_a_deterministic_dependency_error(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"go.mod": "module example.com/ratelimit\n\ngo 1.99\n"})
+    assert (report.status, report.fail_reason, report.transient) == (
+        BuildStatus.ERRORED,
+        FailReason.DEPENDENCIES,
+        False,
+    )
+    assert report.error_reason is not None and "go 1.99" in report.error_reason.replace(">= 1.99", "go 1.99")
+
+
+USES_UUID = """\
+package ratelimit
+
+import "github.com/google/uuid"
+
+// Token names a reservation.
+func Token() string { return uuid.NewString() }
+"""
+UUID_TEST = """\
+package ratelimit
+
+import "testing"
+
+func TestTokenIsAUUID(t *testing.T) {
+	if len(Token()) != 36 {
+		t.Fatal("not a UUID")
+	}
+}
+"""
+
+
+def _with_uuid(tmp_path: Path, go_cache: Path) -> dict[str, str | bytes | None]:
+    """The example requiring a real module from the module proxy, with the go.sum ``go mod tidy`` writes."""
+    work = tmp_path / "tidy"
+    work.mkdir()
+    files = example_files(**{"token.go": USES_UUID, "token_test.go": UUID_TEST})
+    for name, text in files.items():
+        (work / name).write_text(str(text))
+    env = {**go_env(tmp_path / "tidy-cache"), "GOFLAGS": "-modcacherw", "GOMODCACHE": str(tmp_path / "tidy-mod")}
+    env["GOCACHE"] = str(tmp_path / "tidy-build")
+    subprocess.run(["go", "get", "github.com/google/uuid@v1.6.0"], cwd=work, env=env, check=True, capture_output=True)
+    return {**files, "go.mod": (work / "go.mod").read_text(), "go.sum": (work / "go.sum").read_text()}
+
+
+def test_a_dependency_comes_from_the_module_proxy_and_the_tests_run_without_network(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    files = _with_uuid(tmp_path, go_cache)
+    source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
+    report = BuildReport.model_validate(run_go_runner(source, tmp_path / "out", go_cache))
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5)
+    log = (tmp_path / "out" / "runner.log").read_text()
+    test_line = next(
+        line for line in log.splitlines() if line.startswith("$") and " test -short" in line and "-json" in line
+    )
+    if shutil.which("bwrap"):
+        assert "--unshare-net" in test_line  # the suite had no network
+    assert (go_cache / "go" / "mod" / "github.com" / "google").is_dir()  # fetched into the repository's cache
+
+
+NO_NETWORK = ["unshare", "--net", "--"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="unshare --net needs root")
+def test_split_at_the_dependency_phase_the_offline_half_needs_no_network_and_no_cache(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    source = snapshot(make_repo(_with_uuid(tmp_path, go_cache)), tmp_path / "src.tar.gz")
+    archive, pod = tmp_path / "store" / "env.tar.gz", tmp_path / "pod"
+    argv = [sys.executable, "-m", "mendflow_go", "--source", str(source), "--out", str(pod / "out")]
+    first_cache, second_cache = tmp_path / "first-cache", tmp_path / "second-cache"
+    phase = {"MENDFLOW_HANDOFF": str(archive)}
+    first = subprocess.run(
+        argv,
+        env=go_env(first_cache, MENDFLOW_PHASE="dependencies", **phase),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert first.returncode == 0 and archive.is_file() and not (pod / "out" / "report.json").exists(), first.stdout[
+        -2000:
+    ]
+    shutil.rmtree(pod)
+    env = go_env(second_cache, MENDFLOW_PHASE="offline", **phase)
+    second = subprocess.run([*NO_NETWORK, *argv], env=env, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stdout[-2000:]
+    report = BuildReport.model_validate_json((pod / "out" / "report.json").read_text())
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5), report.error_reason
