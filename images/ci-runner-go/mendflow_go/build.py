@@ -90,7 +90,10 @@ class GoBuild:
 
     @property
     def offline_env(self) -> dict[str, str]:
-        return {**self.env, "GOPROXY": "off", "GOSUMDB": "off"}
+        """The offline steps may write only the workspace: the go command's temp files go there too."""
+        tmp = self.cfg.workspace / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        return {**self.env, "GOPROXY": "off", "GOSUMDB": "off", "TMPDIR": str(tmp)}
 
     @property
     def module_dirs(self) -> list[Path]:

@@ -1,0 +1,56 @@
+"""A repository in another language than Python, end to end: its language detected, its CI image's runner run
+by the local launcher with the real toolchain, and every stage after it honest about what it can do."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flows.ci import ci_build
+from flows.pipeline import self_healing_pipeline
+from mendflow.contracts import BuildStatus, CoverageFormat, FailReason, Language, PipelineOutcome
+from mendflow.settings import get_settings
+from mendflow.store import open_store
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_go.helpers import example_files
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.usefixtures("prefect_server", "mendflow_env"),
+    pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain"),
+]
+
+
+def test_a_go_module_builds_in_the_go_image_with_its_coverage(make_repo: RepoFactory) -> None:
+    report = ci_build(repo=str(make_repo(example_files(), name="ratelimit")))
+    assert (report.language, report.status, report.tests.passed) == (Language.GO, BuildStatus.PASSED, 4)
+    assert report.coverage is not None and report.coverage.format is CoverageFormat.GO
+    settings = get_settings()
+    keys = open_store(settings.resolved_store_url(), settings).list(f"repos/local/ratelimit/{report.commit_sha}")
+    assert any(key.endswith("/build/1/coverage.json") for key in keys)
+
+
+def test_the_loop_on_a_go_module_plans_its_gaps_and_says_no_generator_is_there(make_repo: RepoFactory) -> None:
+    result = self_healing_pipeline(repo=str(make_repo(example_files(), name="ratelimit-loop")), branch="main")
+    assert result.b1.status is BuildStatus.PASSED
+    assert result.spec is not None and {t.path for t in result.spec.targets} <= {"bucket.go", "limit.go"}
+    assert any(t.symbol == "Bucket.Reserve" for t in result.spec.targets)
+    assert result.generated is not None and result.generated.generator == "none"
+    assert result.generated.notes == [
+        "no offline generator for go, and the LLM test builder writes Python tests only so far"
+    ]
+    assert result.outcome is PipelineOutcome.NO_TESTS_KEPT
+
+
+def test_a_language_without_a_runner_is_bad_input_said_once(make_repo: RepoFactory) -> None:
+    crate = {"Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\n', "src/lib.rs": "pub fn one() -> u8 { 1 }\n"}
+    report = ci_build(repo=str(make_repo(crate, name="crate")))
+    assert (report.status, report.fail_reason, report.language) == (
+        BuildStatus.ERRORED,
+        FailReason.BAD_INPUT,
+        Language.RUST,
+    )
+    assert report.error_reason is not None and "no CI runner for rust yet" in report.error_reason
+    assert report.attempt == 1  # deterministic: not retried
