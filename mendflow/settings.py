@@ -70,6 +70,10 @@ class LanguageSettings(BaseModel):
     def job_env(self, language: Language) -> dict[str, str]:
         return {"GOPROXY": self.go_proxy} if language is Language.GO else {}
 
+    def every_job_env(self) -> dict[str, str]:
+        """What any language's job may get: a shared egress proxy allows the indexes all of them name."""
+        return {k: v for language in Language for k, v in self.job_env(language).items()}
+
 
 class PynguinSettings(BaseModel):
     """Offline test generation. A fixed seed makes a run reproducible: same commit, same tests."""

@@ -16,7 +16,7 @@ import typer
 
 from mendflow.cli import app
 from mendflow.errors import InputError
-from mendflow.launcher.egress import Allowlist, EgressProxy
+from mendflow.launcher.egress import Allowlist, EgressProxy, index_hosts
 from mendflow.settings import Settings, get_settings
 
 
@@ -49,7 +49,10 @@ def egress_proxy(
     ] = None,
     allow: Annotated[
         list[str] | None,
-        typer.Option(help="An index HOST or HOST:PORT (repeat it); adds to sandbox.egress_hosts."),
+        typer.Option(
+            help="An index HOST or HOST:PORT (repeat it); adds to sandbox.egress_hosts and each language's index "
+            "(languages.go_proxy)."
+        ),
     ] = None,
     allow_store: Annotated[
         list[str] | None,
@@ -60,7 +63,8 @@ def egress_proxy(
     pods, to the artefact store from all."""
     settings = get_settings()
     store = [*store_hosts(settings), *(allow_store or [])]
-    ports = [(listen, Allowlist([*settings.sandbox.egress_hosts, *(allow or []), *store]))]
+    indexes = [*settings.sandbox.egress_hosts, *index_hosts(settings.languages.every_job_env()), *(allow or [])]
+    ports = [(listen, Allowlist([*indexes, *store]))]
     if store_listen:
         ports.append((store_listen, Allowlist(store)))
     proxies = [_serve(address, allowlist) for address, allowlist in ports]

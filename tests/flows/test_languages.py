@@ -4,7 +4,6 @@ by the local launcher with the real toolchain, and every stage after it honest a
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 

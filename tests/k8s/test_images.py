@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mendflow.jobcode import IMAGE_PACKAGES, RUNNER_IMAGES
 from mendflow.launcher.k8s_manifest import CACHE_DIR, JOB_UID
 from tests.k8s.dockerfile import build_args, env_of, parse
 
@@ -16,12 +17,17 @@ DOCKERFILES = sorted((ROOT / "images").glob("ci-runner-*/Dockerfile"))
 
 
 @pytest.fixture(params=DOCKERFILES, ids=lambda p: p.parent.name)
-def dockerfile(request: pytest.FixtureRequest) -> str:
-    return str(request.param.read_text())
+def dockerfile_path(request: pytest.FixtureRequest) -> Path:
+    return Path(request.param)
 
 
-def test_there_is_a_python_ci_image() -> None:
-    assert ROOT / "images" / "ci-runner-python" / "Dockerfile" in DOCKERFILES
+@pytest.fixture
+def dockerfile(dockerfile_path: Path) -> str:
+    return dockerfile_path.read_text()
+
+
+def test_every_language_image_has_a_dockerfile() -> None:
+    assert {ROOT / "images" / image / "Dockerfile" for image in RUNNER_IMAGES.values()} == set(DOCKERFILES)
 
 
 def test_parser_rejects_what_it_cannot_read() -> None:
@@ -30,11 +36,12 @@ def test_parser_rejects_what_it_cannot_read() -> None:
     assert parse("# c\nfrom x\nRUN a \\\n  # note\n  && b\n") == [("FROM", "x"), ("RUN", "a  && b")]
 
 
-def test_base_image_is_pinned(dockerfile: str) -> None:
-    (base,) = [rest for kind, rest in parse(dockerfile) if kind == "FROM"]
-    ref = base.replace("${PYTHON_IMAGE}", build_args(dockerfile).get("PYTHON_IMAGE", ""))
-    # a digest, or a full x.y.z version tag: never 'latest' or a floating '3.11'
-    assert "@sha256:" in ref or re.search(r":\d+\.\d+\.\d+(-[a-z0-9-]+)?$", ref), ref
+def test_base_images_are_pinned(dockerfile: str) -> None:
+    args = build_args(dockerfile)
+    for base in [rest.split(" AS ")[0] for kind, rest in parse(dockerfile) if kind == "FROM"]:
+        ref = re.sub(r"\$\{(\w+)\}", lambda m: args.get(m[1], ""), base)
+        # a digest, or a full x.y.z version tag: never 'latest' or a floating '3.11'
+        assert "@sha256:" in ref or re.search(r":\d+\.\d+\.\d+(-[a-z0-9-]+)?$", ref), ref
 
 
 def test_runs_as_the_numeric_non_root_uid_the_pod_uses(dockerfile: str) -> None:
@@ -46,17 +53,32 @@ def test_runs_as_the_numeric_non_root_uid_the_pod_uses(dockerfile: str) -> None:
     assert build_args(dockerfile).get("JOB_UID") == str(JOB_UID)
 
 
-def test_installs_the_repositorys_runner(dockerfile: str) -> None:
+def test_installs_the_repositorys_in_job_packages(dockerfile_path: Path) -> None:
+    """Each package the image's jobs import (jobcode.IMAGE_PACKAGES), copied from this repository and let
+    through the build context's ignore file."""
+    dockerfile = dockerfile_path.read_text()
     copies = [shlex.split(rest) for kind, rest in parse(dockerfile) if kind == "COPY"]
     sources = [p for parts in copies for p in parts[:-1] if not p.startswith("--")]
-    assert "images/ci-runner-python/mendflow_runner" in sources
-    runner = ROOT / "images" / "ci-runner-python" / "mendflow_runner"
-    assert (runner / "__init__.py").is_file() and (runner / "transfer.py").is_file()
-    ignore = (ROOT / "images" / Path(DOCKERFILES[0]).parent.name / "Dockerfile.dockerignore").read_text()
-    assert "!images/ci-runner-python/mendflow_runner/" in ignore.splitlines()
+    ignore = (dockerfile_path.parent / "Dockerfile.dockerignore").read_text().splitlines()
+    for package in IMAGE_PACKAGES[dockerfile_path.parent.name]:
+        (found,) = [p for p in sources if p.endswith(f"/{package}")]
+        assert (ROOT / found / "__init__.py").is_file() and (ROOT / found / "__main__.py").is_file()
+        assert f"!{found}/" in ignore
 
 
-def test_tools_are_pinned_and_caches_live_under_the_cache_mount(dockerfile: str) -> None:
+def test_caches_live_under_the_cache_mount(dockerfile: str) -> None:
+    env = env_of(dockerfile)
+    assert env["XDG_CACHE_HOME"].startswith(CACHE_DIR)
+    assert env.get("MENDFLOW_JOB_CACHE", CACHE_DIR) == CACHE_DIR
+
+
+def test_the_go_image_uses_its_own_toolchain_only() -> None:
+    env = env_of((ROOT / "images" / "ci-runner-go" / "Dockerfile").read_text())
+    assert env["GOTOOLCHAIN"] == "local" and env["PATH"].startswith("/usr/local/go/bin:")
+
+
+def test_python_tools_are_pinned_and_their_caches_live_under_the_cache_mount() -> None:
+    dockerfile = (ROOT / "images" / "ci-runner-python" / "Dockerfile").read_text()
     args = build_args(dockerfile)
     assert re.fullmatch(r"\d+\.\d+\.\d+", args["UV_VERSION"]) and re.fullmatch(r"\d+\.\d+\.\d+", args["RUFF_VERSION"])
     runs = " ".join(rest for kind, rest in parse(dockerfile) if kind == "RUN")

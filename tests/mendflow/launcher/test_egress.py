@@ -115,6 +115,11 @@ def test_the_index_urls_of_the_environment_join_the_allowlist() -> None:
     ]
 
 
+def test_a_goproxy_list_gives_each_proxy_and_skips_direct_and_off() -> None:
+    env = {"GOPROXY": "https://proxy.golang.org,https://goproxy.example:8443|direct,off"}
+    assert index_hosts(env) == ["proxy.golang.org:443", "goproxy.example:8443"]
+
+
 def test_names_compare_case_blind_and_without_a_trailing_dot() -> None:
     allowlist = Allowlist(["PyPI.org", "files.pythonhosted.org:443"])
     assert allowlist.permits("pypi.org.", 443) and allowlist.permits("FILES.pythonhosted.org", 443)
