@@ -12,6 +12,7 @@ from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import BuildStatus, CoverageFormat, FailReason, Language, PipelineOutcome
 from mendflow.settings import get_settings
 from mendflow.store import open_store
+from tasks.outcome import pipeline_result
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_go.helpers import example_files
 
@@ -53,3 +54,26 @@ def test_a_language_without_a_runner_is_bad_input_said_once(make_repo: RepoFacto
     )
     assert report.error_reason is not None and "no CI runner for rust yet" in report.error_reason
     assert report.attempt == 1  # deterministic: not retried
+
+
+FAILING_GO_TEST = """\
+package ratelimit
+
+import "testing"
+
+func TestStringOfABurst(t *testing.T) {
+	l := Limit{Events: 5, Per: 60000000000, Burst: 10}
+	if l.String() != "5/min burst 20" {
+		t.Fatalf("got %q", l.String())
+	}
+}
+"""
+
+
+def test_a_failing_go_test_is_a_regression_naming_it(make_repo: RepoFactory) -> None:
+    repo = make_repo(example_files(**{"burst_test.go": FAILING_GO_TEST}), name="ratelimit-red")
+    state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)
+    result = pipeline_result(state)
+    assert result.b1.status is BuildStatus.FAILED and result.b1.failed_tests == [".::TestStringOfABurst"]
+    assert result.outcome is PipelineOutcome.REGRESSION
+    assert result.regression is not None and result.regression.failed_tests == [".::TestStringOfABurst"]

@@ -58,6 +58,7 @@ class GoBuild:
         self.remaining: Callable[[], float] = cfg.remaining
         self.modules: dict[str, str] = {}  # module path → directory relative to src
         self.profiles: list[tuple[Path, Path]] = []  # (coverprofile, its module's directory)
+        self.installed_sec = 0.0  # the dependency phase's own time, when another pod ran it
         self.env = self._environment()
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -120,6 +121,7 @@ class GoBuild:
         with timed(self.rep, "dependencies"):
             if not self._dependencies() or self.phase == handoff.DEPENDENCIES:
                 return
+        self.rep.durations["dependencies"] += self.installed_sec
         with timed(self.rep, "build"):
             if not self._compile():
                 return
@@ -162,7 +164,8 @@ class GoBuild:
         try:
             if self.phase == handoff.OFFLINE:
                 meta = handoff.restore(self.cfg.workspace, dirs)
-                self.cfg.started -= min(float(meta.get("spent_sec", 0.0)), self.cfg.timeout_sec)
+                self.cfg.started -= handoff.spent(meta, self.cfg.timeout_sec)
+                self.installed_sec = float(meta.get("installed_sec", 0.0))
                 return True
             started = time.monotonic()
             if not self._download():
@@ -171,10 +174,7 @@ class GoBuild:
             if self.phase == handoff.WHOLE:
                 self._private_build_cache()
             if self.phase == handoff.DEPENDENCIES:
-                spent = time.monotonic() - self.cfg.started
-                handoff.pack(
-                    self.cfg.workspace, dirs, {"spent_sec": spent, "installed_sec": time.monotonic() - started}
-                )
+                handoff.pack(self.cfg.workspace, dirs, handoff.measures(self.cfg.started, started))
         except handoff.HandoffError as exc:
             self.rep.errored("infrastructure", str(exc))
             return False

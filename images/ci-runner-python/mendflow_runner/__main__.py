@@ -177,16 +177,14 @@ class Build:
             if self.phase == handoff.OFFLINE:
                 meta = handoff.restore(self.cfg.workspace, [self.src, self.venv])
                 # The first pod's time counts against this job's budget; its install time, against this step.
-                self.cfg.started -= min(float(meta.get("spent_sec", 0.0)), self.cfg.timeout_sec)
+                self.cfg.started -= handoff.spent(meta, self.cfg.timeout_sec)
                 self.installed_sec = float(meta.get("installed_sec", 0.0))
                 return True
             started = time.monotonic()
             if not self._install():
                 return False
             if self.phase == handoff.DEPENDENCIES:
-                spent = time.monotonic() - self.cfg.started
-                meta = {"spent_sec": spent, "installed_sec": time.monotonic() - started}
-                handoff.pack(self.cfg.workspace, [self.src, self.venv], meta)
+                handoff.pack(self.cfg.workspace, [self.src, self.venv], handoff.measures(self.cfg.started, started))
         except handoff.HandoffError as exc:
             self.rep.errored("infrastructure", str(exc))
             return False

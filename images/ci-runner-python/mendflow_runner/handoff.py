@@ -49,6 +49,19 @@ def archive_path() -> Path:
     return Path(value)
 
 
+def measures(job_started: float, install_started: float) -> dict[str, float]:
+    """What the first pod hands the second besides its environments: the job's time spent so far, and the
+    install's own (both from ``time.monotonic()`` starts)."""
+    now = time.monotonic()
+    return {"spent_sec": now - job_started, "installed_sec": now - install_started}
+
+
+def spent(meta: dict[str, Any], budget: float) -> float:
+    """The seconds of the job's budget the first pod spent (at most all of it): the second pod's clock starts that
+    much earlier, so both together keep to the job's deadline."""
+    return min(float(meta.get("spent_sec", 0.0)), budget)
+
+
 def pack(root: Path, dirs: list[Path], meta: dict[str, Any]) -> Path:
     """Write the archive of ``dirs`` (under ``root``) with ``meta``; returns where it went."""
     dest = archive_path()

@@ -68,7 +68,7 @@ def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
     pynguin = spec.get("mode") == "pynguin"
     environments = [src, venv, pyn.venv_of(work)]  # the source tree as the install left it
     if phase == handoff.OFFLINE:
-        started -= float(handoff.restore(work, environments).get("spent_sec", 0.0))
+        started -= handoff.spent(handoff.restore(work, environments), budget)
     deadline = started + budget
 
     def remaining() -> float:
@@ -84,7 +84,7 @@ def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
             version = str((spec.get("pynguin") or {}).get("version", "0.48.0"))
             pyn.install(work, python, version, env, log, remaining(), installer.wrap)
     if phase == handoff.DEPENDENCIES:
-        handoff.pack(work, environments, {"spent_sec": time.monotonic() - started})
+        handoff.pack(work, environments, handoff.measures(started, started))
         return HANDED_OVER
     gates = Gates(src, str(venv / "bin/python"), env, log, work, remaining, int(spec.get("runs", 5)), pynguin)
     files = dict(spec.get("files") or {})

@@ -40,7 +40,8 @@ def test_a_line_that_is_not_our_phase_line_says_nothing(line: str) -> None:
 
 
 def test_a_backward_claim_does_not_move_the_bar() -> None:
-    assert _stages([_line(3, len(PHASES)), _line(1, len(PHASES))]) == [(3, "tests")]
+    tests = PHASES.index("tests")
+    assert _stages([_line(tests, len(PHASES)), _line(1, len(PHASES))]) == [(tests, "tests")]
 
 
 @pytest.mark.slow
@@ -58,4 +59,5 @@ def test_a_real_build_reports_every_phase_in_order(make_repo: RepoFactory, tmp_p
     with progress.listening(seen.append):
         ci_build(repo=str(repo), stage="B1")
     details = [u.detail for u in seen if u.kind is progress.Kind.PHASE and u.stage == "B1"]
-    assert details == list(PHASES[1:])  # unpack is phase 0: the bar starts there without a move
+    # unpack is phase 0: the bar starts there without a move; a Python build compiles nothing
+    assert details == [phase for phase in PHASES[1:] if phase != "build"]
