@@ -9,6 +9,7 @@ did not fetch is an error, never a download. A ``vendor/`` directory is used as 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -65,7 +66,7 @@ class GoBuild:
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
-        cache = Path(env.get("MENDFLOW_JOB_CACHE") or env.get("UV_CACHE_DIR") or self.cfg.workspace / "cache")
+        cache = Path(env.get("MENDFLOW_JOB_CACHE") or self.cfg.workspace / "cache")  # both launchers set it
         env.update(
             GOTOOLCHAIN="local",
             GOPATH=str(self.cfg.workspace / "gopath"),
@@ -201,7 +202,7 @@ class GoBuild:
         test = ["test", *TEST_FLAGS, f"-coverprofile={profile}", "-exec=/bin/true", "./..."]
         for module in self.module_dirs:
             for args in (["build", "./..."], ["vet", "./..."], test):
-                run(wrap(["go", *args]), cwd=module, env=self.offline_env, timeout=self.remaining(), log=self.log)
+                self._run(wrap, ["go", *args], module, self.offline_env)
 
     def _private_build_cache(self) -> None:
         """The offline steps run the repository's tests, which could write the build cache: they get a copy of the
@@ -219,9 +220,7 @@ class GoBuild:
             if (module / "vendor" / "modules.txt").is_file():
                 continue
             refusals.unlink(missing_ok=True)
-            step = run(
-                wrap(["go", "mod", "download"]), cwd=module, env=self.env, timeout=self.remaining(), log=self.log
-            )
+            step = self._run(wrap, ["go", "mod", "download"], module, self.env)
             if not step.ok:
                 refused = refused_hosts(refusals)
                 transient = False if refused else DependencyError(step).transient
@@ -235,9 +234,15 @@ class GoBuild:
     def _where(self, module: Path) -> str:
         return module.relative_to(self.src).as_posix()
 
+    def _run(self, wrap: proc.Wrap, argv: list[str], module: Path, env: dict[str, str]) -> StepResult:
+        """Every go command: in ``wrap``, with the workspace at the one path all jobs share (``StableRoot``)."""
+        command, env = proc.StableRoot(wrap, self.cfg.workspace).command(argv, module, env)
+        step = run(command, cwd=module, env=env, timeout=self.remaining(), log=self.log)
+        return dataclasses.replace(step, argv=argv)  # the log and the report say what ran, as the repo's CI would
+
     def _go(self, args: list[str], module: Path) -> StepResult:
         wrap = proc.sandbox(self.cfg.workspace, readable=(Path(self.env["GOMODCACHE"]),))
-        return run(wrap(["go", *args]), cwd=module, env=self.offline_env, timeout=self.remaining(), log=self.log)
+        return self._run(wrap, ["go", *args], module, self.offline_env)
 
     def _compile(self) -> bool:
         """``go build ./...``: code that does not compile fails the build with the compiler's words."""
@@ -268,7 +273,10 @@ class GoBuild:
             match = _POSITION.match(line.strip())
             if match is None:
                 continue
-            path = (module / match["path"]).resolve()
+            named = match["path"]
+            if named.startswith(proc.STABLE_ROOT + "/"):  # a file outside the command's directory, as it saw it
+                named = str(self.cfg.workspace) + named[len(proc.STABLE_ROOT) :]
+            path = (module / named).resolve()
             rel = path.relative_to(self.src.resolve()).as_posix() if path.is_relative_to(self.src.resolve()) else None
             if rel:
                 out.append(f"{rel}:{match['line']}:{match['col'] or 0} {code} {match['message'].strip()}")
@@ -284,8 +292,7 @@ class GoBuild:
         return [f"{(rel / name).as_posix()}:1:1 gofmt not formatted as gofmt would" for name in unformatted]
 
     def _go_tool(self, tool: str, args: list[str], module: Path) -> StepResult:
-        wrap = proc.sandbox(self.cfg.workspace)
-        return run(wrap([tool, *args]), cwd=module, env=self.offline_env, timeout=self.remaining(), log=self.log)
+        return self._run(proc.sandbox(self.cfg.workspace), [tool, *args], module, self.offline_env)
 
     def _tests(self) -> tuple[gotest.GoTestRun, list[StepResult]]:
         """``go test -short -json`` per module, a coverprofile each; their events read together."""

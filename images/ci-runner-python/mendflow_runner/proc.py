@@ -158,6 +158,41 @@ def sandbox(writable: Path, readable: tuple[Path, ...] = ()) -> Wrap:
     return wrap
 
 
+# Inside a sandbox, where a job's workspace is bound a second time (bwrap's own /dev tmpfs takes the mount point,
+# whichever of the wraps above made the sandbox): the same path in every job.
+STABLE_ROOT = "/dev/mendflow-work"
+
+
+class StableRoot:
+    """Commands that see ``real`` (a job's workspace) at ``STABLE_ROOT``, for tools that key their caches by
+    directory: Go's build cache keys a package by its path, so without this no job's compile serves the next,
+    whose workspace has another path on the host. Arguments and environment values naming a path under ``real``
+    are rewritten, and the command starts in its directory inside (``--chdir``, and ``PWD``, which the go command
+    trusts). A wrap without bwrap (a pod, whose workspace path is fixed already) runs the command as given."""
+
+    def __init__(self, wrap: Wrap, real: Path) -> None:
+        self.wrap, self.real = wrap, str(real)
+        self.active = os.path.basename(wrap(["true"])[0]) == "bwrap"
+
+    def path(self, value: str) -> str:
+        if not self.active or not (value == self.real or value.startswith(self.real + "/")):
+            return value
+        return STABLE_ROOT + value[len(self.real) :]
+
+    def _text(self, value: str) -> str:
+        head, sep, tail = value.partition("=")  # -flag=PATH
+        return f"{head}{sep}{self.path(tail)}" if sep and head.startswith("-") else self.path(value)
+
+    def command(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        wrapped = self.wrap([self._text(a) for a in argv])
+        env = {k: self.path(v) for k, v in env.items()}
+        if not self.active:
+            return wrapped, env
+        where, cut = self.path(str(cwd)), wrapped.index("--")
+        extra = ["--bind", self.real, STABLE_ROOT, "--chdir", where]
+        return [*wrapped[:cut], *extra, *wrapped[cut:]], {**env, "PWD": where}
+
+
 def _under_tmp(path: Path) -> bool:
     return path.is_relative_to("/tmp") and path.exists()
 

@@ -231,3 +231,20 @@ def test_split_at_the_dependency_phase_the_offline_half_needs_no_network_and_no_
     assert second.returncode == 0, second.stdout[-2000:]
     report = BuildReport.model_validate_json((pod / "out" / "report.json").read_text())
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5), report.error_reason
+
+
+def _cache_entries(cache: Path) -> set[str]:
+    return {p.name for p in (cache / "go" / "build").rglob("*-[ad]")}
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap: without it paths are the host's")
+def test_a_second_job_in_another_workspace_compiles_nothing_new(make_repo: RepoFactory, tmp_path: Path) -> None:
+    """Go keys its build cache by a package's directory: every job sees its workspace at one path, so the
+    repository's shared cache serves the next job, whose workspace has another path on the host."""
+    source = snapshot(make_repo(example_files()), tmp_path / "src.tar.gz")
+    cache = tmp_path / "cache"
+    run_go_runner(source, tmp_path / "first" / "out", cache)
+    before = _cache_entries(cache)
+    report = BuildReport.model_validate(run_go_runner(source, tmp_path / "second" / "out", cache))
+    assert report.status is BuildStatus.PASSED
+    assert _cache_entries(cache) == before
