@@ -86,6 +86,8 @@ EGRESS_SOCKET = "MENDFLOW_EGRESS_SOCKET"  # read by the runner (mendflow_runner/
 UNIX_PATH_MAX = 107  # sun_path's 108 bytes, less the terminating NUL
 OWNER_FILE = "owner"
 TOOLS = ("uv", "ruff")
+# Taken when the host has them, on PATH or built into ``<cache_dir>/bin`` (scripts/build-go-tools.sh).
+OPTIONAL_TOOLS = ("golangci-lint",)
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
@@ -190,8 +192,8 @@ def image_tool_dirs(image: str) -> list[str]:
 class Toolchain:
     """World-readable uv and ruff (a dropped job cannot reach the project venv under /root) and python."""
 
-    def __init__(self, base: Path, python: Path) -> None:
-        self.base, self.python = base, python
+    def __init__(self, base: Path, python: Path, built_tools: Path) -> None:
+        self.base, self.python, self.built_tools = base, python, built_tools
 
     def bin_dir(self) -> Path:
         scripts = Path(sysconfig.get_path("scripts"))
@@ -201,6 +203,10 @@ class Toolchain:
                 found = shutil.which(name)
                 if found is None:
                     raise FileNotFoundError(f"{name} is neither in {scripts} nor on PATH")
+                sources[name] = Path(found)
+        for name in OPTIONAL_TOOLS:  # a linter a repository may configure; its runner says so when it is absent
+            found = shutil.which(name) or shutil.which(name, path=str(self.built_tools))
+            if found is not None:
                 sources[name] = Path(found)
         key = "-".join(f"{s.stat().st_size}.{s.stat().st_mtime_ns}" for s in sources.values())
         key += "-" + hashlib.sha256(str(self.python).encode()).hexdigest()[:8]
@@ -275,7 +281,7 @@ class LocalLauncher(Launcher):
         _dir(self.base / "toolchain", 0o755)
         _dir(self.caches, 0o711, *root_owned)
         _dir(self.ids.root, 0o700, *root_owned)
-        return Toolchain(self.base / "toolchain", self.python).bin_dir()
+        return Toolchain(self.base / "toolchain", self.python, self.settings.cache_dir / "bin").bin_dir()
 
     def _make_workspace(self, job_id: str, uid: int | None) -> Workspace:
         root = _dir(self.base / "jobs" / job_id, 0o711)

@@ -14,6 +14,7 @@ bootstrap_python() {
 bootstrap_services() {
     bash scripts/build-k8s.sh
     bash scripts/build-weaviate.sh
+    bash scripts/build-go-tools.sh
     bootstrap_debian_tools
 }
 

@@ -87,3 +87,10 @@ def test_python_tools_are_pinned_and_their_caches_live_under_the_cache_mount() -
     env = env_of(dockerfile)
     for var in ("UV_CACHE_DIR", "PIP_CACHE_DIR", "XDG_CACHE_HOME"):
         assert env[var].startswith(CACHE_DIR), var
+
+
+def test_the_go_image_and_the_local_jobs_build_the_same_golangci_lint() -> None:
+    image = build_args((ROOT / "images" / "ci-runner-go" / "Dockerfile").read_text())["GOLANGCI_LINT_VERSION"]
+    script = (ROOT / "scripts" / "build-go-tools.sh").read_text()
+    assert re.fullmatch(r"v\d+\.\d+\.\d+", image)
+    assert f'GOLANGCI_LINT_VERSION="${{GOLANGCI_LINT_VERSION:-{image}}}"' in script

@@ -26,7 +26,7 @@ from mendflow_runner.deps import REFUSALS, DependencyError, cause, refused_hosts
 from mendflow_runner.proc import Log, StepResult, confined, run
 from mendflow_runner.report import Report
 
-from . import gotest
+from . import golangci, gotest
 
 PROFILE, COVERAGE = "cover.out", "coverage.json"
 # The flags of the suite's run, so the dependency phase's compile-only run leaves exactly what it will need.
@@ -264,7 +264,21 @@ class GoBuild:
             if not vet.ok:
                 found += self._positions(vet, module, code="vet")
             found += self._gofmt(module)
+            if golangci.configured(module, self.src):
+                found += self._golangci(module)
         return found
+
+    def _golangci(self, module: Path) -> list[str]:
+        """The repository's golangci-lint configuration, run by the image's golangci-lint (its cache is the job's)."""
+        if shutil.which("golangci-lint", path=self.env.get("PATH")) is None:
+            self.rep.lint_advisory.append(f"{self._where(module)}:0:0 golangci-lint {golangci.ABSENT}")
+            return []
+        env = {**self.offline_env, "GOLANGCI_LINT_CACHE": str(self.cfg.workspace / "golangci-cache")}
+        step = self._run(proc.sandbox(self.cfg.workspace), golangci.argv(), module, env)
+        try:
+            return golangci.findings(step, module, self.src)
+        except golangci.GolangciError as exc:
+            return [f"{self._where(module)}:0:0 golangci-lint-error {exc}"]
 
     def _positions(self, step: StepResult, module: Path, code: str = "compile") -> list[str]:
         """``path:line:col CODE message`` of each position the go command printed, repository-relative."""

@@ -24,10 +24,19 @@ def example_files(**overrides: str | None) -> dict[str, str | bytes | None]:
     return {k: v for k, v in files.items() if v is not None}
 
 
-def go_env(cache: Path, **extra: str) -> dict[str, str]:
+BUILT_TOOLS = Path.home() / ".cache" / "mendflow" / "bin"  # scripts/build-go-tools.sh
+
+
+def golangci_lint() -> str | None:
+    return shutil.which("golangci-lint") or shutil.which("golangci-lint", path=str(BUILT_TOOLS))
+
+
+def go_env(cache: Path, golangci: bool = True, **extra: str) -> dict[str, str]:
+    """The Go image's environment: its toolchain on PATH (golangci-lint too, unless ``golangci`` is False)."""
     go_bin = Path(shutil.which("go") or "/usr/local/go/bin/go").resolve().parent
     env = runner_env(cache / "uv", MENDFLOW_JOB_CACHE=str(cache), **extra)
-    env["PATH"] = f"{go_bin}:{env['PATH']}"
+    linter = golangci_lint() if golangci else None
+    env["PATH"] = ":".join([str(go_bin), *([str(Path(linter).parent)] if linter else []), env["PATH"]])
     env["PYTHONPATH"] = f"{RUNNER_DIR}:{GO_RUNNER_DIR}"
     env["HOME"] = str(cache / "home")
     if proxy := os.environ.get("GOPROXY"):
@@ -35,10 +44,12 @@ def go_env(cache: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_go_runner(source: Path, out: Path, cache: Path, *args: str, **env: str) -> dict[str, Any]:
+def run_go_runner(
+    source: Path, out: Path, cache: Path, *args: str, golangci: bool = True, **env: str
+) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", "mendflow_go", "--source", str(source), "--out", str(out), *args],
-        env=go_env(cache, **env),
+        env=go_env(cache, golangci, **env),
         capture_output=True,
         text=True,
         timeout=600,

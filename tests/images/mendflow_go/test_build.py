@@ -13,7 +13,7 @@ import pytest
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
 from tests.fixtures.repos import RepoFactory
-from tests.images.mendflow_go.helpers import example_files, go_env, run_go_runner
+from tests.images.mendflow_go.helpers import example_files, go_env, golangci_lint, run_go_runner
 from tests.images.mendflow_runner.helpers import snapshot
 
 pytestmark = pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
@@ -116,6 +116,39 @@ def test_vet_and_gofmt_findings_fail_lint_with_their_file_and_code(
     codes = sorted({(line.split(":", 1)[0], line.split(" ")[1]) for line in report.lint_errors})
     assert codes == [("describe.go", "gofmt"), ("describe.go", "vet")]
     assert any("vet self-assignment of l" in line for line in report.lint_errors)
+
+
+GOLANGCI_CONFIG = 'version: "2"\nlinters:\n  default: none\n  enable:\n    - errcheck\n'
+UNCHECKED = """\
+package ratelimit
+
+import "os"
+
+func cleanup(path string) {
+	os.Remove(path)
+}
+"""
+
+
+@pytest.mark.skipif(golangci_lint() is None, reason="needs golangci-lint (scripts/build-go-tools.sh)")
+def test_a_configured_golangci_lint_runs_and_its_findings_fail_lint(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{".golangci.yml": GOLANGCI_CONFIG, "cleanup.go": UNCHECKED})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
+    assert [line.split(" ", 2)[:2] for line in report.lint_errors] == [["cleanup.go:6:11", "errcheck"]]
+
+
+def test_golangci_lint_configured_where_it_is_absent_is_advice_not_silence(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    files = example_files(**{".golangci.yml": GOLANGCI_CONFIG, "cleanup.go": UNCHECKED})
+    source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
+    report = BuildReport.model_validate(run_go_runner(source, tmp_path / "out", go_cache, golangci=False))
+    assert report.status is BuildStatus.PASSED
+    assert report.lint_advisory == [
+        ".:0:0 golangci-lint is configured but not installed where this job runs; its checks were skipped"
+    ]
 
 
 def test_select_runs_only_the_named_tests(make_repo: RepoFactory, tmp_path: Path, go_cache: Path) -> None:
