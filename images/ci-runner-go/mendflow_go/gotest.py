@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from mendflow_runner.coverage_formats import go_path
 from mendflow_runner.testing import MAX_FAILURES, cap_tail
 
 SEPARATOR = "::"
@@ -44,12 +45,7 @@ class _Test:
 
 def directory(import_path: str, modules: dict[str, str]) -> str:
     """A package's import path → its directory in the repository (``.`` for the root)."""
-    for module in sorted(modules, key=len, reverse=True):
-        if import_path == module or import_path.startswith(module + "/"):
-            rest = import_path[len(module) :].lstrip("/")
-            joined = PurePosixPath(modules[module] or ".", rest or ".")
-            return joined.as_posix() if str(joined) != "" else "."
-    return import_path
+    return go_path(import_path, modules) or import_path
 
 
 def read_events(text: str, modules: dict[str, str]) -> GoTestRun:

@@ -189,12 +189,12 @@ _FUNC = re.compile(r"^(.+?):(\d+):\s+(\S+)\s+[\d.]+%$")
 _RECEIVER = re.compile(r"^\s*func\s*\(\s*(?:\w+\s+)?\*?\s*(\w+)")
 
 
-def _go_path(name: str, modules: dict[str, str]) -> str | None:
-    """An import-path file name (``example.com/m/pkg/x.go``) → its repository path, by the longest module."""
+def go_path(name: str, modules: dict[str, str]) -> str | None:
+    """An import path (``example.com/m/pkg``, or a file's: ``example.com/m/pkg/x.go``) → its repository path
+    (``.`` for a module's root), by the longest module it is in; None outside every module."""
     for module in sorted(modules, key=len, reverse=True):
         if name == module or name.startswith(module + "/"):
-            rest = name[len(module) :].lstrip("/")
-            return str(PurePosixPath(modules[module], rest)) if modules[module] not in ("", ".") else rest
+            return PurePosixPath(modules[module], name[len(module) :].lstrip("/")).as_posix()
     return None
 
 
@@ -221,7 +221,7 @@ def from_go(profile: str, functions: str, modules: dict[str, str], root: Path) -
         match = _BLOCK.match(raw.strip())
         if match is None:
             raise CoverageFormatError(f"coverprofile line {number}: {raw[:120]!r} is not a block")
-        path = _go_path(match[1], modules)
+        path = go_path(match[1], modules)
         if path is None:
             continue
         if path not in sources:
@@ -231,7 +231,7 @@ def from_go(profile: str, functions: str, modules: dict[str, str], root: Path) -
             hits.hit(line, int(match[7]))
     for raw in functions.splitlines():
         match = _FUNC.match(raw.strip())
-        if match is None or (path := _go_path(match[1], modules)) not in files:
+        if match is None or (path := go_path(match[1], modules)) not in files:
             continue
         start = int(match[2])
         receiver = _RECEIVER.match(sources[path][start - 1]) if start <= len(sources[path]) else None
