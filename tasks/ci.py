@@ -97,7 +97,7 @@ def run_build_job(
     if (refused := unsupported(source, stage, attempt)) is not None:
         return publish(store, staging, prefix, refused, settings.limits)
     spec = job_spec(source, stage, attempt, staging, store, settings, select, lint_only)
-    result = get_launcher(settings).run(spec, phase_progress(stage))
+    result = get_launcher(settings).run(spec, phase_progress(stage, source.language))
     max_bytes = settings.limits.job_output_mb * 1024 * 1024
     collected = collect_report(store, staging, result, source, stage, attempt, max_bytes, select)
     if collected.lint_errors and not lint_only:

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from pydantic import ValidationError
 
 from mendflow import progress
-from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason, TestFailure
+from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason, Language, TestFailure
 from mendflow.errors import MendflowError, TooLargeError
 from mendflow.jobcode import RUNNER_IMAGES, runner_command
 from mendflow.keys import HANDOFF, REPORT
@@ -31,7 +31,13 @@ MIB = 1024 * 1024
 ARTEFACTS = ("coverage.json", "junit.xml", "runner.log")
 # The runner's phases in order (images/ci-runner-python/mendflow_runner/progress.py prints as each starts,
 # and during "tests" how many tests of how many collected are through).
-PHASES = ("unpack", "dependencies", "build", "lint", "tests", "coverage")
+PHASES = ("unpack", "dependencies", "lint", "tests", "coverage")
+# A compiled language's runner has a build step before lint (mendflow_runner.progress.COMPILED_PHASES).
+COMPILED_PHASES = ("unpack", "dependencies", "build", "lint", "tests", "coverage")
+
+
+def phases_of(language: Language) -> tuple[str, ...]:
+    return PHASES if language is Language.PYTHON else COMPILED_PHASES
 OUT = "{workspace}/out"
 MAX_FAILURES = 200  # failures detailed in a report (the runner's cap; failed_tests stays complete)
 TRACEBACK_MAX = 4096  # bytes of one failure's traceback text
@@ -264,23 +270,23 @@ class PhaseProgress:
     ours, the numbers are bounded), a phase never moves backward and a count only within the tests phase.
     """
 
-    def __init__(self, stage: str) -> None:
-        self.stage = stage
+    def __init__(self, stage: str, phases: tuple[str, ...] = PHASES) -> None:
+        self.stage, self.phases = stage, phases
         self.phase = 0  # the runner starts in "unpack": the bar starts there without a move
         self.counted: tuple[int, int] | None = None
 
     def __call__(self, line: str) -> None:
-        claim = progress.parse_phase(line, PHASES)
+        claim = progress.parse_phase(line, self.phases)
         if claim is None or claim.done < self.phase:
             return
         if claim.done > self.phase:
             self.phase, self.counted = claim.done, None
-            progress.phase(self.stage, claim.done, len(PHASES), PHASES[claim.done])
+            progress.phase(self.stage, claim.done, len(self.phases), self.phases[claim.done])
         if claim.count is not None and claim.count != self.counted:
             self.counted = claim.count
-            progress.count(self.stage, *claim.count, PHASES[claim.done])
+            progress.count(self.stage, *claim.count, self.phases[claim.done])
 
 
-def phase_progress(stage: str) -> OnOutput:
-    """The ``on_output`` of a build job of ``stage`` (B1, B2, build): its phases as progress."""
-    return PhaseProgress(stage)
+def phase_progress(stage: str, language: Language = Language.PYTHON) -> OnOutput:
+    """The ``on_output`` of a build job of ``stage`` (B1, B2, build) in ``language``'s image: its phases as progress."""
+    return PhaseProgress(stage, phases_of(language))

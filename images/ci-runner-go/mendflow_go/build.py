@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from mendflow_runner import coverage_formats, handoff, proc, unpack
+from mendflow_runner import coverage_formats, handoff, proc, progress, unpack
 from mendflow_runner.__main__ import timed
 from mendflow_runner.config import JobConfig
 from mendflow_runner.deps import REFUSALS, DependencyError, cause, refused_hosts
@@ -108,6 +108,7 @@ class GoBuild:
     # -- the steps -------------------------------------------------------------------------------------------
 
     def run(self) -> None:
+        progress.use(progress.COMPILED_PHASES)
         self.rep.selected = list(self.cfg.select)
         try:
             self.phase = handoff.phase()

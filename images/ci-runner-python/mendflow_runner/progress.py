@@ -13,7 +13,16 @@ import threading
 from pathlib import Path
 
 PREFIX = "MENDFLOW_PROGRESS "
-PHASES = ("unpack", "dependencies", "build", "lint", "tests", "coverage")
+PHASES = ("unpack", "dependencies", "lint", "tests", "coverage")
+# A compiled language's runner (Go's) has a build step before lint: it calls ``use(COMPILED_PHASES)`` first.
+COMPILED_PHASES = ("unpack", "dependencies", "build", "lint", "tests", "coverage")
+_phases = PHASES
+
+
+def use(phases: tuple[str, ...]) -> None:
+    """The phases this runner announces (the trusted side expects its language's list: mendflow.ci.job)."""
+    global _phases
+    _phases = phases
 POLL_SEC = 1.0  # at most one count line a second: a suite of 10 000 tests must not flood the job's output
 
 
@@ -22,11 +31,11 @@ def _print(fields: dict[str, object]) -> None:
 
 
 def phase_started(name: str) -> None:
-    _print({"done": PHASES.index(name), "total": len(PHASES), "item": name})
+    _print({"done": _phases.index(name), "total": len(_phases), "item": name})
 
 
 def tests_counted(done: int, total: int) -> None:
-    fields = {"done": PHASES.index("tests"), "total": len(PHASES), "item": "tests"}
+    fields = {"done": _phases.index("tests"), "total": len(_phases), "item": "tests"}
     _print({**fields, "tests_done": done, "tests_total": total})
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mendflow.ci.job import COMPILED_PHASES
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_go.helpers import example_files, go_env, golangci_lint, run_go_runner
@@ -281,3 +282,16 @@ def test_a_second_job_in_another_workspace_compiles_nothing_new(make_repo: RepoF
     report = BuildReport.model_validate(run_go_runner(source, tmp_path / "second" / "out", cache))
     assert report.status is BuildStatus.PASSED
     assert _cache_entries(cache) == before
+
+
+def test_the_runner_announces_the_compiled_languages_phases_in_order(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    source = snapshot(make_repo(example_files()), tmp_path / "src.tar.gz")
+    argv = [sys.executable, "-m", "mendflow_go", "--source", str(source), "--out", str(tmp_path / "out")]
+    proc = subprocess.run(argv, env=go_env(go_cache), capture_output=True, text=True, timeout=600, check=True)
+    claims = [
+        json.loads(line.split(" ", 1)[1]) for line in proc.stdout.splitlines() if line.startswith("MENDFLOW_PROGRESS ")
+    ]
+    phases = [(c["done"], c["item"]) for c in claims if "tests_done" not in c]
+    assert phases == list(enumerate(COMPILED_PHASES)) and {c["total"] for c in claims} == {len(COMPILED_PHASES)}
