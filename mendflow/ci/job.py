@@ -38,6 +38,8 @@ COMPILED_PHASES = ("unpack", "dependencies", "build", "lint", "tests", "coverage
 
 def phases_of(language: Language) -> tuple[str, ...]:
     return PHASES if language is Language.PYTHON else COMPILED_PHASES
+
+
 OUT = "{workspace}/out"
 MAX_FAILURES = 200  # failures detailed in a report (the runner's cap; failed_tests stays complete)
 TRACEBACK_MAX = 4096  # bytes of one failure's traceback text

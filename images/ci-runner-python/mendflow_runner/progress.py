@@ -23,6 +23,8 @@ def use(phases: tuple[str, ...]) -> None:
     """The phases this runner announces (the trusted side expects its language's list: mendflow.ci.job)."""
     global _phases
     _phases = phases
+
+
 POLL_SEC = 1.0  # at most one count line a second: a suite of 10 000 tests must not flood the job's output
 
 
