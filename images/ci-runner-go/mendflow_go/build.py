@@ -92,10 +92,14 @@ class GoBuild:
 
     @property
     def offline_env(self) -> dict[str, str]:
-        """The offline steps may write only the workspace: the go command's temp files go there too."""
-        tmp = self.cfg.workspace / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        return {**self.env, "GOPROXY": "off", "GOSUMDB": "off", "TMPDIR": str(tmp)}
+        """The offline steps may write only the workspace: the go command's temp files go there too (made once,
+        by ``_unpack``)."""
+        return {**self.env, "GOPROXY": "off", "GOSUMDB": "off", "TMPDIR": str(self.cfg.workspace / "tmp")}
+
+    @property
+    def refusals(self) -> Path:
+        """Where relay.py notes a host the egress proxy refused: the dependency phase's temp dir."""
+        return Path(self.env.get("TMPDIR") or "/tmp") / REFUSALS
 
     @property
     def module_dirs(self) -> list[Path]:
@@ -141,7 +145,7 @@ class GoBuild:
 
     def _unpack(self) -> bool:
         shutil.rmtree(self.src, ignore_errors=True)
-        self.cfg.workspace.mkdir(parents=True, exist_ok=True)
+        (self.cfg.workspace / "tmp").mkdir(parents=True, exist_ok=True)
         try:
             unpack.unpack(unpack.fetch(self.cfg.source, self.cfg.workspace), self.src)
         except (unpack.UnsafeArchiveError, FileNotFoundError, tarfile.TarError) as exc:
@@ -185,13 +189,12 @@ class GoBuild:
     def _confined(self) -> proc.Wrap:
         """The dependency phase's confinement: the job's own directories and caches writable, the module proxy the
         only way out (where the launcher serves one)."""
-        own = [self.cfg.workspace, Path(self.env["GOMODCACHE"]), Path(self.env["GOCACHE"])]
-        tmp = Path(self.env.get("TMPDIR") or "/tmp")
+        own = [self.cfg.workspace, Path(self.env["GOMODCACHE"]), Path(self.env["GOCACHE"]), self.refusals.parent]
         if home := self.env.get("HOME"):
             own.append(Path(home))
-        for path in (*own, tmp):
+        for path in own:
             path.mkdir(parents=True, exist_ok=True)
-        return confined((*own, tmp), tmp / REFUSALS)
+        return confined(tuple(own), self.refusals)
 
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
@@ -199,7 +202,7 @@ class GoBuild:
         no repository code while compiling, so this may write the repository's shared cache; results are the
         offline steps' to judge."""
         wrap = self._confined()
-        profile = Path(self.env.get("TMPDIR") or "/tmp") / "mendflow-warm.out"
+        profile = self.refusals.parent / "mendflow-warm.out"
         test = ["test", *TEST_FLAGS, f"-coverprofile={profile}", "-exec=/bin/true", "./..."]
         for module in self.module_dirs:
             for args in (["build", "./..."], ["vet", "./..."], test):
@@ -216,14 +219,13 @@ class GoBuild:
     def _download(self) -> bool:
         """``go mod download`` per module that does not vendor: confined, with the module proxy as the only way out."""
         wrap = self._confined()
-        refusals = Path(self.env.get("TMPDIR") or "/tmp") / REFUSALS
         for module in self.module_dirs:
             if (module / "vendor" / "modules.txt").is_file():
                 continue
-            refusals.unlink(missing_ok=True)
+            self.refusals.unlink(missing_ok=True)
             step = self._run(wrap, ["go", "mod", "download"], module, self.env)
             if not step.ok:
-                refused = refused_hosts(refusals)
+                refused = refused_hosts(self.refusals)
                 transient = False if refused else DependencyError(step).transient
                 how = "" if transient else " (deterministic: not retried)"
                 reason = "timeout" if step.timed_out else "dependencies"
