@@ -21,13 +21,18 @@ TESTGEN_PACKAGE = "mendflow_testgen"
 # Python's image serves every Python job: the runner's build and fix modes, and the test builder's gates.
 RUNNER_IMAGE = "ci-runner-python"
 # Each language's CI image, and the in-job packages it holds (its entry package last).
-RUNNER_IMAGES: dict[Language, str] = {Language.PYTHON: RUNNER_IMAGE, Language.GO: "ci-runner-go"}
+RUNNER_IMAGES: dict[Language, str] = {
+    Language.PYTHON: RUNNER_IMAGE,
+    Language.GO: "ci-runner-go",
+    Language.TYPESCRIPT: "ci-runner-node",
+}
 IMAGE_PACKAGES: dict[str, tuple[str, ...]] = {
     RUNNER_IMAGE: (RUNNER_PACKAGE,),
     "ci-runner-go": (RUNNER_PACKAGE, "mendflow_go"),
+    "ci-runner-node": (RUNNER_PACKAGE, "mendflow_node"),
 }
 # The toolchain each image brings beside Python; the local launcher takes the host's.
-IMAGE_TOOLS: dict[str, tuple[str, ...]] = {"ci-runner-go": ("go", "gofmt")}
+IMAGE_TOOLS: dict[str, tuple[str, ...]] = {"ci-runner-go": ("go", "gofmt"), "ci-runner-node": ("node", "npm")}
 # The runner's entry, in build and fix mode alike: the snapshot in, the outputs' directory out.
 _SNAPSHOT, _OUT = "{workspace}/in/source.tar.gz", "{workspace}/out"
 RUNNER_COMMAND = ("python", "-m", RUNNER_PACKAGE, "--source", _SNAPSHOT, "--out", _OUT)

@@ -58,6 +58,10 @@ class SandboxSettings(BaseModel):
     )
 
 
+# npm and pnpm read npm_config_registry, yarn 2+ its own, corepack (fetching the pnpm or yarn a project pins) its own.
+NPM_REGISTRY_VARIABLES = ("npm_config_registry", "YARN_NPM_REGISTRY_SERVER", "COREPACK_NPM_REGISTRY")
+
+
 class LanguageSettings(BaseModel):
     """What a language's build job gets from the trusted side: where its dependency phase fetches from."""
 
@@ -67,8 +71,18 @@ class LanguageSettings(BaseModel):
         "offline phases get GOPROXY=off.",
     )
 
+    npm_registry: str = Field(
+        "https://registry.npmjs.org/",
+        description="The npm registry of a JavaScript/TypeScript job's dependency phase (npm, pnpm, yarn and "
+        "corepack's downloads of the latter two); its host joins the phase's egress allowlist.",
+    )
+
     def job_env(self, language: Language) -> dict[str, str]:
-        return {"GOPROXY": self.go_proxy} if language is Language.GO else {}
+        if language is Language.GO:
+            return {"GOPROXY": self.go_proxy}
+        if language is Language.TYPESCRIPT:
+            return dict.fromkeys(NPM_REGISTRY_VARIABLES, self.npm_registry)
+        return {}
 
     def every_job_env(self) -> dict[str, str]:
         """What any language's job may get: a shared egress proxy allows the indexes all of them name."""

@@ -23,10 +23,10 @@ group); otherwise jobs run as the current user with ``BASE`` = ``settings.cache_
 ``sandbox.local_base_dir`` overrides both. When a job ends, whatever runs as its uid is killed and what it
 left at the top of ``/tmp``, ``/dev/shm`` and ``/var/tmp`` is removed.
 
-Limits: RLIMIT_AS, RLIMIT_CPU (CPU seconds) and RLIMIT_NOFILE per process, plus, where the cgroup v1
-controllers are writable, per-job groups (``cgroups.py``): memory (its ``oom_kill`` counter tells an OOM kill
-apart from other deaths), a CPU quota of ``spec.cpu_limit`` cores and a cap on processes (a fork bomb stays in
-its job). Their ``cgroup.procs`` list every process of the job, daemons included, for the final sweep.
+Limits: RLIMIT_CPU (CPU seconds) and RLIMIT_NOFILE per process, plus, where the cgroup v1 controllers are
+writable, per-job groups (``cgroups.py``): memory (its ``oom_kill`` counter tells an OOM kill apart from other
+deaths; without it, RLIMIT_AS stands in), a CPU quota of ``spec.cpu_limit`` cores and a cap on processes (a fork
+bomb stays in its job). Their ``cgroup.procs`` list every process of the job, daemons included, for the final sweep.
 """
 
 from __future__ import annotations
@@ -185,8 +185,22 @@ def image_tool_dirs(image: str) -> list[str]:
             raise FileNotFoundError(
                 f"{tool} is not on PATH: the local launcher runs {image}'s jobs with the host's {tool}"
             )
-        dirs.append(str(Path(found).resolve().parent))
+        # The directory it was found in (npm's /usr/bin/npm must stay a link into its package), unless a dropped
+        # job could not reach it (a link under /root): then the one it links to.
+        named = Path(found).parent
+        dirs.append(str(named if _searchable_by_all(named) else Path(found).resolve().parent))
     return list(dict.fromkeys(dirs))
+
+
+def _searchable_by_all(path: Path) -> bool:
+    return all(p.stat().st_mode & 0o001 for p in (path, *path.parents))
+
+
+def _with_dirs(dirs: list[str], path: str) -> str:
+    """``dirs`` ahead of ``path``, but for those already on it (``/usr/bin``'s node must not come before the job's
+    own tools)."""
+    have = path.split(":")
+    return ":".join([*(d for d in dirs if d not in have), *have])
 
 
 class Toolchain:
@@ -417,7 +431,7 @@ class LocalLauncher(Launcher):
                 self._place_inputs(spec, ws)
                 env = self._environment(spec, ws, tools, job_id, cache)
                 env.update({k: v for k, v in self._place_image(spec, ws).items() if k not in spec.env})
-                env["PATH"] = ":".join([*image_tool_dirs(spec.image), env["PATH"]])
+                env["PATH"] = _with_dirs(image_tool_dirs(spec.image), env["PATH"])
                 argv = [part.replace("{workspace}", str(ws.ws)) for part in spec.command]
                 limits = JobLimits(spec.memory_limit_mb, spec.cpu_limit, self.settings.sandbox.max_processes)
                 cgroups = JobCgroups.create(job_id, limits)
@@ -481,7 +495,10 @@ class LocalLauncher(Launcher):
 
     def _preexec(self, spec: JobSpec, cgroups: JobCgroups, identity: Identity) -> Callable[[], None]:
         # Runs in the child between fork and exec: only os-level calls (no locks a parent thread may hold).
-        memory = spec.memory_limit_mb * 1024 * 1024
+        # Where the memory cgroup holds the job to its limit, as a pod's does, address space is not limited too:
+        # V8 reserves about 10 GiB of it for each WebAssembly instance (vitest's and esbuild's parsers), which
+        # no real memory limit would refuse. Without the cgroup, RLIMIT_AS is the only guard there is.
+        memory = resource.RLIM_INFINITY if "memory" in cgroups.groups else spec.memory_limit_mb * 1024 * 1024
         cpu = self.settings.sandbox.cpu_time_limit_sec
         nofile = self.settings.sandbox.open_files_limit
         procs_files = cgroups.procs_files

@@ -15,14 +15,14 @@ from mendflow.store import open_store
 from tasks.outcome import pipeline_result
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_go.helpers import example_files
+from tests.images.mendflow_node import helpers as node
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.usefixtures("prefect_server", "mendflow_env"),
-    pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js and npm")
 
 
+@needs_go
 def test_a_go_module_builds_in_the_go_image_with_its_coverage(make_repo: RepoFactory) -> None:
     report = ci_build(repo=str(make_repo(example_files(), name="ratelimit")))
     assert (report.language, report.status, report.tests.passed) == (Language.GO, BuildStatus.PASSED, 4)
@@ -32,6 +32,7 @@ def test_a_go_module_builds_in_the_go_image_with_its_coverage(make_repo: RepoFac
     assert any(key.endswith("/build/1/coverage.json") for key in keys)
 
 
+@needs_go
 def test_the_loop_on_a_go_module_plans_its_gaps_and_says_no_generator_is_there(make_repo: RepoFactory) -> None:
     result = self_healing_pipeline(repo=str(make_repo(example_files(), name="ratelimit-loop")), branch="main")
     assert result.b1.status is BuildStatus.PASSED
@@ -41,6 +42,22 @@ def test_the_loop_on_a_go_module_plans_its_gaps_and_says_no_generator_is_there(m
     assert result.generated.notes == [
         "no offline generator for go, and the LLM test builder writes Python tests only so far"
     ]
+    assert result.outcome is PipelineOutcome.NO_TESTS_KEPT
+
+
+@needs_node
+def test_a_typescript_project_builds_in_the_node_image_with_its_coverage(make_repo: RepoFactory) -> None:
+    report = ci_build(repo=str(make_repo(node.example_files(), name="invoice")))
+    assert (report.language, report.status, report.tests.passed) == (Language.TYPESCRIPT, BuildStatus.PASSED, 6)
+    assert report.coverage is not None and report.coverage.format is CoverageFormat.LCOV
+
+
+@needs_node
+def test_the_loop_on_a_typescript_project_says_no_generator_is_there(make_repo: RepoFactory) -> None:
+    result = self_healing_pipeline(repo=str(make_repo(node.example_files(), name="invoice-loop")), branch="main")
+    assert result.b1.status is BuildStatus.PASSED
+    assert result.spec is not None and any(t.symbol == "formatTotals" for t in result.spec.targets)
+    assert result.generated is not None and result.generated.generator == "none"
     assert result.outcome is PipelineOutcome.NO_TESTS_KEPT
 
 
@@ -70,6 +87,7 @@ func TestStringOfABurst(t *testing.T) {
 """
 
 
+@needs_go
 def test_a_failing_go_test_is_a_regression_naming_it(make_repo: RepoFactory) -> None:
     repo = make_repo(example_files(**{"burst_test.go": FAILING_GO_TEST}), name="ratelimit-red")
     state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)

@@ -9,21 +9,16 @@ did not fetch is an error, never a download. A ``vendor/`` directory is used as 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
 import shutil
-import tarfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from mendflow_runner import coverage_formats, handoff, proc, progress, unpack
-from mendflow_runner.__main__ import timed
+from mendflow_runner import coverage_formats, handoff, proc
 from mendflow_runner.config import JobConfig
-from mendflow_runner.deps import REFUSALS, DependencyError, cause, refused_hosts
-from mendflow_runner.proc import Log, StepResult, confined, run
+from mendflow_runner.language_build import LanguageBuild
+from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 
 from . import golangci, gotest
@@ -51,34 +46,29 @@ def go_files(module: Path) -> list[Path]:
     return found
 
 
-class GoBuild:
+class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
+    one_path_for_every_job = True  # Go keys its build cache by a package's directory
+
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
-        self.cfg, self.rep, self.log = cfg, rep, log
-        self.src = cfg.workspace / "src"
-        self.phase = handoff.WHOLE
-        self.remaining: Callable[[], float] = cfg.remaining
         self.modules: dict[str, str] = {}  # module path → directory relative to src
         self.profiles: list[tuple[Path, Path]] = []  # (coverprofile, its module's directory)
-        self.installed_sec = 0.0  # the dependency phase's own time, when another pod ran it
-        self.env = self._environment()
+        super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
-        cache = Path(env.get("MENDFLOW_JOB_CACHE") or self.cfg.workspace / "cache")  # both launchers set it
         env.update(
             GOTOOLCHAIN="local",
             GOPATH=str(self.cfg.workspace / "gopath"),
-            GOMODCACHE=str(cache / "go" / "mod"),
-            GOCACHE=str(cache / "go" / "build"),
+            GOMODCACHE=str(self.cache / "go" / "mod"),
+            GOCACHE=str(self.cache / "go" / "build"),
             GOTELEMETRY="off",
             GOFLAGS=" ".join(f for f in (env.get("GOFLAGS", ""), "-modcacherw") if f),
         )
         return env
 
     def _use_job_caches(self) -> None:
-        """A split job's caches live in its workspace: they travel to the offline pod in the handoff archive."""
         self.env["GOMODCACHE"] = str(self.cfg.workspace / "gomod")
         self.env["GOCACHE"] = str(self.job_gocache)
 
@@ -91,69 +81,20 @@ class GoBuild:
         return [self.src, Path(self.env["GOMODCACHE"]), self.job_gocache]
 
     @property
-    def offline_env(self) -> dict[str, str]:
-        """The offline steps may write only the workspace: the go command's temp files go there too (made once,
-        by ``_unpack``)."""
-        return {**self.env, "GOPROXY": "off", "GOSUMDB": "off", "TMPDIR": str(self.cfg.workspace / "tmp")}
+    def dependency_dirs(self) -> list[Path]:
+        return [Path(self.env["GOMODCACHE"]), Path(self.env["GOCACHE"])]
 
     @property
-    def refusals(self) -> Path:
-        """Where relay.py notes a host the egress proxy refused: the dependency phase's temp dir."""
-        return Path(self.env.get("TMPDIR") or "/tmp") / REFUSALS
+    def offline_env(self) -> dict[str, str]:
+        return {**self.env, "GOPROXY": "off", "GOSUMDB": "off", "TMPDIR": str(self.tmp)}
 
     @property
     def module_dirs(self) -> list[Path]:
         return [self.src / d for d in dict.fromkeys(self.modules.values())]
 
-    @property
-    def handed_over(self) -> bool:
-        return self.phase == handoff.DEPENDENCIES and self.rep.status == "PASSED"
-
     # -- the steps -------------------------------------------------------------------------------------------
 
-    def run(self) -> None:
-        progress.use(progress.COMPILED_PHASES)
-        self.rep.selected = list(self.cfg.select)
-        try:
-            self.phase = handoff.phase()
-        except handoff.HandoffError as exc:
-            self.rep.errored("infrastructure", str(exc))
-            return
-        if self.phase != handoff.WHOLE:
-            self._use_job_caches()
-        with timed(self.rep, "unpack"):
-            if not self._unpack():
-                return
-        with timed(self.rep, "dependencies"):
-            if not self._dependencies() or self.phase == handoff.DEPENDENCIES:
-                return
-        self.rep.durations["dependencies"] += self.installed_sec
-        with timed(self.rep, "build"):
-            if not self._compile():
-                return
-        with timed(self.rep, "lint"):
-            self.rep.lint_errors = self._lint()
-        if self.cfg.lint_only:
-            if self.rep.lint_errors:
-                self.rep.failed("lint")
-            return
-        with timed(self.rep, "tests"):
-            tests = self._tests()
-        with timed(self.rep, "coverage"):
-            self._coverage()
-        self._judge(*tests)
-
-    def _unpack(self) -> bool:
-        shutil.rmtree(self.src, ignore_errors=True)
-        (self.cfg.workspace / "tmp").mkdir(parents=True, exist_ok=True)
-        try:
-            unpack.unpack(unpack.fetch(self.cfg.source, self.cfg.workspace), self.src)
-        except (unpack.UnsafeArchiveError, FileNotFoundError, tarfile.TarError) as exc:
-            self.rep.errored("bad_input", f"cannot unpack the source snapshot: {exc}")
-            return False
-        except OSError as exc:
-            self.rep.errored("infrastructure", f"cannot fetch the source snapshot: {exc}")
-            return False
+    def _read_project(self) -> bool:
         self.modules = coverage_formats.go_modules(self.src)
         if not self.modules:
             self.rep.errored("bad_input", "no go.mod in the repository: this is not a Go module (run `go mod init`)")
@@ -165,36 +106,18 @@ class GoBuild:
             return False
         return True
 
-    def _dependencies(self) -> bool:
-        dirs = self.handoff_dirs
-        try:
-            if self.phase == handoff.OFFLINE:
-                meta = handoff.restore(self.cfg.workspace, dirs)
-                self.cfg.started -= handoff.spent(meta, self.cfg.timeout_sec)
-                self.installed_sec = float(meta.get("installed_sec", 0.0))
-                return True
-            started = time.monotonic()
-            if not self._download():
-                return False
-            self._warm()
-            if self.phase == handoff.WHOLE:
-                self._private_build_cache()
-            if self.phase == handoff.DEPENDENCIES:
-                handoff.pack(self.cfg.workspace, dirs, handoff.measures(self.cfg.started, started))
-        except handoff.HandoffError as exc:
-            self.rep.errored("infrastructure", str(exc))
-            return False
-        return True
+    def _download(self) -> bool:
+        """``go mod download`` per module that does not vendor: confined, with the module proxy as the only way out."""
+        return all(
+            self._fetch(["go", "mod", "download"], module)
+            for module in self.module_dirs
+            if not (module / "vendor" / "modules.txt").is_file()
+        )
 
-    def _confined(self) -> proc.Wrap:
-        """The dependency phase's confinement: the job's own directories and caches writable, the module proxy the
-        only way out (where the launcher serves one)."""
-        own = [self.cfg.workspace, Path(self.env["GOMODCACHE"]), Path(self.env["GOCACHE"]), self.refusals.parent]
-        if home := self.env.get("HOME"):
-            own.append(Path(home))
-        for path in own:
-            path.mkdir(parents=True, exist_ok=True)
-        return confined(tuple(own), self.refusals)
+    def _after_download(self) -> None:
+        self._warm()
+        if self.phase == handoff.WHOLE:
+            self._private_build_cache()
 
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
@@ -216,33 +139,6 @@ class GoBuild:
             shutil.copytree(shared, self.job_gocache, symlinks=True, dirs_exist_ok=True)
         self.env["GOCACHE"] = str(self.job_gocache)
 
-    def _download(self) -> bool:
-        """``go mod download`` per module that does not vendor: confined, with the module proxy as the only way out."""
-        wrap = self._confined()
-        for module in self.module_dirs:
-            if (module / "vendor" / "modules.txt").is_file():
-                continue
-            self.refusals.unlink(missing_ok=True)
-            step = self._run(wrap, ["go", "mod", "download"], module, self.env)
-            if not step.ok:
-                refused = refused_hosts(self.refusals)
-                transient = False if refused else DependencyError(step).transient
-                how = "" if transient else " (deterministic: not retried)"
-                reason = "timeout" if step.timed_out else "dependencies"
-                said = refused or cause(step)
-                self.rep.errored(reason, f"`go mod download` in {self._where(module)} failed{how}: {said}", transient)
-                return False
-        return True
-
-    def _where(self, module: Path) -> str:
-        return module.relative_to(self.src).as_posix()
-
-    def _run(self, wrap: proc.Wrap, argv: list[str], module: Path, env: dict[str, str]) -> StepResult:
-        """Every go command: in ``wrap``, with the workspace at the one path all jobs share (``StableRoot``)."""
-        command, env = proc.StableRoot(wrap, self.cfg.workspace).command(argv, module, env)
-        step = run(command, cwd=module, env=env, timeout=self.remaining(), log=self.log)
-        return dataclasses.replace(step, argv=argv)  # the log and the report say what ran, as the repo's CI would
-
     def _go(self, args: list[str], module: Path) -> StepResult:
         wrap = proc.sandbox(self.cfg.workspace, readable=(Path(self.env["GOMODCACHE"]),))
         return self._run(wrap, ["go", *args], module, self.offline_env)
@@ -256,7 +152,7 @@ class GoBuild:
                 return False
             if not step.ok:
                 said = "; ".join(self._positions(step, module)[:3]) or step.last_stderr_line()
-                self.rep.failed("build", f"`go build ./...` in {self._where(module)} failed: {said}")
+                self.rep.failed("build", f"`go build ./...` in {self.where(module)} failed: {said}")
                 return False
         return True
 
@@ -274,14 +170,14 @@ class GoBuild:
     def _golangci(self, module: Path) -> list[str]:
         """The repository's golangci-lint configuration, run by the image's golangci-lint (its cache is the job's)."""
         if shutil.which("golangci-lint", path=self.env.get("PATH")) is None:
-            self.rep.lint_advisory.append(f"{self._where(module)}:0:0 golangci-lint {golangci.ABSENT}")
+            self.rep.lint_advisory.append(f"{self.where(module)}:0:0 golangci-lint {golangci.ABSENT}")
             return []
         env = {**self.offline_env, "GOLANGCI_LINT_CACHE": str(self.cfg.workspace / "golangci-cache")}
         step = self._run(proc.sandbox(self.cfg.workspace), golangci.argv(), module, env)
         try:
             return golangci.findings(step, module, self.src)
         except golangci.GolangciError as exc:
-            return [f"{self._where(module)}:0:0 golangci-lint-error {exc}"]
+            return [f"{self.where(module)}:0:0 golangci-lint-error {exc}"]
 
     def _positions(self, step: StepResult, module: Path, code: str = "compile") -> list[str]:
         """``path:line:col CODE message`` of each position the go command printed, repository-relative."""
@@ -347,7 +243,8 @@ class GoBuild:
         else:
             (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
 
-    def _judge(self, tests: gotest.GoTestRun, steps: list[StepResult]) -> None:
+    def _judge(self, outcome: tuple[gotest.GoTestRun, list[StepResult]]) -> None:
+        tests, steps = outcome
         rep = self.rep
         where = f" while running {tests.running}" if tests.running else ""
         if any(s.timed_out for s in steps) or any("panic: test timed out" in s.stdout for s in steps):

@@ -70,8 +70,7 @@ import sys
 import tarfile
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Protocol
@@ -91,16 +90,6 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise Terminated("the job was terminated (SIGTERM), most likely by the launcher's timeout")
 
 
-@contextmanager
-def timed(rep: report.Report, step: str) -> Iterator[None]:
-    progress.phase_started(step)
-    start = time.monotonic()
-    try:
-        yield
-    finally:
-        rep.durations[step] = time.monotonic() - start
-
-
 class Build:
     def __init__(self, cfg: JobConfig, rep: report.Report, log: Log) -> None:
         self.cfg, self.rep, self.log = cfg, rep, log
@@ -118,24 +107,24 @@ class Build:
         except handoff.HandoffError as exc:
             self.rep.errored("infrastructure", str(exc))
             return
-        with timed(self.rep, "unpack"):
+        with progress.timed(self.rep.durations, "unpack"):
             if not self._unpack() or not self._check_selection():
                 return
-        with timed(self.rep, "dependencies"):
+        with progress.timed(self.rep.durations, "dependencies"):
             if not self._dependencies():
                 return
         self.rep.durations["dependencies"] += self.installed_sec
         if self.phase == handoff.DEPENDENCIES:
             return
-        with timed(self.rep, "lint"):
+        with progress.timed(self.rep.durations, "lint"):
             self._lint()
         if self.cfg.lint_only:
             if self.rep.lint_errors:
                 self.rep.failed("lint")
             return
-        with timed(self.rep, "tests"):
+        with progress.timed(self.rep.durations, "tests"):
             run = self._tests()
-        with timed(self.rep, "coverage"):
+        with progress.timed(self.rep.durations, "coverage"):
             self._coverage(run)
         self._judge(run)
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 PREFIX = "MENDFLOW_PROGRESS "
@@ -34,6 +37,17 @@ def _print(fields: dict[str, object]) -> None:
 
 def phase_started(name: str) -> None:
     _print({"done": _phases.index(name), "total": len(_phases), "item": name})
+
+
+@contextmanager
+def timed(durations: dict[str, float], name: str) -> Iterator[None]:
+    """Announce phase ``name`` and record how long it took in ``durations`` (the report's)."""
+    phase_started(name)
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        durations[name] = time.monotonic() - start
 
 
 def tests_counted(done: int, total: int) -> None:

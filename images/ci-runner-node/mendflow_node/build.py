@@ -1,0 +1,259 @@
+"""A Node project's build, the way its own CI runs one: the lockfile's package manager installs (the only step
+with a network: the npm registry), then, offline, ``tsc --noEmit`` when there is a tsconfig, eslint when the
+repository configures it, and the test runner its ``test`` script names, with coverage.
+
+Every tool is the repository's own, from ``node_modules/.bin`` at the version its lockfile pins; the image brings
+Node, npm and corepack only (corepack fetches the pnpm or yarn a ``packageManager`` field names, in the
+dependency phase). Coverage comes from the runner's own provider (jest's, vitest's v8 or istanbul, c8 for mocha,
+Node's own for ``node --test``) as LCOV, read into the Coverage contract.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib import resources
+from pathlib import Path
+
+from mendflow_runner import coverage_formats, proc
+from mendflow_runner.config import JobConfig
+from mendflow_runner.language_build import LanguageBuild
+from mendflow_runner.proc import Log, StepResult
+from mendflow_runner.report import Report
+
+from . import checks, command, results
+from .project import Project, ProjectError
+
+COVERAGE = "coverage.json"
+LCOV = "lcov.info"
+VITEST_PROVIDERS = ("@vitest/coverage-v8", "@vitest/coverage-istanbul")
+_TOOL_ENV = {
+    "CI": "true",  # every runner's non-interactive mode: no watch, no prompts
+    "NO_COLOR": "1",
+    "FORCE_COLOR": "0",
+    "npm_config_update_notifier": "false",
+    "npm_config_fund": "false",
+    "npm_config_audit": "false",
+    "COREPACK_ENABLE_DOWNLOAD_PROMPT": "0",
+}
+
+
+class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
+    def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
+        self.project: Project | None = None
+        self.test = command.TestCommand("none")
+        super().__init__(cfg, rep, log)
+
+    # -- the environment ------------------------------------------------------------------------------------
+
+    def _environment(self) -> dict[str, str]:
+        env = super()._environment()
+        env.update(_TOOL_ENV)
+        env["npm_config_cache"] = str(self.cache / "node" / "npm")
+        env["COREPACK_HOME"] = str(self.cache / "node" / "corepack")
+        return env
+
+    def _use_job_caches(self) -> None:
+        self.env["npm_config_cache"] = str(self.cfg.workspace / "npm-cache")
+        self.env["COREPACK_HOME"] = str(self.cfg.workspace / "corepack")
+
+    @property
+    def handoff_dirs(self) -> list[Path]:
+        return [self.src, Path(self.env["COREPACK_HOME"])]  # node_modules is in src
+
+    @property
+    def dependency_dirs(self) -> list[Path]:
+        return [Path(self.env["npm_config_cache"]), Path(self.env["COREPACK_HOME"])]
+
+    @property
+    def offline_env(self) -> dict[str, str]:
+        """npm's cache and logs go to the workspace (the shared cache is read-only here); nothing is fetched."""
+        return {
+            **self.env,
+            "TMPDIR": str(self.tmp),
+            "npm_config_offline": "true",
+            "npm_config_cache": str(self.tmp / "npm-cache"),
+            "COREPACK_ENABLE_NETWORK": "0",
+        }
+
+    @property
+    def proj(self) -> Project:
+        assert self.project is not None, "read after _read_project"
+        return self.project
+
+    # -- the steps -------------------------------------------------------------------------------------------
+
+    def _read_project(self) -> bool:
+        try:
+            self.project = Project.read(self.src)
+            results.selection(self.cfg.select)
+        except ProjectError as exc:
+            self.rep.errored("bad_input", str(exc))
+            return False
+        except results.SelectionError as exc:
+            self.rep.errored("bad_input", f"--select: {exc}")
+            return False
+        self.test = command.read(self.proj.scripts.get("test"))
+        return True
+
+    def _download(self) -> bool:
+        return self._fetch(self.proj.install_argv(), self.src)
+
+    def _node(self, argv: list[str], env: dict[str, str] | None = None) -> StepResult:
+        return self._run(proc.sandbox(self.cfg.workspace), argv, self.src, {**self.offline_env, **(env or {})})
+
+    def _compile(self) -> bool:
+        """``tsc --noEmit`` with the repository's tsconfig and TypeScript: a type error fails the build."""
+        if self.proj.tsconfig is None:
+            return True
+        tsc = self.proj.bin("tsc")
+        if tsc is None:
+            self.rep.lint_advisory.append("tsconfig.json:0:0 tsc typescript is not installed: nothing type-checked")
+            return True
+        step = self._node([str(tsc), "--noEmit", "--pretty", "false", "-p", "tsconfig.json"])
+        if step.timed_out:
+            self.rep.errored("timeout", "`tsc --noEmit` ran out of the job's time budget")
+            return False
+        errors = checks.tsc_errors(step, self.src)
+        if step.ok or all(f" {checks.NO_INPUTS} " in e for e in errors):
+            self.rep.lint_advisory += [e for e in errors if f" {checks.NO_INPUTS} " in e]
+            return True
+        said = "; ".join(errors[:3]) or step.last_stderr_line()
+        self.rep.failed("build", f"`tsc --noEmit` failed: {said}")
+        return False
+
+    def _lint(self) -> list[str]:
+        if not self.proj.configures_eslint:
+            return []
+        eslint = self.proj.bin("eslint")
+        if eslint is None:
+            self.rep.lint_advisory.append(".:0:0 eslint is configured but not installed: nothing linted")
+            return []
+        step = self._node([str(eslint), "--format", "json", "."])
+        try:
+            errors, warnings = checks.eslint_findings(step, self.src)
+        except checks.EslintError as exc:
+            return [f".:0:0 eslint-error {exc}"]
+        self.rep.lint_advisory += warnings
+        return errors
+
+    # -- tests ----------------------------------------------------------------------------------------------
+
+    @property
+    def results_dir(self) -> Path:
+        return self.cfg.workspace / "results"
+
+    @property
+    def lcov(self) -> Path:
+        return self.results_dir / "coverage" / LCOV
+
+    def _tests(self) -> tuple[results.TestRun, StepResult | None]:
+        shutil.rmtree(self.results_dir, ignore_errors=True)
+        (self.results_dir / "coverage").mkdir(parents=True)
+        runner = self.test.runner
+        if runner == "none":
+            return results.TestRun(), None
+        argv = self._test_argv()
+        self.rep.test_command = argv
+        step = self._node(argv, self.test.env)
+        try:
+            run = self._read_results(runner)
+        except results.ResultsError as exc:
+            self.log.write(f"tests: {exc}")
+            run = results.TestRun()
+        self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures
+        return run, step
+
+    def _test_argv(self) -> list[str]:
+        files, names = results.selection(self.cfg.select) if self.cfg.select else ([], [])
+        pattern = results.name_pattern(names) if names else ""
+        runner, args, out = self.test.runner, self.test.args, self.results_dir
+        if runner == "script":
+            return self.proj.script_argv("test")
+        if runner == "node":
+            return self._node_test_argv(files)
+        tool = str(self.proj.bin(runner) or runner)
+        cover = str(out / "coverage")
+        if runner == "jest":
+            filters = ["-t", pattern] if pattern else []
+            reports = ["--ci", "--json", f"--outputFile={out / 'jest.json'}", "--coverage"]
+            return [tool, *args, *files, *filters, *reports, "--coverageReporters=lcov", f"--coverageDirectory={cover}"]
+        if runner == "vitest":
+            filters = ["-t", pattern] if pattern else []
+            reports = ["--reporter=default", "--reporter=json", f"--outputFile.json={out / 'vitest.json'}"]
+            coverage = ["--coverage.enabled=true", "--coverage.reportOnFailure=true", "--coverage.reporter=lcov"]
+            coverage.append(f"--coverage.reportsDirectory={cover}")
+            if not any(self.proj.has_package(p) for p in VITEST_PROVIDERS):
+                self.rep.lint_advisory.append(".:0:0 coverage @vitest/coverage-v8 is not installed: no coverage")
+                coverage = []
+            return [tool, "run", *args, *files, *filters, *reports, *coverage]
+        filters = ["--grep", pattern] if pattern else []
+        mocha = [
+            tool,
+            *args,
+            *files,
+            *filters,
+            "--reporter",
+            "json",
+            "--reporter-option",
+            f"output={out / 'mocha.json'}",
+        ]
+        c8 = self.proj.bin("c8")
+        if c8 is None:
+            self.rep.lint_advisory.append(".:0:0 coverage mocha without c8: no coverage (add c8 to devDependencies)")
+            return mocha
+        return [str(c8), "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={out / 'c8'}", *mocha]
+
+    def _node_test_argv(self, files: list[str]) -> list[str]:
+        reporter = resources.files(__package__).joinpath("reporter.mjs")
+        out = self.results_dir
+        argv = ["node", "--test", "--experimental-test-coverage"]
+        argv += ["--test-reporter=lcov", f"--test-reporter-destination={self.lcov}"]
+        argv += [f"--test-reporter={reporter}", f"--test-reporter-destination={out / 'node-events.jsonl'}"]
+        argv += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
+        if names := results.selection(self.cfg.select)[1] if self.cfg.select else []:
+            argv.append(f"--test-name-pattern={results.own_name_pattern(names)}")
+        return [*argv, *(files or self.test.args)]  # options first: Node 20 takes what follows a file as files
+
+    def _read_results(self, runner: str) -> results.TestRun:
+        out = self.results_dir
+        if runner == "jest":
+            return results.from_jest_json(out / "jest.json", self.src)
+        if runner == "vitest":
+            return results.from_jest_json(out / "vitest.json", self.src)
+        if runner == "mocha":
+            return results.from_mocha_json(out / "mocha.json", self.src)
+        if runner == "node":
+            return results.from_node_events(out / "node-events.jsonl", self.src)
+        return results.TestRun()
+
+    def _coverage(self) -> None:
+        """The runner's LCOV read into the Coverage contract (``coverage.json`` and the report)."""
+        if not self.lcov.is_file():
+            return
+        try:
+            self.rep.coverage = coverage_formats.from_lcov(self.lcov.read_text(encoding="utf-8"), self.src)
+        except coverage_formats.CoverageFormatError as exc:
+            self.log.write(f"coverage: {exc}")
+        else:
+            (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
+            shutil.copyfile(self.lcov, self.cfg.out / LCOV)
+
+    def _judge(self, outcome: tuple[results.TestRun, StepResult | None]) -> None:
+        run, step = outcome
+        rep = self.rep
+        if step is None:
+            rep.failed("no_tests", "package.json has no `test` script: add one that runs the tests")
+        elif step.timed_out:
+            rep.errored("timeout", "the test suite ran out of the job's time budget")
+        elif run.failed:
+            rep.failed("tests")
+        elif not step.ok:  # no test failed, yet the runner did: a suite that cannot load, a bare script's failure
+            said = "" if run.read or self.test.runner == "script" else " and wrote no results"
+            what = f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
+            rep.failed("tests", f"{what} exited {step.returncode}{said}: {step.last_stderr_line()}")
+        elif run.read and run.counts["total"] == 0:
+            what = "of the selected ids" if self.cfg.select else "at all"
+            rep.failed("no_tests", f"`{self.test.runner}` ran no tests {what}")
+        elif rep.lint_errors:
+            rep.failed("lint")

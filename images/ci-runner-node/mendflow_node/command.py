@@ -1,0 +1,79 @@
+"""Which test runner a project's ``test`` script runs, and with which of the repository's own arguments.
+
+The script is the authority (rule: the repository's own commands): mendflow runs the runner it names, from
+``node_modules/.bin``, with the script's arguments and environment assignments, and adds only its reporters and
+coverage. A script that runs something else first (``tsc && jest``) is read for the segment that runs a known
+runner; a script mendflow cannot read (``make test``, a runner it does not know) runs as it is, judged by its
+exit code alone.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+RUNNERS = ("vitest", "jest", "mocha")
+# Words before the runner that only pass it along.
+_LAUNCHERS = {"npx", "cross-env", "dotenv", "--", "exec"}
+# Coverage wrappers whose own options come before the command they wrap: mendflow brings its own coverage.
+_WRAPPERS = {"c8", "nyc"}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SEPARATORS = {"&&", "||", ";", "|", "&"}
+# Runner arguments that would fight the reporters or never end (mendflow adds its own coverage and ``run``).
+_DROPPED = {"--watch", "--watchAll", "--coverage", "--silent", "--run"}
+_VITEST_MODES = {"run", "watch", "dev"}  # vitest's first word
+
+
+@dataclass(frozen=True)
+class TestCommand:
+    runner: str  # vitest | jest | mocha | node (node --test) | script (the test script as it is)
+    args: list[str] = field(default_factory=list)  # the repository's own arguments to the runner
+    env: dict[str, str] = field(default_factory=dict)  # the script's VAR=value assignments
+
+
+def read(script: str | None) -> TestCommand:
+    if not script:
+        return TestCommand("none")
+    try:
+        words = list(shlex.shlex(script, posix=True, punctuation_chars="&|;"))
+    except ValueError:
+        return TestCommand("script")
+    for segment in _segments(words):
+        command = _runner_of(segment)
+        if command is not None:
+            return command
+    return TestCommand("script")
+
+
+def _segments(words: list[str]) -> list[list[str]]:
+    segments: list[list[str]] = [[]]
+    for word in words:
+        if word in _SEPARATORS:
+            segments.append([])
+        else:
+            segments[-1].append(word)
+    return [s for s in segments if s]
+
+
+def _runner_of(words: list[str]) -> TestCommand | None:
+    env: dict[str, str] = {}
+    rest = list(words)
+    while rest and (rest[0] in _LAUNCHERS or _ASSIGNMENT.match(rest[0]) or rest[0] in _WRAPPERS):
+        word = rest.pop(0)
+        if _ASSIGNMENT.match(word):
+            name, _, value = word.partition("=")
+            env[name] = value
+        elif word in _WRAPPERS:  # c8 --reporter=lcov mocha …: skip the wrapper's own options
+            while rest and rest[0].startswith("-"):
+                rest.pop(0)
+    if not rest:
+        return None
+    name = PurePosixPath(rest[0]).name
+    if name in RUNNERS:
+        args = rest[2:] if name == "vitest" and rest[1:2] and rest[1] in _VITEST_MODES else rest[1:]
+        return TestCommand(name, [a for a in args if a not in _DROPPED], env)
+    if name == "node" and "--test" in rest[1:]:
+        return TestCommand("node", [a for a in rest[1:] if a != "--test"], env)
+    return None

@@ -1,0 +1,214 @@
+"""A Node test run's results read into counts and failures, whichever runner wrote them.
+
+A test's id is ``FILE::NAME``: its file relative to the repository root and its full name, the titles of its
+``describe`` blocks and its own joined by single spaces (what jest's and vitest's ``-t`` and mocha's ``--grep``
+match). A file that fails before any of its tests runs (it does not load, compile or import) is ``FILE`` itself,
+kind ``error``, like a Python file that fails to collect.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from mendflow_runner.testing import MAX_FAILURES, cap_tail
+
+SEPARATOR = "::"
+COUNTS = ("total", "passed", "failed", "skipped", "errors")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_FRAME = re.compile(r"(?:\(|at )(?:file://)?(?P<path>/[^():\s]+):(?P<line>\d+):(?P<col>\d+)\)?")
+_EXCEPTION = re.compile(r"^(?P<name>[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?: ?(?P<message>.*)$")
+
+
+class ResultsError(ValueError):
+    """The runner's results file is missing or not what it should be."""
+
+
+class SelectionError(ValueError):
+    """A ``--select`` id that is not ``FILE::NAME`` inside the repository."""
+
+
+@dataclass
+class TestRun:
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(("total", "passed", "failed", "skipped", "errors"), 0)
+    )
+    failed: list[str] = field(default_factory=list)
+    failures: list[dict[str, str]] = field(default_factory=list)
+    read: bool = False  # per-test results were read (a bare script's run has only its exit code)
+
+    def passed(self) -> None:
+        self.counts["total"] += 1
+        self.counts["passed"] += 1
+
+    def skipped(self) -> None:
+        self.counts["total"] += 1
+        self.counts["skipped"] += 1
+
+    def fail(self, node: str, text: str, root: Path, kind: str = "failed") -> None:
+        if kind == "failed":
+            self.counts["total"] += 1
+            self.counts["failed"] += 1
+        else:
+            self.counts["errors"] += 1
+        if node in self.failed:
+            return
+        self.failed.append(node)
+        if len(self.failures) < MAX_FAILURES:
+            self.failures.append(failure(node, kind, text, root))
+
+
+def node_id(file: str, root: Path, titles: list[str]) -> str:
+    rel = relative(file, root)
+    name = " ".join(t for t in titles if t)
+    return f"{rel}{SEPARATOR}{name}" if name else rel
+
+
+def relative(file: str, root: Path) -> str:
+    path = Path(file.removeprefix("file://"))
+    if path.is_absolute():
+        try:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+    return PurePosixPath(file).as_posix()
+
+
+def failure(node: str, kind: str, text: str, root: Path) -> dict[str, str]:
+    clean = _ANSI.sub("", text)
+    lines = [ln for ln in clean.splitlines() if ln.strip()]
+    first = lines[0].strip() if lines else ""
+    said = _EXCEPTION.match(first)
+    exception, message = (
+        (said["name"], said["message"]) if said else ("AssertionError" if kind == "failed" else "Error", first)
+    )
+    return {
+        "node_id": node,
+        "kind": kind,
+        "exception": exception,
+        "message": message[:500],
+        "location": _location(clean, root),
+        "traceback": cap_tail(clean),
+    }
+
+
+def _location(text: str, root: Path) -> str:
+    """The first stack frame in the repository's own code: ``path:line``."""
+    base = root.resolve()
+    for match in _FRAME.finditer(text):
+        path = Path(match["path"])
+        if "node_modules" not in path.parts and path.is_relative_to(base):
+            return f"{path.relative_to(base).as_posix()}:{match['line']}"
+    return ""
+
+
+# -- jest and vitest: jest's JSON results (vitest's ``json`` reporter writes the same shape) -----------------
+
+
+def from_jest_json(path: Path, root: Path) -> TestRun:
+    data = _load(path)
+    run = TestRun(read=True)
+    for suite in data.get("testResults") or []:
+        file = str(suite.get("name") or suite.get("testFilePath") or "")
+        assertions = suite.get("assertionResults") or suite.get("testResults") or []
+        for test in assertions:
+            titles = [*(test.get("ancestorTitles") or []), str(test.get("title") or "")]
+            status = test.get("status")
+            if status == "passed":
+                run.passed()
+            elif status == "failed":
+                run.fail(node_id(file, root, titles), "\n".join(test.get("failureMessages") or []), root)
+            else:  # pending, skipped, todo, disabled
+                run.skipped()
+        if suite.get("status") == "failed" and not any(t.get("status") == "failed" for t in assertions):
+            run.fail(
+                node_id(file, root, []), str(suite.get("message") or suite.get("failureMessage") or ""), root, "error"
+            )
+    return run
+
+
+# -- mocha: its ``json`` reporter ---------------------------------------------------------------------------
+
+
+def from_mocha_json(path: Path, root: Path) -> TestRun:
+    data = _load(path)
+    run = TestRun(read=True)
+    for _ in data.get("passes") or []:
+        run.passed()
+    for _ in data.get("pending") or []:
+        run.skipped()
+    for test in data.get("failures") or []:
+        err = test.get("err") or {}
+        text = str(err.get("stack") or err.get("message") or "")
+        title = str(test.get("fullTitle") or test.get("title") or "")
+        hook = title.startswith('"before all" hook') or title.startswith('"after all" hook')
+        run.fail(node_id(str(test.get("file") or ""), root, [title]), text, root, "error" if hook else "failed")
+    return run
+
+
+# -- node --test: mendflow's reporter (reporter.mjs), one JSON object a line -----------------------------
+
+
+def from_node_events(path: Path, root: Path) -> TestRun:
+    if not path.is_file():
+        raise ResultsError(f"node --test wrote no results ({path.name})")
+    run = TestRun(read=True)
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(event, dict) or event.get("suite"):
+            continue  # a describe block's own pass/fail repeats its tests'
+        file, titles = str(event.get("file") or ""), [str(t) for t in event.get("titles") or []]
+        if event.get("type") == "pass":
+            run.skipped() if event.get("skip") else run.passed()
+        elif event.get("type") == "fail":
+            loaded = bool(file) and not (len(titles) == 1 and relative(titles[0], root) == relative(file, root))
+            node = node_id(file, root, titles) if loaded else node_id(file or titles[0], root, [])
+            run.fail(node, str(event.get("error") or ""), root, "failed" if loaded else "error")
+    return run
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ResultsError(f"the test runner wrote no results ({path.name})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"the test runner's results ({path.name}) are not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ResultsError(f"the test runner's results ({path.name}) are not a JSON object")
+    return data
+
+
+# -- --select -------------------------------------------------------------------------------------------
+
+
+def selection(ids: list[str]) -> tuple[list[str], list[str]]:
+    """``FILE::NAME`` ids → (files, names), for the runner's file arguments and its name filter."""
+    files: list[str] = []
+    names: list[str] = []
+    for node in ids:
+        file, _, name = node.partition(SEPARATOR)
+        path = PurePosixPath(file)
+        if not file or path.is_absolute() or ".." in path.parts:
+            raise SelectionError(f"{node!r} is not FILE::NAME inside the repository")
+        files += [file] if file not in files else []
+        names += [name] if name and name not in names else []
+    return files, names
+
+
+def own_name_pattern(names: list[str]) -> str:
+    """For ``node --test``, whose name filter (Node 20) sees a test's own name only: every tail of each full name,
+    since the names of the suites around it cannot be told from words of its own."""
+    tails = {" ".join(words[i:]) for name in names if (words := name.split(" ")) for i in range(len(words))}
+    return name_pattern(sorted(tails))
+
+
+def name_pattern(names: list[str]) -> str:
+    """A regular expression matching exactly these full names (JavaScript and Python agree on this subset)."""
+    return "^(" + "|".join(re.escape(n).replace("\\ ", " ") for n in names) + ")$"

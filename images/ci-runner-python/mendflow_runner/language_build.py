@@ -1,0 +1,213 @@
+"""The shape every non-Python runner shares: one order of steps, one way to split at the dependency phase, one
+confinement per phase. A language fills in its steps (``LanguageBuild``'s abstract methods); the Python runner
+(``__main__.Build``) predates this and keeps its own, richer dependency step.
+
+Steps: unpack → dependencies (the only networked step, confined to the job's own directories with the package
+index as the only way out; a split job packs ``handoff_dirs`` here, its offline pod restores them) → build →
+lint → tests → coverage → judge. Everything after the dependency phase runs offline in the sandbox.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tarfile
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from . import handoff, proc, progress, unpack
+from .config import JobConfig
+from .deps import REFUSALS, DependencyError, cause, refused_hosts
+from .proc import Log, StepResult
+from .report import Report
+
+TestOutcome = TypeVar("TestOutcome")
+
+
+class LanguageBuild(ABC, Generic[TestOutcome]):
+    # Whether every command sees the workspace at one path for all jobs (``proc.StableRoot``): for toolchains
+    # whose caches are keyed by directory (Go's build cache); others keep the real path, which their output names.
+    one_path_for_every_job = False
+
+    def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
+        self.cfg, self.rep, self.log = cfg, rep, log
+        self.src = cfg.workspace / "src"
+        self.phase = handoff.WHOLE
+        self.remaining: Callable[[], float] = cfg.remaining
+        self.installed_sec = 0.0  # the dependency phase's own time, when another pod ran it
+        self.env = self._environment()
+
+    # -- what a language says ------------------------------------------------------------------------------
+
+    def _environment(self) -> dict[str, str]:
+        return dict(os.environ)
+
+    @property
+    def cache(self) -> Path:
+        """The repository's dependency cache (both launchers set ``MENDFLOW_JOB_CACHE``)."""
+        return Path(os.environ.get("MENDFLOW_JOB_CACHE") or self.cfg.workspace / "cache")
+
+    @abstractmethod
+    def _use_job_caches(self) -> None:
+        """A split job's caches live in its workspace: they travel to the offline pod in the handoff archive."""
+
+    @property
+    @abstractmethod
+    def handoff_dirs(self) -> list[Path]:
+        """What the dependency phase leaves for the offline steps (the source tree as it left it, its caches)."""
+
+    @property
+    @abstractmethod
+    def dependency_dirs(self) -> list[Path]:
+        """What the dependency phase may write besides the workspace."""
+
+    @abstractmethod
+    def _read_project(self) -> bool:
+        """After unpacking: find the projects and check ``--select``; ``False`` (having said why) ends the job."""
+
+    @abstractmethod
+    def _download(self) -> bool:
+        """Fetch the dependencies under ``self._confined()``; ``False`` (having said why) ends the job."""
+
+    def _after_download(self) -> None:
+        """Still in the dependency phase, with its network: whatever makes the offline steps faster."""
+
+    @abstractmethod
+    def _compile(self) -> bool:
+        """The build step; ``False`` (FAILED ``build`` or ERRORED, having said why) ends the job."""
+
+    @abstractmethod
+    def _lint(self) -> list[str]:
+        """Findings as ``path:line:col CODE message``, repository-relative."""
+
+    @abstractmethod
+    def _tests(self) -> TestOutcome: ...
+
+    @abstractmethod
+    def _coverage(self) -> None:
+        """The Coverage contract into ``rep.coverage`` and ``coverage.json``."""
+
+    @abstractmethod
+    def _judge(self, tests: TestOutcome) -> None: ...
+
+    # -- the order of steps ----------------------------------------------------------------------------------
+
+    @property
+    def handed_over(self) -> bool:
+        return self.phase == handoff.DEPENDENCIES and self.rep.status == "PASSED"
+
+    def run(self) -> None:
+        progress.use(progress.COMPILED_PHASES)
+        self.rep.selected = list(self.cfg.select)
+        try:
+            self.phase = handoff.phase()
+        except handoff.HandoffError as exc:
+            self.rep.errored("infrastructure", str(exc))
+            return
+        if self.phase != handoff.WHOLE:
+            self._use_job_caches()
+        with progress.timed(self.rep.durations, "unpack"):
+            if not self._unpack() or not self._read_project():
+                return
+        with progress.timed(self.rep.durations, "dependencies"):
+            if not self._dependencies() or self.phase == handoff.DEPENDENCIES:
+                return
+        self.rep.durations["dependencies"] += self.installed_sec
+        with progress.timed(self.rep.durations, "build"):
+            if not self._compile():
+                return
+        with progress.timed(self.rep.durations, "lint"):
+            self.rep.lint_errors = self._lint()
+        if self.cfg.lint_only:
+            if self.rep.lint_errors:
+                self.rep.failed("lint")
+            return
+        with progress.timed(self.rep.durations, "tests"):
+            tests = self._tests()
+        with progress.timed(self.rep.durations, "coverage"):
+            self._coverage()
+        self._judge(tests)
+
+    def _unpack(self) -> bool:
+        shutil.rmtree(self.src, ignore_errors=True)
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        try:
+            unpack.unpack(unpack.fetch(self.cfg.source, self.cfg.workspace), self.src)
+        except (unpack.UnsafeArchiveError, FileNotFoundError, tarfile.TarError) as exc:
+            self.rep.errored("bad_input", f"cannot unpack the source snapshot: {exc}")
+            return False
+        except OSError as exc:
+            self.rep.errored("infrastructure", f"cannot fetch the source snapshot: {exc}")
+            return False
+        return True
+
+    def _dependencies(self) -> bool:
+        dirs = self.handoff_dirs
+        try:
+            if self.phase == handoff.OFFLINE:
+                meta = handoff.restore(self.cfg.workspace, dirs)
+                self.cfg.started -= handoff.spent(meta, self.cfg.timeout_sec)
+                self.installed_sec = float(meta.get("installed_sec", 0.0))
+                return True
+            started = time.monotonic()
+            if not self._download():
+                return False
+            self._after_download()
+            if self.phase == handoff.DEPENDENCIES:
+                handoff.pack(self.cfg.workspace, dirs, handoff.measures(self.cfg.started, started))
+        except handoff.HandoffError as exc:
+            self.rep.errored("infrastructure", str(exc))
+            return False
+        return True
+
+    # -- how commands run ------------------------------------------------------------------------------------
+
+    @property
+    def tmp(self) -> Path:
+        """The offline steps' temp dir: they may write only the workspace."""
+        return self.cfg.workspace / "tmp"
+
+    @property
+    def refusals(self) -> Path:
+        """Where relay.py notes a host the egress proxy refused: the dependency phase's temp dir."""
+        return Path(self.env.get("TMPDIR") or "/tmp") / REFUSALS
+
+    def _confined(self) -> proc.Wrap:
+        """The dependency phase's confinement: the job's own directories and caches writable, the package index the
+        only way out (where the launcher serves one)."""
+        own = [self.cfg.workspace, *self.dependency_dirs, self.refusals.parent]
+        if home := self.env.get("HOME"):
+            own.append(Path(home))
+        for path in own:
+            path.mkdir(parents=True, exist_ok=True)
+        return proc.confined(tuple(own), self.refusals)
+
+    def _run(self, wrap: proc.Wrap, argv: list[str], cwd: Path, env: dict[str, str]) -> StepResult:
+        """Every command: in ``wrap`` (and at the one path all jobs share, where ``one_path_for_every_job``)."""
+        command = wrap(argv)
+        if self.one_path_for_every_job:
+            command, env = proc.StableRoot(wrap, self.cfg.workspace).command(argv, cwd, env)
+        step = proc.run(command, cwd=cwd, env=env, timeout=self.remaining(), log=self.log)
+        return dataclasses.replace(step, argv=argv)  # the log and the report say what ran, as the repo's CI would
+
+    def _fetch(self, argv: list[str], cwd: Path) -> bool:
+        """One dependency command, confined; a failure ERRORED with its cause and whether a retry could help (a
+        host the egress proxy refused never could)."""
+        self.refusals.unlink(missing_ok=True)
+        step = self._run(self._confined(), argv, cwd, self.env)
+        if step.ok:
+            return True
+        refused = refused_hosts(self.refusals)
+        transient = False if refused else DependencyError(step).transient
+        how = "" if transient else " (deterministic: not retried)"
+        reason = "timeout" if step.timed_out else "dependencies"
+        said = refused or cause(step)
+        self.rep.errored(reason, f"`{' '.join(argv)}` in {self.where(cwd)} failed{how}: {said}", transient)
+        return False
+
+    def where(self, path: Path) -> str:
+        return path.relative_to(self.src).as_posix()

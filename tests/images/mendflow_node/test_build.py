@@ -1,0 +1,268 @@
+"""The Node runner on real projects with real Node, npm, TypeScript, eslint, vitest, jest, mocha and the npm
+registry: statuses, ids, coverage."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_node.helpers import example_files, package_json, run_node_runner
+from tests.images.mendflow_runner.helpers import snapshot
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js and npm")
+
+Files = dict[str, str | bytes | None]
+
+
+def _build(make_repo: RepoFactory, tmp_path: Path, cache: Path, files: Files, *args: str) -> BuildReport:
+    source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
+    return BuildReport.model_validate(run_node_runner(source, tmp_path / "out", cache, *args))
+
+
+# -- the TypeScript example: npm ci, tsc, eslint, vitest ----------------------------------------------------
+
+
+def test_the_example_passes_with_its_tests_and_coverage(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, node_cache, example_files())
+    assert (report.status, report.tests.passed, report.tests.total) == (BuildStatus.PASSED, 6, 6)
+    assert report.test_command[0].endswith("node_modules/.bin/vitest") and report.test_command[1] == "run"
+    assert report.coverage is not None and 0 < report.coverage.line_pct < 100
+    assert (report.coverage.format, report.coverage.branch_data) == (CoverageFormat.LCOV, True)
+
+
+def test_coverage_names_the_functions_no_test_calls(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, node_cache, example_files())
+    assert report.coverage is not None
+    invoice = report.coverage.file("src/invoice.ts")
+    assert invoice is not None
+    untested = next(s for s in invoice.symbols if s.name == "formatTotals")
+    assert untested.line_pct == 0.0 and untested.missing_lines
+
+
+FAILING = """\
+import { describe, expect, it } from "vitest";
+
+import { parseAmount } from "../src/money.js";
+
+describe("amounts", () => {
+  it("are cents", () => {
+    expect(parseAmount("1.50")).toBe(15);
+  });
+});
+"""
+
+
+def test_a_failing_test_is_its_file_and_full_name_with_the_line_that_failed(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, node_cache, example_files(**{"tests/wrong.test.ts": FAILING}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.failed_tests == ["tests/wrong.test.ts::amounts are cents"]
+    failure = report.failures[0]
+    assert (failure.kind, failure.exception, failure.location) == (
+        FailureKind.FAILED,
+        "AssertionError",
+        "tests/wrong.test.ts:7",
+    )
+    assert failure.message.startswith("expected 150 to be 15")
+    assert report.coverage is not None  # written although a test failed
+
+
+def test_select_runs_exactly_the_named_test(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    files = example_files(**{"tests/wrong.test.ts": FAILING})
+    report = _build(
+        make_repo,
+        tmp_path,
+        node_cache,
+        files,
+        "--select",
+        '["tests/money.test.ts::parseAmount reads whole and fractional amounts as cents"]',
+    )
+    assert (report.status, report.tests.passed, report.tests.failed) == (BuildStatus.PASSED, 1, 0)
+
+
+def test_a_test_file_that_cannot_load_is_an_error_of_that_file(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # Type-checks (tsc runs first), fails as it loads.
+    broken = 'import { parseAmount } from "../src/money.js";\n\n'
+    broken += 'if (parseAmount("1") === 100) throw new Error("fixture missing.js");\n'
+    report = _build(make_repo, tmp_path, node_cache, example_files(**{"tests/broken.test.ts": broken}))
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["tests/broken.test.ts"])
+    assert report.failures[0].kind is FailureKind.ERROR and "missing.js" in report.failures[0].message
+
+
+def test_a_type_error_fails_the_build_in_the_compilers_words(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    wrong = 'import { parseAmount } from "./money.js";\n\nexport const cents: string = parseAmount("1");\n'
+    report = _build(make_repo, tmp_path, node_cache, example_files(**{"src/wrong.ts": wrong}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.BUILD)
+    assert report.error_reason is not None and "src/wrong.ts:3:14 TS2322" in report.error_reason
+
+
+def test_an_eslint_error_fails_lint_with_its_file_and_rule(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    unused = "export function total(a: number): number {\n  const unused = 1;\n  return a;\n}\n"
+    report = _build(make_repo, tmp_path, node_cache, example_files(**{"src/unused.ts": unused}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
+    assert [line.split(" ", 2)[:2] for line in report.lint_errors] == [
+        ["src/unused.ts:2:9", "@typescript-eslint/no-unused-vars"]
+    ]
+
+
+def test_a_lockfile_out_of_step_with_package_json_is_a_deterministic_dependency_error(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    manifest = json.loads(str(example_files()["package.json"]))
+    manifest["devDependencies"]["is-number"] = "7.0.0"
+    report = _build(make_repo, tmp_path, node_cache, example_files(**{"package.json": json.dumps(manifest)}))
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
+    assert report.transient is False and "npm ci" in (report.error_reason or "")
+
+
+def test_a_repository_without_package_json_is_bad_input(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, node_cache, {"index.js": "module.exports = 1;\n"})
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
+    assert "no package.json" in (report.error_reason or "")
+
+
+def test_a_bun_project_is_said_unsupported(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": package_json("bun test"), "bun.lock": "{}"})
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
+    assert "bun" in (report.error_reason or "")
+
+
+# -- node --test: no dependencies at all ------------------------------------------------------------------
+
+LIB = "export function add(a, b) {\n  return a + b;\n}\n\nexport function sub(a, b) {\n  return a - b;\n}\n"
+NODE_TESTS = """\
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+
+import { add } from "../lib.mjs";
+
+describe("add", () => {
+  it("adds", () => {
+    assert.equal(add(1, 2), 3);
+  });
+  it("adds wrongly", () => {
+    assert.equal(add(1, 2), 4);
+  });
+});
+"""
+
+
+def _node_project(**files: str) -> Files:
+    return {"package.json": package_json("node --test test/"), "lib.mjs": LIB, "test/add.test.mjs": NODE_TESTS, **files}
+
+
+def test_node_test_reports_each_test_by_its_suite_and_name(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, node_cache, _node_project())
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/add.test.mjs::add adds wrongly"])
+    assert (report.tests.passed, report.tests.failed) == (1, 1)
+    failure = report.failures[0]
+    assert (failure.exception, failure.location) == ("AssertionError", "test/add.test.mjs:11")
+
+
+def test_node_test_coverage_comes_from_node_itself(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, node_cache, _node_project())
+    assert report.coverage is not None
+    lib = report.coverage.file("lib.mjs")
+    assert lib is not None and lib.missing_lines == [6, 7]
+
+
+def test_node_test_select_runs_the_named_test_only(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, node_cache, _node_project(), "--select", '["test/add.test.mjs::add adds"]')
+    assert (report.status, report.tests.passed, report.tests.failed) == (BuildStatus.PASSED, 1, 0)
+
+
+def test_a_node_test_file_that_cannot_load_says_why(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    files = _node_project(**{"test/add.test.mjs": 'import { gone } from "../gone.mjs";\n'})
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/add.test.mjs"])
+    assert "gone.mjs" in report.failures[0].traceback
+
+
+def test_a_script_mendflow_cannot_read_is_judged_by_its_exit_code(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files = {"package.json": package_json("node check.js"), "check.js": "process.exit(3);\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.error_reason is not None and "exited 3" in report.error_reason
+
+
+def test_no_test_script_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    files = {"package.json": json.dumps({"name": "demo", "version": "1.0.0"}), "index.js": "module.exports = 1;\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+
+
+# -- jest and mocha, installed from the registry without a lockfile (as a published package ships) -----------
+
+CALC = """\
+function div(a, b) {
+  if (b === 0) {
+    throw new Error("division by zero");
+  }
+  return a / b;
+}
+module.exports = { div };
+"""
+JEST_TESTS = """\
+const { div } = require("../calc");
+
+describe("div", () => {
+  test("divides", () => {
+    expect(div(6, 3)).toBe(2);
+  });
+  test("divides wrongly", () => {
+    expect(div(6, 3)).toBe(3);
+  });
+});
+"""
+
+
+def test_jest_reports_its_tests_and_coverage_with_repository_paths(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files: Files = {
+        "package.json": package_json("jest", jest="30.2.0"),
+        "calc.js": CALC,
+        "test/calc.test.js": JEST_TESTS,
+    }
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/calc.test.js::div divides wrongly"])
+    assert report.failures[0].location == "test/calc.test.js:8"
+    assert report.coverage is not None
+    calc = report.coverage.file("calc.js")
+    assert calc is not None and calc.missing_lines == [3]
+
+
+MOCHA_TESTS = JEST_TESTS.replace("test(", "it(").replace("expect(div(6, 3)).toBe(2)", "assert.equal(div(6, 3), 2)")
+MOCHA_TESTS = 'const assert = require("node:assert");\n' + MOCHA_TESTS.replace(
+    "expect(div(6, 3)).toBe(3)", "assert.equal(div(6, 3), 3)"
+)
+
+
+def test_mocha_without_c8_reports_its_tests_and_says_there_is_no_coverage(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files: Files = {"package.json": package_json("mocha", mocha="11.7.5"), "calc.js": CALC, "test/calc.js": MOCHA_TESTS}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/calc.js::div divides wrongly"])
+    assert (report.tests.passed, report.tests.failed) == (1, 1)
+    assert report.coverage is None and any("without c8" in line for line in report.lint_advisory)

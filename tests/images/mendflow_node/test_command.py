@@ -1,0 +1,50 @@
+"""Which runner a package.json's test script runs, with the repository's own arguments."""
+
+from __future__ import annotations
+
+import pytest
+from mendflow_node import command
+
+
+@pytest.mark.parametrize(
+    ("script", "runner", "args"),
+    [
+        ("jest", "jest", []),
+        ("jest --runInBand --coverage", "jest", ["--runInBand"]),
+        ("vitest run", "vitest", []),
+        ("vitest --watch=false src", "vitest", ["--watch=false", "src"]),
+        ("node --test test/", "node", ["test/"]),
+        ("mocha 'test/**/*.spec.js'", "mocha", ["test/**/*.spec.js"]),
+        ("c8 --reporter=lcov mocha -r ts-node/register", "mocha", ["-r", "ts-node/register"]),
+        ("npx jest", "jest", []),
+        ("./node_modules/.bin/jest --ci", "jest", ["--ci"]),
+    ],
+)
+def test_the_runner_and_its_arguments_are_the_scripts(script: str, runner: str, args: list[str]) -> None:
+    read = command.read(script)
+    assert (read.runner, read.args) == (runner, args)
+
+
+def test_a_build_before_the_tests_is_passed_over_for_the_runner() -> None:
+    assert command.read("tsc -p . && jest --ci").runner == "jest"
+
+
+def test_environment_assignments_go_with_the_runner() -> None:
+    read = command.read("cross-env NODE_ENV=test TZ=UTC jest")
+    assert (read.runner, read.env) == ("jest", {"NODE_ENV": "test", "TZ": "UTC"})
+
+
+def test_an_unknown_command_runs_as_the_script() -> None:
+    assert command.read("make test").runner == "script"
+
+
+def test_node_without_test_is_not_node_test() -> None:
+    assert command.read("node scripts/test.js").runner == "script"
+
+
+def test_no_script_is_no_tests() -> None:
+    assert command.read(None).runner == "none"
+
+
+def test_an_unbalanced_quote_runs_as_the_script() -> None:
+    assert command.read("jest 'oops").runner == "script"
