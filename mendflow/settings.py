@@ -58,8 +58,8 @@ class SandboxSettings(BaseModel):
     )
 
 
-# npm and pnpm read npm_config_registry, yarn 2+ its own, corepack (fetching the pnpm or yarn a project pins) its own.
-NPM_REGISTRY_VARIABLES = ("npm_config_registry", "YARN_NPM_REGISTRY_SERVER", "COREPACK_NPM_REGISTRY")
+# npm, pnpm and yarn 1 read npm_config_registry, yarn 2+ its own.
+NPM_REGISTRY_VARIABLES = ("npm_config_registry", "YARN_NPM_REGISTRY_SERVER")
 
 
 class LanguageSettings(BaseModel):
@@ -73,15 +73,20 @@ class LanguageSettings(BaseModel):
 
     npm_registry: str = Field(
         "https://registry.npmjs.org/",
-        description="The npm registry of a JavaScript/TypeScript job's dependency phase (npm, pnpm, yarn and "
-        "corepack's downloads of the latter two); its host joins the phase's egress allowlist.",
+        description="The npm registry of a JavaScript/TypeScript job's dependency phase (npm, pnpm and yarn 1, and "
+        "the pnpm or yarn a project uses); its host joins the phase's egress allowlist.",
+    )
+    yarn_registry: str = Field(
+        "https://registry.yarnpkg.com",
+        description="Yarn 2+'s registry (npmRegistryServer), also the host yarn 1's lockfiles name in their "
+        "`resolved` URLs, which yarn 1 fetches as written; joins the allowlist like npm_registry.",
     )
 
     def job_env(self, language: Language) -> dict[str, str]:
         if language is Language.GO:
             return {"GOPROXY": self.go_proxy}
         if language is Language.TYPESCRIPT:
-            return dict.fromkeys(NPM_REGISTRY_VARIABLES, self.npm_registry)
+            return {"npm_config_registry": self.npm_registry, "YARN_NPM_REGISTRY_SERVER": self.yarn_registry}
         return {}
 
     def every_job_env(self) -> dict[str, str]:

@@ -53,6 +53,17 @@ def test_a_typescript_project_builds_in_the_node_image_with_its_coverage(make_re
 
 
 @needs_node
+def test_a_yarn_lockfile_installs_through_the_egress_proxy(make_repo: RepoFactory) -> None:
+    files = {
+        "package.json": node.package_json("node --test test/", **{"is-number": "7.0.0"}),
+        "yarn.lock": (node.LOCKS / "yarn.lock").read_text(),  # its URLs name registry.yarnpkg.com
+        "test/is.test.mjs": node.USES_IS_NUMBER,
+    }
+    report = ci_build(repo=str(make_repo(files, name="yarn-project")))
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+
+
+@needs_node
 def test_the_loop_on_a_typescript_project_says_no_generator_is_there(make_repo: RepoFactory) -> None:
     result = self_healing_pipeline(repo=str(make_repo(node.example_files(), name="invoice-loop")), branch="main")
     assert result.b1.status is BuildStatus.PASSED

@@ -3,9 +3,9 @@ with a network: the npm registry), then, offline, ``tsc --noEmit`` when there is
 repository configures it, and the test runner its ``test`` script names, with coverage.
 
 Every tool is the repository's own, from ``node_modules/.bin`` at the version its lockfile pins; the image brings
-Node, npm and corepack only (corepack fetches the pnpm or yarn a ``packageManager`` field names, in the
-dependency phase). Coverage comes from the runner's own provider (jest's, vitest's v8 or istanbul, c8 for mocha,
-Node's own for ``node --test``) as LCOV, read into the Coverage contract.
+Node and npm only (``npm exec`` fetches the pnpm or yarn a project uses, in the dependency phase). Coverage comes
+from the runner's own provider (jest's, vitest's v8 or istanbul, c8 for mocha, Node's own for ``node --test``) as
+LCOV, read into the Coverage contract.
 """
 
 from __future__ import annotations
@@ -34,8 +34,21 @@ _TOOL_ENV = {
     "npm_config_update_notifier": "false",
     "npm_config_fund": "false",
     "npm_config_audit": "false",
-    "COREPACK_ENABLE_DOWNLOAD_PROMPT": "0",
+    "YARN_ENABLE_TELEMETRY": "0",
 }
+
+
+# Each package manager's cache (pnpm's store, yarn classic's and berry's caches) under the job's dependency cache.
+CACHE_VARIABLES = {
+    "npm_config_cache": "npm",
+    "npm_config_store_dir": "pnpm-store",
+    "YARN_CACHE_FOLDER": "yarn",
+    "YARN_GLOBAL_FOLDER": "yarn-berry",
+}
+
+
+def _caches(root: Path) -> dict[str, str]:
+    return {name: str(root / sub) for name, sub in CACHE_VARIABLES.items()}
 
 
 class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
@@ -49,21 +62,19 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def _environment(self) -> dict[str, str]:
         env = super()._environment()
         env.update(_TOOL_ENV)
-        env["npm_config_cache"] = str(self.cache / "node" / "npm")
-        env["COREPACK_HOME"] = str(self.cache / "node" / "corepack")
+        env.update(_caches(self.cache / "node"))
         return env
 
     def _use_job_caches(self) -> None:
-        self.env["npm_config_cache"] = str(self.cfg.workspace / "npm-cache")
-        self.env["COREPACK_HOME"] = str(self.cfg.workspace / "corepack")
+        self.env.update(_caches(self.cfg.workspace / "node-cache"))
 
     @property
     def handoff_dirs(self) -> list[Path]:
-        return [self.src, Path(self.env["COREPACK_HOME"])]  # node_modules is in src
+        return [self.src]  # node_modules is in it
 
     @property
     def dependency_dirs(self) -> list[Path]:
-        return [Path(self.env["npm_config_cache"]), Path(self.env["COREPACK_HOME"])]
+        return [Path(self.env[name]) for name in CACHE_VARIABLES]
 
     @property
     def offline_env(self) -> dict[str, str]:
@@ -73,7 +84,6 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             "TMPDIR": str(self.tmp),
             "npm_config_offline": "true",
             "npm_config_cache": str(self.tmp / "npm-cache"),
-            "COREPACK_ENABLE_NETWORK": "0",
         }
 
     @property

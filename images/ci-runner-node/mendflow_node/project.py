@@ -4,6 +4,7 @@ tools its ``node_modules/.bin`` holds (the repository's own, at the versions it 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,14 @@ ESLINT_CONFIGS = tuple(
     for ext in (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".json", ".yaml", ".yml", "")
 )
 _QUIET = ("--no-audit", "--no-fund")
+# The pnpm or yarn a project gets when its ``packageManager`` field names no version: the newest of the line that
+# writes its lockfile. They come from the npm registry through ``npm exec`` (npm checks their integrity), not
+# through corepack: its signature check fails against a registry mirror that serves no signatures.
+PNPM_FOR_LOCKFILE = {"5": "7.33.7", "6": "8.15.9", "9": "9.15.9"}
+YARN_CLASSIC, YARN_BERRY = "1.22.22", "4.18.1"
+_YARN_PACKAGES = {True: "@yarnpkg/cli-dist", False: "yarn"}  # by yarn_berry
+_RC_VALUE = re.compile(r"^(?P<key>yarnPath|nodeLinker):\s*[\"']?(?P<value>[^\"'#\s]+)", re.MULTILINE)
+_LOCKFILE_VERSION = re.compile(r"^lockfileVersion:\s*'?(?P<major>\d+)", re.MULTILINE)
 
 
 class ProjectError(ValueError):
@@ -51,28 +60,68 @@ class Project:
         lockfile, manager = next(((f, m) for f, m in LOCKFILES if (root / f).is_file()), (None, _declared(manifest)))
         if manager == "bun":
             raise ProjectError("bun projects are not supported yet (mendflow builds npm, pnpm and yarn projects)")
-        return cls(root, manifest, manager, lockfile)
+        project = cls(root, manifest, manager, lockfile)
+        if project.yarn_berry and project.yarnrc.get("nodeLinker", "pnp") == "pnp":
+            raise ProjectError(
+                "Yarn Plug'n'Play projects are not supported yet: mendflow runs the tools in node_modules "
+                "(`nodeLinker: node-modules` in .yarnrc.yml)"
+            )
+        return project
 
     def install_argv(self) -> list[str]:
         """The frozen install the ecosystem's CI runs: the lockfile is the authority, never rewritten. With no
         lockfile (a published tarball), npm resolves the manifest's ranges and writes no lockfile."""
         if self.manager == "pnpm":
-            return ["corepack", "pnpm", "install", *(["--frozen-lockfile"] if self.lockfile else [])]
+            return [*self._manager_argv(), "install", *(["--frozen-lockfile"] if self.lockfile else [])]
         if self.manager == "yarn":
             frozen = "--immutable" if self.yarn_berry else "--frozen-lockfile"
-            return ["corepack", "yarn", "install", *([frozen] if self.lockfile else [])]
+            return [*self._manager_argv(), "install", *([frozen] if self.lockfile else [])]
         if self.lockfile:
             return ["npm", "ci", *_QUIET]
         return ["npm", "install", "--no-package-lock", *_QUIET]
 
+    def _manager_argv(self) -> list[str]:
+        """How to run the project's pnpm or yarn: a checked-in yarn release (``yarnPath``) as it is, else the
+        version its ``packageManager`` field pins, else the line its lockfile was written by."""
+        if self.manager == "yarn" and (release := self.yarnrc.get("yarnPath")):
+            return ["node", release]
+        package = "pnpm" if self.manager == "pnpm" else _YARN_PACKAGES[self.yarn_berry]
+        return ["npm", "exec", "--yes", f"--package={package}@{self.manager_version}", "--", self.manager]
+
+    @property
+    def manager_version(self) -> str:
+        declared, _, version = str(self.manifest.get("packageManager") or "").partition("@")
+        if declared == self.manager and version:
+            return version.split("+", 1)[0]  # "pnpm@9.15.0+sha512.…": the hash is corepack's
+        if self.manager == "yarn":
+            return YARN_BERRY if self.yarn_berry else YARN_CLASSIC
+        lock = self.root / "pnpm-lock.yaml"
+        text = lock.read_text(encoding="utf-8", errors="replace")[:500] if lock.is_file() else ""
+        major = match["major"] if (match := _LOCKFILE_VERSION.search(text)) else "9"
+        return PNPM_FOR_LOCKFILE.get(major, PNPM_FOR_LOCKFILE["9"])
+
+    @property
+    def yarnrc(self) -> dict[str, str]:
+        """``yarnPath`` and ``nodeLinker`` from ``.yarnrc.yml`` (the two keys the runner reads)."""
+        rc = self.root / ".yarnrc.yml"
+        text = rc.read_text(encoding="utf-8", errors="replace") if rc.is_file() else ""
+        return {m["key"]: m["value"] for m in _RC_VALUE.finditer(text)}
+
     def script_argv(self, name: str) -> list[str]:
-        return ["npm", "run", name] if self.manager == "npm" else ["corepack", self.manager, "run", name]
+        """A package script, run as every manager runs one (``sh -c`` with ``node_modules/.bin`` on PATH)."""
+        return ["npm", "run", name]
 
     @property
     def yarn_berry(self) -> bool:
-        """Yarn 2+ (its lockfile is YAML with a ``__metadata`` entry; classic's starts ``# yarn lockfile v1``)."""
+        """Yarn 2+: its lockfile has a ``__metadata`` entry (classic's starts ``# yarn lockfile v1``), or, with no
+        lockfile, its ``packageManager`` field says ``yarn@2`` or later."""
+        if self.manager != "yarn":
+            return False
         lock = self.root / "yarn.lock"
-        return lock.is_file() and "__metadata:" in lock.read_text(encoding="utf-8", errors="replace")[:2000]
+        if lock.is_file():
+            return "__metadata:" in lock.read_text(encoding="utf-8", errors="replace")[:2000]
+        declared = str(self.manifest.get("packageManager") or "")
+        return declared.startswith("yarn@") and not declared.startswith("yarn@1.")
 
     def bin(self, name: str) -> Path | None:
         """The repository's own installed tool (``node_modules/.bin/NAME``), or None."""

@@ -16,6 +16,18 @@ NODE_RUNNER_DIR = RUNNER_DIR.parent / "ci-runner-node"
 EXAMPLE = RUNNER_DIR.parents[1] / "examples" / "ts-invoice"
 
 
+LOCKS = RUNNER_DIR.parents[1] / "tests" / "fixtures" / "node"  # real pnpm and yarn lockfiles of is-number
+USES_IS_NUMBER = """\
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import isNumber from "is-number";
+
+test("a number is a number", () => {
+  assert.ok(isNumber(3));
+});
+"""
+
+
 def example_files(**overrides: str | None) -> dict[str, str | bytes | None]:
     """The TypeScript example's files (keys are paths), some replaced (None removes one)."""
     files: dict[str, str | bytes | None] = {

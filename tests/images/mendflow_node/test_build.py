@@ -11,7 +11,7 @@ import pytest
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
 from tests.fixtures.repos import RepoFactory
-from tests.images.mendflow_node.helpers import example_files, package_json, run_node_runner
+from tests.images.mendflow_node.helpers import LOCKS, USES_IS_NUMBER, example_files, package_json, run_node_runner
 from tests.images.mendflow_runner.helpers import snapshot
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js and npm")
@@ -209,6 +209,31 @@ def test_no_test_script_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node
     files = {"package.json": json.dumps({"name": "demo", "version": "1.0.0"}), "index.js": "module.exports = 1;\n"}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+
+
+# -- pnpm and yarn: each from the registry at the version the lockfile or packageManager asks for ---------------
+
+
+@pytest.mark.parametrize("lockfile", ["pnpm-lock.yaml", "yarn.lock"])
+def test_a_pnpm_or_yarn_lockfile_installs_frozen_with_its_manager(
+    lockfile: str, make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files: Files = {
+        "package.json": package_json("node --test test/", **{"is-number": "7.0.0"}),
+        lockfile: (LOCKS / lockfile).read_text(),
+        "test/is.test.mjs": USES_IS_NUMBER,
+    }
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+
+
+def test_a_yarn_plug_n_play_project_is_said_unsupported(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files: Files = {"package.json": package_json("jest"), "yarn.lock": "__metadata:\n  version: 8\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
+    assert "nodeLinker: node-modules" in (report.error_reason or "")
 
 
 # -- jest and mocha, installed from the registry without a lockfile (as a published package ships) -----------
