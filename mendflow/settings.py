@@ -60,6 +60,9 @@ class SandboxSettings(BaseModel):
 
 # npm, pnpm and yarn 1 read npm_config_registry, yarn 2+ its own.
 NPM_REGISTRY_VARIABLES = ("npm_config_registry", "YARN_NPM_REGISTRY_SERVER")
+# The Rust runner reads these (a non-default index is written into the job's cargo config as crates.io's replacement).
+CARGO_VARIABLES = ("MENDFLOW_CARGO_INDEX", "MENDFLOW_CARGO_DOWNLOADS")
+CRATES_IO_INDEX = "https://index.crates.io/"
 
 
 class LanguageSettings(BaseModel):
@@ -82,11 +85,23 @@ class LanguageSettings(BaseModel):
         "`resolved` URLs, which yarn 1 fetches as written; joins the allowlist like npm_registry.",
     )
 
+    cargo_index: str = Field(
+        CRATES_IO_INDEX,
+        description="The sparse index a Rust job's `cargo fetch` reads (another one replaces crates.io for the "
+        "job); its host joins the phase's egress allowlist.",
+    )
+    cargo_downloads: str = Field(
+        "https://static.crates.io/",
+        description="Where that index's crates are downloaded from (its config.json's `dl`); joins the allowlist.",
+    )
+
     def job_env(self, language: Language) -> dict[str, str]:
         if language is Language.GO:
             return {"GOPROXY": self.go_proxy}
         if language is Language.TYPESCRIPT:
             return {"npm_config_registry": self.npm_registry, "YARN_NPM_REGISTRY_SERVER": self.yarn_registry}
+        if language is Language.RUST:
+            return {"MENDFLOW_CARGO_INDEX": self.cargo_index, "MENDFLOW_CARGO_DOWNLOADS": self.cargo_downloads}
         return {}
 
     def every_job_env(self) -> dict[str, str]:

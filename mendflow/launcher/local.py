@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from mendflow.jobcode import IMAGE_PACKAGES, IMAGE_TOOLS, copy_package
+from mendflow.jobcode import IMAGE_PACKAGES, IMAGE_SYSROOTS, IMAGE_TOOLS, copy_package
 from mendflow.launcher.base import (
     JobResult,
     JobSpec,
@@ -175,10 +175,12 @@ def _kill(pids: list[int], sig: int) -> None:
             os.kill(pid, sig)
 
 
-def image_tool_dirs(image: str) -> list[str]:
-    """Where this host keeps the toolchain ``image`` brings (the Go image's ``go``): the local launcher's stand-in
-    for the image, found on the trusted side's PATH."""
+def image_tool_dirs(image: str, toolchains: Path) -> list[str]:
+    """Where this host keeps the toolchain ``image`` brings (the Go image's ``go``, the Rust image's sysroot): the
+    local launcher's stand-in for the image, found on the trusted side's PATH."""
     dirs = []
+    if command := IMAGE_SYSROOTS.get(image):
+        dirs.append(str(reachable_sysroot(command, toolchains) / "bin"))
     for tool in IMAGE_TOOLS.get(image, ()):
         found = shutil.which(tool)
         if found is None:
@@ -190,6 +192,39 @@ def image_tool_dirs(image: str) -> list[str]:
         named = Path(found).parent
         dirs.append(str(named if _searchable_by_all(named) else Path(found).resolve().parent))
     return list(dict.fromkeys(dirs))
+
+
+def reachable_sysroot(command: tuple[str, ...], toolchains: Path) -> Path:
+    """The toolchain root ``command`` prints (``rustc --print sysroot``), or, where a dropped job could not reach
+    it (rustup's under /root), a mirror of it under ``toolchains``: hard links (no 1.4 GB copy), made once per
+    toolchain, its directories world-searchable. Its binaries find their libraries relative to themselves."""
+    try:
+        printed = subprocess.run(list(command), capture_output=True, text=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise FileNotFoundError(f"`{' '.join(command)}` failed: the host has no such toolchain ({exc})") from exc
+    sysroot = Path(printed.strip())
+    if _searchable_by_all(sysroot):
+        return sysroot
+    stamp = f"{sysroot}:{(sysroot / 'bin').stat().st_mtime_ns}"
+    target = toolchains / f"sysroot-{hashlib.sha256(stamp.encode()).hexdigest()[:16]}"
+    if not (target / ".complete").exists():
+        tmp = Path(tempfile.mkdtemp(prefix=".sysroot-", dir=toolchains))
+        shutil.copytree(sysroot, tmp, symlinks=True, copy_function=_link_or_copy, dirs_exist_ok=True)
+        for directory in [tmp, *(p for p in tmp.rglob("*") if p.is_dir() and not p.is_symlink())]:
+            directory.chmod(0o755)
+        (tmp / ".complete").touch()
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another job mirrored it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def _searchable_by_all(path: Path) -> bool:
@@ -431,7 +466,7 @@ class LocalLauncher(Launcher):
                 self._place_inputs(spec, ws)
                 env = self._environment(spec, ws, tools, job_id, cache)
                 env.update({k: v for k, v in self._place_image(spec, ws).items() if k not in spec.env})
-                env["PATH"] = _with_dirs(image_tool_dirs(spec.image), env["PATH"])
+                env["PATH"] = _with_dirs(image_tool_dirs(spec.image, self.base / "toolchain"), env["PATH"])
                 argv = [part.replace("{workspace}", str(ws.ws)) for part in spec.command]
                 limits = JobLimits(spec.memory_limit_mb, spec.cpu_limit, self.settings.sandbox.max_processes)
                 cgroups = JobCgroups.create(job_id, limits)

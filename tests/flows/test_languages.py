@@ -16,9 +16,11 @@ from tasks.outcome import pipeline_result
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_go.helpers import example_files
 from tests.images.mendflow_node import helpers as node
+from tests.images.mendflow_rust import helpers as rust
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
+needs_rust = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs the Rust toolchain")
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js and npm")
 
 
@@ -72,15 +74,32 @@ def test_the_loop_on_a_typescript_project_says_no_generator_is_there(make_repo: 
     assert result.outcome is PipelineOutcome.NO_TESTS_KEPT
 
 
+@needs_rust
+def test_a_rust_crate_builds_in_the_rust_image_with_a_dependency_through_the_egress_proxy(
+    make_repo: RepoFactory,
+) -> None:
+    files = {"Cargo.toml": rust.ITOA_MANIFEST, "src/lib.rs": rust.ITOA_LIB}
+    report = ci_build(repo=str(make_repo(files, name="labels")))
+    assert (report.language, report.status, report.tests.passed) == (Language.RUST, BuildStatus.PASSED, 1)
+
+
+@needs_rust
+def test_the_loop_on_a_rust_crate_plans_its_gaps(make_repo: RepoFactory) -> None:
+    result = self_healing_pipeline(repo=str(make_repo(rust.example_files(), name="duration-loop")), branch="main")
+    assert result.b1.status is BuildStatus.PASSED and result.b1.tests.passed == 4
+    assert result.spec is not None and any(t.symbol == "round_to" for t in result.spec.targets)
+    assert result.outcome is PipelineOutcome.NO_TESTS_KEPT
+
+
 def test_a_language_without_a_runner_is_bad_input_said_once(make_repo: RepoFactory) -> None:
-    crate = {"Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\n', "src/lib.rs": "pub fn one() -> u8 { 1 }\n"}
-    report = ci_build(repo=str(make_repo(crate, name="crate")))
+    project = {"pom.xml": "<project/>\n", "src/main/java/Demo.java": "class Demo {}\n"}
+    report = ci_build(repo=str(make_repo(project, name="maven")))
     assert (report.status, report.fail_reason, report.language) == (
         BuildStatus.ERRORED,
         FailReason.BAD_INPUT,
-        Language.RUST,
+        Language.JAVA,
     )
-    assert report.error_reason is not None and "no CI runner for rust yet" in report.error_reason
+    assert report.error_reason is not None and "no CI runner for java yet" in report.error_reason
     assert report.attempt == 1  # deterministic: not retried
 
 

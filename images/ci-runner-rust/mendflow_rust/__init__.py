@@ -1,0 +1,1 @@
+"""mendflow's CI runner for Rust (cargo) projects: ``python -m mendflow_rust``."""

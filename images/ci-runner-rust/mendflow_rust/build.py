@@ -1,0 +1,233 @@
+"""A Rust (cargo) project's build, the way its own CI runs one: ``cargo fetch`` with the network (crates.io, or
+the registry the trusted side names), then, offline, the test binaries built (``cargo test --no-run``: a
+compile error is FAILED ``build``), ``cargo clippy`` and ``cargo fmt --check``, and ``cargo test`` with
+source-based coverage.
+
+Every step builds with ``-C instrument-coverage`` (beside the repository's own RUSTFLAGS), so the build, clippy's
+check and the test run share one compile of the dependencies. The toolchain is the image's (a
+``rust-toolchain.toml`` asking for another is not downloaded: cargo runs the one it has); the registry cache is
+the repository's dependency cache; each job has its own target directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from mendflow_runner import coverage_formats, proc
+from mendflow_runner.config import JobConfig
+from mendflow_runner.language_build import LanguageBuild
+from mendflow_runner.proc import Log, StepResult
+from mendflow_runner.report import Report
+
+from . import coverage, libtest, messages
+
+MANIFEST, LOCKFILE = "Cargo.toml", "Cargo.lock"
+CRATES_IO_INDEX = "https://index.crates.io/"
+COVERAGE, LCOV = "coverage.json", "lcov.info"
+# Every cargo command: the whole workspace, JSON messages, no colour.
+_WORKSPACE = ["--workspace", "--message-format=json"]
+
+
+class RustBuild(LanguageBuild[tuple[libtest.TestRun, StepResult]]):
+    def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
+        self.binaries: list[messages.TestBinary] = []
+        self.locked = False
+        super().__init__(cfg, rep, log)
+
+    # -- the environment ------------------------------------------------------------------------------------
+
+    def _environment(self) -> dict[str, str]:
+        env = super()._environment()
+        env.update(
+            CARGO_HOME=str(self.cache / "cargo"),
+            CARGO_TARGET_DIR=str(self.cfg.workspace / "target"),
+            CARGO_TERM_COLOR="never",
+            CARGO_INCREMENTAL="0",  # CI builds once: incremental state is only more to write
+            RUST_BACKTRACE="0",  # a panic's message and location, not its frames
+            RUSTFLAGS=" ".join(f for f in (env.get("RUSTFLAGS", ""), coverage.FLAGS) if f),
+            LLVM_PROFILE_FILE=str(self.profiles / "%p-%m.profraw"),
+        )
+        return env
+
+    @property
+    def profiles(self) -> Path:
+        return self.cfg.workspace / "profiles"
+
+    def _use_job_caches(self) -> None:
+        self.env["CARGO_HOME"] = str(self.cfg.workspace / "cargo-home")
+
+    @property
+    def handoff_dirs(self) -> list[Path]:
+        return [self.src, Path(self.env["CARGO_HOME"])]
+
+    @property
+    def dependency_dirs(self) -> list[Path]:
+        return [Path(self.env["CARGO_HOME"])]
+
+    @property
+    def offline_env(self) -> dict[str, str]:
+        return {**self.env, "CARGO_NET_OFFLINE": "true", "TMPDIR": str(self.tmp)}
+
+    # -- the steps -------------------------------------------------------------------------------------------
+
+    def _read_project(self) -> bool:
+        if not (self.src / MANIFEST).is_file():
+            self.rep.errored("bad_input", "no Cargo.toml at the repository's root: this is not a cargo project")
+            return False
+        try:
+            libtest.selection(self.cfg.select)
+        except libtest.SelectionError as exc:
+            self.rep.errored("bad_input", f"--select: {exc}")
+            return False
+        self.locked = (self.src / LOCKFILE).is_file()
+        return True
+
+    @property
+    def _lock_flag(self) -> list[str]:
+        """``--locked`` where the repository has a lockfile: it is the authority, never rewritten."""
+        return ["--locked"] if self.locked else []
+
+    def _download(self) -> bool:
+        self._use_index(os.environ.get("MENDFLOW_CARGO_INDEX", CRATES_IO_INDEX))
+        return self._fetch(["cargo", "fetch", *self._lock_flag], self.src)
+
+    def _use_index(self, index: str) -> None:
+        """The trusted side's index, when it is not crates.io's, replaces crates.io for this job (cargo's source
+        replacement, in the job's CARGO_HOME, which its dependency cache is)."""
+        if index.rstrip("/") == CRATES_IO_INDEX.rstrip("/"):
+            return
+        config = Path(self.env["CARGO_HOME"]) / "config.toml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        url = index if index.startswith("sparse+") else f"sparse+{index}"
+        config.write_text(
+            f'[source.crates-io]\nreplace-with = "mendflow"\n\n[source.mendflow]\nregistry = "{url}"\n',
+            encoding="utf-8",
+        )
+
+    def _cargo(self, args: list[str], harness: list[str] | None = None) -> StepResult:
+        """A cargo command offline in the sandbox, its two streams as one (libtest's results go to stdout, cargo's
+        ``Running`` lines to stderr: only together do they say which target a result belongs to)."""
+        argv = ["cargo", *args, *self._lock_flag, "--offline", *(["--", *harness] if harness else [])]
+        readable = (Path(self.env["CARGO_HOME"]),)
+        step = self._run(
+            proc.sandbox(self.cfg.workspace, readable),
+            ["sh", "-c", 'exec "$0" "$@" 2>&1', *argv],
+            self.src,
+            self.offline_env,
+        )
+        return StepResult(argv, step.returncode, step.stdout, step.stderr, step.duration, step.timed_out)
+
+    def _compile(self) -> bool:
+        """The test binaries, built as ``cargo test`` would build them: code that does not compile fails the build
+        in the compiler's words."""
+        step = self._cargo(["test", *_WORKSPACE, "--no-run"])
+        if step.timed_out:
+            self.rep.errored("timeout", "`cargo test --no-run` ran out of the job's time budget")
+            return False
+        self.binaries = messages.test_binaries(step.stdout, self.src)
+        if not step.ok:
+            said = "; ".join(messages.diagnostics(step.stdout, self.src)[:3]) or step.last_stderr_line()
+            self.rep.failed("build", f"`cargo test --no-run` failed: {said}")
+            return False
+        return True
+
+    def _lint(self) -> list[str]:
+        found: list[str] = []
+        clippy = self._cargo(["clippy", *_WORKSPACE, "--all-targets"])
+        if "no such command" in clippy.stdout:
+            self.rep.lint_advisory.append(".:0:0 clippy is not installed: nothing linted")
+        else:
+            found += messages.diagnostics(clippy.stdout, self.src, levels=("error", "warning"))
+        fmt = self._run(
+            proc.sandbox(self.cfg.workspace),
+            ["cargo", "fmt", "--all", "--check", "--", "-l"],
+            self.src,
+            self.offline_env,
+        )
+        if "no such command" in fmt.stderr:
+            self.rep.lint_advisory.append(".:0:0 rustfmt is not installed: formatting not checked")
+            return found
+        for line in fmt.stdout.splitlines():
+            path = Path(line.strip())
+            if path.is_absolute() and path.is_relative_to(self.src):
+                found.append(f"{path.relative_to(self.src).as_posix()}:1:1 rustfmt not formatted as rustfmt would")
+        return found
+
+    def _tests(self) -> tuple[libtest.TestRun, StepResult]:
+        targets, names = libtest.selection(self.cfg.select) if self.cfg.select else ([], [])
+        filters = ["--exact", *names] if names else []
+        step = self._cargo(["test", "--workspace", "--no-fail-fast", *targets], filters)
+        self.rep.test_command = step.argv
+        docs = {b.name: b.source for b in self.binaries if b.kind == "lib"}
+        run = libtest.read(step.stdout, docs)
+        self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures
+        return run, step
+
+    def _coverage(self) -> None:
+        raw = sorted(self.profiles.glob("*.profraw"))
+        if not raw or not self.binaries:
+            return
+        try:
+            lcov = self._export(raw)
+        except coverage.CoverageToolsMissing as exc:
+            self.rep.lint_advisory.append(f".:0:0 coverage {exc}")
+            return
+        if lcov is None:
+            return
+        try:
+            self.rep.coverage = coverage_formats.from_lcov(lcov, self.src)
+        except coverage_formats.CoverageFormatError as exc:
+            self.log.write(f"coverage: {exc}")
+            return
+        (self.cfg.out / LCOV).write_text(lcov, encoding="utf-8")
+        (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
+
+    def _export(self, raw: list[Path]) -> str | None:
+        version = self._tool(["rustc", "-vV"])
+        sysroot = self._tool(["rustc", "--print", "sysroot"]).stdout.strip()
+        major = coverage.llvm_major(version)
+        tools = {
+            name: coverage.find_tool(name, major, Path(sysroot) if sysroot else None, self.env.get("PATH"))
+            for name in ("llvm-profdata", "llvm-cov", "llvm-cxxfilt")
+        }
+        merged = self.cfg.workspace / "merged.profdata"
+        merge = self._tool([tools["llvm-profdata"], "merge", "-sparse", *map(str, raw), "-o", str(merged)])
+        objects = [arg for b in self.binaries for arg in ("--object", b.executable)][1:]
+        export = self._tool(
+            [
+                tools["llvm-cov"],
+                "export",
+                "--format=lcov",
+                f"--instr-profile={merged}",
+                f"--ignore-filename-regex={coverage.IGNORED}",
+                *objects,
+            ]
+        )
+        if not (merge.ok and export.ok):
+            self.log.write(f"coverage: {(export if merge.ok else merge).last_stderr_line()}")
+            return None
+        names = coverage.symbols(export.stdout)
+        demangled = self._tool([tools["llvm-cxxfilt"], *names]).stdout.splitlines() if names else []
+        return coverage.demangle_names(export.stdout, dict(zip(names, demangled, strict=False)))
+
+    def _tool(self, argv: list[str]) -> StepResult:
+        """A toolchain command on the job's own files (no repository code runs)."""
+        return proc.run(argv, cwd=self.src, env=self.offline_env, timeout=self.remaining(), log=self.log)
+
+    def _judge(self, outcome: tuple[libtest.TestRun, StepResult]) -> None:
+        run, step = outcome
+        rep = self.rep
+        where = f" while running {run.running}" if run.running else ""
+        if step.timed_out:
+            rep.errored("timeout", f"the test suite ran out of the job's time budget{where}")
+        elif run.failed:
+            rep.failed("tests")
+        elif not step.ok:
+            rep.failed("tests", f"`cargo test` exited {step.returncode}: {step.last_stderr_line()}")
+        elif run.counts["total"] == 0:
+            what = "of the selected ids" if self.cfg.select else "at all"
+            rep.failed("no_tests", f"`cargo test` ran no tests {what}; add #[test] functions or tests/*.rs")
+        elif rep.lint_errors:
+            rep.failed("lint")

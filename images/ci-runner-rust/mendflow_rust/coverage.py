@@ -1,0 +1,63 @@
+"""Source-based coverage of a Rust test run (``-C instrument-coverage``) as LCOV: ``llvm-profdata merge`` of the
+raw profiles, ``llvm-cov export`` over every test binary, symbol names demangled with ``llvm-cxxfilt``.
+
+The LLVM tools must read the profiles of the LLVM inside rustc (``rustc -vV``'s ``LLVM version``): the image
+has rustup's ``llvm-tools`` component; a host may have Debian's ``llvm-<major>`` (``llvm-cov-22``). Stable Rust has
+no branch coverage (``-Z coverage-options=branch`` is nightly), so the contract says ``branch_data: false``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from mendflow_runner.proc import StepResult
+
+FLAGS = "-C instrument-coverage"
+_LLVM_MAJOR = re.compile(r"^LLVM version: (\d+)", re.MULTILINE)
+_FN = re.compile(r"^(FN|FNDA):([^,]+),(.+)$")
+# What is not the repository's code: the standard library (``/rustc/<hash>/``) and dependencies.
+IGNORED = r"^/rustc/|/\.cargo/registry/|/\.cargo/git/|/cargo/registry/|/cargo/git/"
+
+
+class CoverageToolsMissing(LookupError):
+    """No llvm-profdata/llvm-cov for rustc's LLVM: the run has no coverage (said as advice)."""
+
+
+def llvm_major(rustc_version: StepResult) -> str:
+    match = _LLVM_MAJOR.search(rustc_version.stdout)
+    return match[1] if match else ""
+
+
+def find_tool(name: str, major: str, sysroot: Path | None, path: str | None) -> str:
+    """``name`` for LLVM ``major``: rustup's llvm-tools in the sysroot, else ``name-<major>`` on PATH."""
+    if sysroot is not None:
+        for candidate in sysroot.glob(f"lib/rustlib/*/bin/{name}"):
+            return str(candidate)
+    found = shutil.which(f"{name}-{major}", path=path) if major else None
+    if found is None:
+        raise CoverageToolsMissing(f"{name} for LLVM {major or '?'} is not installed: no coverage")
+    return found
+
+
+def demangle_names(lcov: str, demangled: dict[str, str]) -> str:
+    """LCOV with each ``FN``/``FNDA`` symbol replaced by its demangled path, without its crate (``demo::add`` →
+    ``add``), and each function once per file (a lib and its test binary both name it)."""
+    seen: set[str] = set()
+    out = []
+    for line in lcov.splitlines():
+        if line.startswith("SF:"):
+            seen.clear()
+        elif match := _FN.match(line):
+            name = demangled.get(match[3], match[3]).split("::", 1)[-1]
+            line = f"{match[1]}:{match[2]},{name}"
+            if line in seen:
+                continue
+            seen.add(line)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def symbols(lcov: str) -> list[str]:
+    return sorted({m[3] for line in lcov.splitlines() if (m := _FN.match(line))})

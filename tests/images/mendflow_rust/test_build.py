@@ -1,0 +1,117 @@
+"""The Rust runner on real crates with the real toolchain, clippy, rustfmt, LLVM's coverage tools and crates.io:
+statuses, ids, coverage."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_runner.helpers import snapshot
+from tests.images.mendflow_rust.helpers import ITOA_LIB, ITOA_MANIFEST, example_files, run_rust_runner
+
+pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs the Rust toolchain")
+
+Files = dict[str, str | bytes | None]
+LIB = example_files()["src/lib.rs"]
+assert isinstance(LIB, str)
+
+
+def _build(make_repo: RepoFactory, tmp_path: Path, cache: Path, files: Files, *args: str) -> BuildReport:
+    source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
+    return BuildReport.model_validate(run_rust_runner(source, tmp_path / "out", cache, *args))
+
+
+def test_the_example_passes_with_its_tests_and_coverage(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, rust_cache, example_files())
+    assert (report.status, report.tests.passed, report.tests.total) == (BuildStatus.PASSED, 4, 4)
+    assert report.test_command[:2] == ["cargo", "test"]
+    assert report.coverage is not None and 0 < report.coverage.line_pct < 100
+
+
+@pytest.mark.skipif(shutil.which("llvm-cov-22") is None, reason="needs LLVM 22's coverage tools (Debian's llvm-22)")
+def test_coverage_names_the_functions_and_says_it_has_no_branches(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, rust_cache, example_files())
+    assert report.coverage is not None
+    assert (report.coverage.format, report.coverage.branch_data) == (CoverageFormat.LCOV, False)
+    lib = report.coverage.file("src/lib.rs")
+    assert lib is not None
+    names = {s.name: s for s in lib.symbols}
+    assert names["round_to"].line_pct == 0.0 and names["parse"].line_pct is not None and names["parse"].line_pct > 0
+
+
+FAILING = LIB.replace(
+    "    #[test]\n    fn parses_hours_and_minutes() {",
+    '    #[test]\n    fn rounds_up() {\n        assert_eq!(round_to(90, 60), 60, "halves round down");\n    }\n\n'
+    "    #[test]\n    fn parses_hours_and_minutes() {",
+)
+
+
+def test_a_failing_test_is_its_target_and_path_with_the_panic(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, rust_cache, example_files(**{"src/lib.rs": FAILING}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.failed_tests == ["src/lib.rs::tests::rounds_up"]
+    failure = report.failures[0]
+    assert (failure.kind, failure.location) == (FailureKind.FAILED, "src/lib.rs:96")
+    assert failure.message == "assertion `left == right` failed: halves round down"
+    assert (report.tests.failed, report.tests.passed) == (1, 4)
+
+
+def test_select_runs_exactly_the_named_test(make_repo: RepoFactory, tmp_path: Path, rust_cache: Path) -> None:
+    files = example_files(**{"src/lib.rs": FAILING})
+    chosen = '["tests/roundtrip.rs::spaces_between_parts_are_allowed"]'
+    report = _build(make_repo, tmp_path, rust_cache, files, "--select", chosen)
+    assert (report.status, report.tests.passed, report.tests.failed) == (BuildStatus.PASSED, 1, 0)
+
+
+def test_code_that_does_not_compile_fails_the_build_in_the_compilers_words(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    broken = LIB.replace('return "0s".to_string();', "return 0;")
+    report = _build(make_repo, tmp_path, rust_cache, example_files(**{"src/lib.rs": broken}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.BUILD)
+    assert report.error_reason is not None and "src/lib.rs:" in report.error_reason and "E0308" in report.error_reason
+
+
+def test_clippy_and_rustfmt_findings_fail_lint_with_their_file_and_code(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    extra = "pub fn count(v: &Vec<u64>) -> usize { v.len() }\n\n#[cfg(test)]"
+    report = _build(
+        make_repo, tmp_path, rust_cache, example_files(**{"src/lib.rs": LIB.replace("#[cfg(test)]", extra)})
+    )
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
+    codes = sorted({(line.split(":", 1)[0], line.split(" ")[1]) for line in report.lint_errors})
+    assert codes == [("src/lib.rs", "clippy::ptr_arg"), ("src/lib.rs", "rustfmt")]
+
+
+def test_a_repository_without_cargo_toml_is_bad_input(make_repo: RepoFactory, tmp_path: Path, rust_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, rust_cache, {"src/lib.rs": "pub fn one() -> u8 { 1 }\n"})
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
+    assert "no Cargo.toml" in (report.error_reason or "")
+
+
+def test_a_crate_from_crates_io_is_fetched_then_built_and_tested_offline(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, rust_cache, {"Cargo.toml": ITOA_MANIFEST, "src/lib.rs": ITOA_LIB})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+    assert any(path.name.startswith("itoa-1.0.11") for path in (rust_cache / "cargo").rglob("itoa-*"))
+
+
+def test_a_lockfile_out_of_step_with_cargo_toml_is_a_deterministic_dependency_error(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    files = example_files(**{"Cargo.toml": str(example_files()["Cargo.toml"]) + 'itoa = "=1.0.11"\n'})
+    report = _build(make_repo, tmp_path, rust_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
+    assert report.transient is False and "cargo fetch --locked" in (report.error_reason or "")
