@@ -19,9 +19,10 @@ bootstrap_services() {
 }
 
 # Debian packages the suite runs for real: chromium (UI screenshot check), prometheus + promtool (metrics scrape
-# and alert rules), bubblewrap (the local launcher's network and filesystem namespaces). Installed only where we
-# may: as root with apt.
-DEBIAN_TOOLS=(chromium:chromium prometheus:prometheus promtool:prometheus bwrap:bubblewrap)
+# and alert rules), bubblewrap (the local launcher's network and filesystem namespaces), LLVM 22's coverage tools
+# (Rust jobs' coverage: they must match the LLVM inside rustc 1.95, which rustup's llvm-tools would give, but
+# that component is not on this machine). Installed only where we may: as root with apt.
+DEBIAN_TOOLS=(chromium:chromium prometheus:prometheus promtool:prometheus bwrap:bubblewrap llvm-cov-22:llvm-22)
 
 bootstrap_debian_tools() {
     local missing=() entry
