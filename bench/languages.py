@@ -5,9 +5,10 @@ by side: the B1 status mendflow gives (target: PASSED where the project's own te
 coverage, and mendflow's build job (the local launcher's sandboxed job: unpack, dependency phase, build, lint,
 tests, coverage) ÷ the project's own test-with-coverage command run directly, both warm (target ≤ 1.2).
 
-    uv run python bench/languages.py [--repeat 3] [--json]
+    uv run python bench/languages.py [--repeat 3] [--json] [--language go|typescript|rust ...]
 
-Languages so far: Go (modules from the Go module proxy, unpacked as ``go mod download`` serves them).
+Subjects: Go modules as the module proxy serves them (``go mod download``), npm packages as their tarballs ship
+(``npm pack``: the few popular packages that still publish their tests), crates as crates.io serves them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -39,6 +42,15 @@ GO_SUBJECTS = [
     # TestNoDirExists), and its suite package takes half a minute.
     ("github.com/stretchr/testify", "github.com/stretchr/testify@v1.9.0"),
 ]
+# (subject, name@version or None, the project's own test-with-coverage command). npm tarballs carry no lockfile:
+# both sides install what the manifest's ranges resolve to today.
+TS_SUBJECTS = [
+    ("ts-invoice (example)", None, ["npx", "vitest", "run", "--coverage.enabled"]),
+    ("light-my-request", "light-my-request@6.8.1", ["npm", "run", "test:unit"]),  # c8 --100 node --test
+    ("exponential-backoff", "exponential-backoff@3.1.3", ["npx", "jest", "--coverage"]),  # jest 24, ts-jest
+    ("css-what", "css-what@8.0.0", ["npm", "run", "test:vi"]),  # vitest, no coverage provider in its manifest
+]
+RUST_SUBJECTS = [("rust-duration (example)", None), ("itoa", "itoa@1.0.11"), ("semver", "semver@1.0.23")]
 
 
 @dataclass
@@ -68,16 +80,50 @@ def go_env(work: Path) -> dict[str, str]:
     }
 
 
-def go_subject(name: str, module: str | None, work: Path) -> Path:
-    """A git repository of the module's files as the module proxy serves them."""
+def go_files(module: str, target: Path, work: Path) -> None:
+    out = subprocess.run(
+        ["go", "mod", "download", "-json", module], env=go_env(work), capture_output=True, text=True, check=True
+    )
+    shutil.copytree(json.loads(out.stdout)["Dir"], target)
+
+
+def npm_files(package: str, target: Path, work: Path) -> None:
+    packs = work / "packs"
+    packs.mkdir(exist_ok=True)
+    out = subprocess.run(
+        ["npm", "pack", "--silent", package, "--pack-destination", str(packs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    unpacked = work / "unpacked"
+    shutil.rmtree(unpacked, ignore_errors=True)
+    unpacked.mkdir()
+    subprocess.run(
+        ["tar", "--no-same-owner", "-xzf", str(packs / out.stdout.strip().splitlines()[-1])], cwd=unpacked, check=True
+    )
+    shutil.copytree(unpacked / "package", target)
+
+
+def crate_files(spec: str, target: Path, work: Path) -> None:
+    name, version = spec.split("@")
+    url = f"https://static.crates.io/crates/{name}/{name}-{version}.crate"
+    archive = work / f"{name}-{version}.crate"
+    with urllib.request.urlopen(url, timeout=60) as response:
+        archive.write_bytes(response.read())
+    subprocess.run(["tar", "--no-same-owner", "-xzf", str(archive)], cwd=work, check=True)
+    shutil.copytree(work / f"{name}-{version}", target)
+
+
+def subject_repo(
+    name: str, spec: str | None, example: str, fetch: Callable[[str, Path, Path], None], work: Path
+) -> Path:
+    """A git repository of the subject's files as its registry serves them (or the shipped example)."""
     target = work / "repos" / name.replace("/", "_").split(" ")[0]
-    if module is None:
-        shutil.copytree(ROOT / "examples" / "go-ratelimit", target)
+    if spec is None:
+        shutil.copytree(ROOT / "examples" / example, target)
     else:
-        out = subprocess.run(
-            ["go", "mod", "download", "-json", module], env=go_env(work), capture_output=True, text=True, check=True
-        )
-        shutil.copytree(json.loads(out.stdout)["Dir"], target)
+        fetch(spec, target, work)
         for path in target.rglob("*"):
             path.chmod(0o755 if path.is_dir() else 0o644)
     files: dict[str, str | bytes | None] = {
@@ -92,13 +138,76 @@ def go_subject(name: str, module: str | None, work: Path) -> Path:
     return target
 
 
+def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=False)
+    return time.perf_counter() - start, "PASSED" if proc.returncode == 0 else "FAILED"
+
+
 def own_go(repo: Path, work: Path) -> tuple[float, str]:
     """The project's tests with coverage as its CI runs them, directly: the command mendflow runs, with
     ``-count=1`` so Go's test result cache (which a new commit's CI does not hit) answers nothing."""
     argv = ["go", "test", "-short", "-count=1", "-covermode=atomic", f"-coverprofile={work / 'own.out'}", "./..."]
+    return _timed(argv, repo, go_env(work))
+
+
+def own_checkout(repo: Path, work: Path) -> Path:
+    """The project's own working copy beside mendflow's: its installs and build output stay out of the repo."""
+    own = work / "own" / repo.name
+    if not own.exists():
+        shutil.copytree(repo, own, ignore=shutil.ignore_patterns(".git"))
+    return own
+
+
+def own_node(command: list[str]) -> Callable[[Path, Path], tuple[float, str]]:
+    """The package's own test command, after its install (untimed: mendflow's side is timed warm too)."""
+
+    def run(repo: Path, work: Path) -> tuple[float, str]:
+        own = own_checkout(repo, work)
+        if not (own / "node_modules").exists():
+            install = ["npm", "ci"] if (own / "package-lock.json").exists() else ["npm", "install", "--no-package-lock"]
+            subprocess.run([*install, "--no-audit", "--no-fund"], cwd=own, capture_output=True, check=True)
+        return _timed(command, own, {**os.environ, "CI": "true"})
+
+    return run
+
+
+def own_rust(repo: Path, work: Path) -> tuple[float, str]:
+    """``cargo test`` with source-based coverage and its LCOV export, as a crate's CI gets coverage by hand (warm
+    target directory: the project's own CI cache)."""
+    own = own_checkout(repo, work)
+    profiles = work / "own-profiles"
+    shutil.rmtree(profiles, ignore_errors=True)
+    env = {
+        **os.environ,
+        "RUSTFLAGS": "-C instrument-coverage",
+        "LLVM_PROFILE_FILE": f"{profiles}/%p-%m.profraw",
+        "CARGO_TARGET_DIR": str(work / "own-target"),
+    }
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=repo, env=go_env(work), capture_output=True, check=False)
-    return time.perf_counter() - start, "PASSED" if proc.returncode == 0 else "FAILED"
+    tests = subprocess.run(["cargo", "test", "-q"], cwd=own, env=env, capture_output=True, check=False)
+    built = subprocess.run(
+        ["cargo", "test", "--no-run", "--message-format=json"],
+        cwd=own,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    binaries = [e["executable"] for e in map(json.loads, built.stdout.splitlines()) if e.get("executable")]
+    merged = profiles / "merged.profdata"
+    subprocess.run(
+        ["llvm-profdata-22", "merge", "-sparse", *map(str, profiles.glob("*.profraw")), "-o", str(merged)],
+        capture_output=True,
+        check=False,
+    )
+    objects = [arg for b in binaries for arg in ("--object", b)][1:]
+    subprocess.run(
+        ["llvm-cov-22", "export", "--format=lcov", f"--instr-profile={merged}", *objects],
+        capture_output=True,
+        check=False,
+    )
+    return time.perf_counter() - start, "PASSED" if tests.returncode == 0 else "FAILED"
 
 
 def mendflow_b1(repo: Path) -> tuple[float, str, float | None]:
@@ -118,22 +227,27 @@ def mendflow_b1(repo: Path) -> tuple[float, str, float | None]:
     return wall, report.status.value, report.coverage.line_pct if report.coverage else None
 
 
-def measure(language: str, name: str, repo: Path, work: Path, repeat: int) -> Row:
+SOURCE_SUFFIXES = {"go": (".go",), "typescript": (".ts", ".js", ".mjs", ".cjs", ".mts"), "rust": (".rs",)}
+
+
+def measure(
+    language: str, name: str, repo: Path, work: Path, repeat: int, own_run: Callable[[Path, Path], tuple[float, str]]
+) -> Row:
     cold, status, line_pct = mendflow_b1(repo)
-    own_status = own_go(repo, work)[1]  # warms the project's own caches
+    own_status = own_run(repo, work)[1]  # warms the project's own caches
     own, ours = [], []
     for _ in range(repeat):  # interleaved, so both see the same machine
-        own.append(own_go(repo, work)[0])
+        own.append(own_run(repo, work)[0])
         wall, status, line_pct = mendflow_b1(repo)
         ours.append(wall)
-    files = sum(1 for p in repo.rglob("*.go") if ".git" not in p.parts)
+    files = sum(1 for p in repo.rglob("*") if p.suffix in SOURCE_SUFFIXES[language] and ".git" not in p.parts)
     return Row(
         language, name, own_status, status, line_pct, statistics.median(own), statistics.median(ours), cold, files
     )
 
 
 def table(rows: list[Row]) -> str:
-    head = "| language | subject | .go files | own test | B1 | line % | own s | mendflow s | ratio (warm) | cold s |"
+    head = "| language | subject | source files | own test | B1 | line % | own s | mendflow s | ratio (warm) | cold s |"
     lines = [head, "|" + "---|" * 10]
     for r in rows:
         pct = f"{r.line_pct:.1f}" if r.line_pct is not None else "—"
@@ -148,13 +262,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--language", action="append", choices=["go", "typescript", "rust"])
     args = parser.parse_args(argv)
+    chosen = args.language or ["go", "typescript", "rust"]
     with tempfile.TemporaryDirectory(prefix="mendflow-languages-") as tmp:
         work = Path(tmp)
         work.chmod(0o755)  # jobs drop to their own uids: the launcher's base must be reachable
         os.environ["MENDFLOW_STATE_DIR"] = str(work / "state")
         os.environ["MENDFLOW_SANDBOX__LOCAL_BASE_DIR"] = str(work / "launcher")
-        rows = [measure("go", name, go_subject(name, module, work), work, args.repeat) for name, module in GO_SUBJECTS]
+        rows: list[Row] = []
+        for name, spec in GO_SUBJECTS if "go" in chosen else []:
+            repo = subject_repo(name, spec, "go-ratelimit", go_files, work)
+            rows.append(measure("go", name, repo, work, args.repeat, own_go))
+        for name, spec, command in TS_SUBJECTS if "typescript" in chosen else []:
+            repo = subject_repo(name, spec, "ts-invoice", npm_files, work)
+            rows.append(measure("typescript", name, repo, work, args.repeat, own_node(command)))
+        for name, spec in RUST_SUBJECTS if "rust" in chosen else []:
+            repo = subject_repo(name, spec, "rust-duration", crate_files, work)
+            rows.append(measure("rust", name, repo, work, args.repeat, own_rust))
     if args.json:
         print(json.dumps([{**asdict(r), "ratio": r.ratio} for r in rows], indent=2))
     else:

@@ -99,12 +99,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         if not self.modules:
             self.rep.errored("bad_input", "no go.mod in the repository: this is not a Go module (run `go mod init`)")
             return False
-        try:
-            gotest.selection(self.cfg.select)
-        except gotest.SelectionError as exc:
-            self.rep.errored("bad_input", f"--select: {exc}")
-            return False
-        return True
+        return self._selection_ok(gotest.selection)
 
     def _download(self) -> bool:
         """``go mod download`` per module that does not vendor: confined, with the module proxy as the only way out."""

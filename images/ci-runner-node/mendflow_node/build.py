@@ -96,15 +96,11 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def _read_project(self) -> bool:
         try:
             self.project = Project.read(self.src)
-            results.selection(self.cfg.select)
         except ProjectError as exc:
             self.rep.errored("bad_input", str(exc))
             return False
-        except results.SelectionError as exc:
-            self.rep.errored("bad_input", f"--select: {exc}")
-            return False
-        self.test = command.read(self.proj.scripts.get("test"))
-        return True
+        self.test = command.read(self.proj.scripts.get("test"), self.proj.scripts)
+        return self._selection_ok(results.selection)
 
     def _download(self) -> bool:
         return self._fetch(self.proj.install_argv(), self.src)

@@ -33,18 +33,39 @@ class TestCommand:
     env: dict[str, str] = field(default_factory=dict)  # the script's VAR=value assignments
 
 
-def read(script: str | None) -> TestCommand:
+_MANAGERS = {"npm", "pnpm", "yarn"}
+_MAX_DEPTH = 4  # scripts that run scripts: "test" → "npm run test:unit" → "c8 node --test"
+
+
+def read(script: str | None, scripts: dict[str, str] | None = None, depth: int = 0) -> TestCommand:
+    """The runner ``script`` runs; ``scripts`` (package.json's) are followed where it runs one of them."""
     if not script:
         return TestCommand("none")
+    lexer = shlex.shlex(script, posix=True, punctuation_chars="&|;")
+    lexer.whitespace_split = True  # words as the shell splits them ("test:unit", "@scope/pkg"), operators apart
     try:
-        words = list(shlex.shlex(script, posix=True, punctuation_chars="&|;"))
+        words = list(lexer)
     except ValueError:
         return TestCommand("script")
     for segment in _segments(words):
         command = _runner_of(segment)
+        if command is None and scripts and depth < _MAX_DEPTH and (name := _script_named(segment)) in scripts:
+            command = read(scripts[name], scripts, depth + 1)
+            command = None if command.runner in ("none", "script") else command
         if command is not None:
             return command
     return TestCommand("script")
+
+
+def _script_named(words: list[str]) -> str:
+    """``npm run NAME``, ``npm test``, ``pnpm NAME``, ``yarn run NAME``: the package script it runs ('' if none)."""
+    if len(words) < 2 or words[0] not in _MANAGERS:
+        return ""
+    if words[1] in ("run", "run-script") and len(words) > 2:
+        return words[2]
+    if words[1] in ("test", "t"):
+        return "test"
+    return words[1] if words[0] != "npm" and not words[1].startswith("-") else ""
 
 
 def _segments(words: list[str]) -> list[list[str]]:

@@ -209,5 +209,14 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         self.rep.errored(reason, f"`{' '.join(argv)}` in {self.where(cwd)} failed{how}: {said}", transient)
         return False
 
+    def _selection_ok(self, check: Callable[[list[str]], object]) -> bool:
+        """``--select`` read by the language's ``check``, whose ``ValueError`` makes it bad input."""
+        try:
+            check(self.cfg.select)
+        except ValueError as exc:
+            self.rep.errored("bad_input", f"--select: {exc}")
+            return False
+        return True
+
     def where(self, path: Path) -> str:
         return path.relative_to(self.src).as_posix()

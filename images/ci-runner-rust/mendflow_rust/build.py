@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from mendflow_runner import coverage_formats, proc
@@ -70,6 +71,13 @@ class RustBuild(LanguageBuild[tuple[libtest.TestRun, StepResult]]):
     def offline_env(self) -> dict[str, str]:
         return {**self.env, "CARGO_NET_OFFLINE": "true", "TMPDIR": str(self.tmp)}
 
+    @property
+    def toolchain(self) -> tuple[Path, ...]:
+        """The toolchain's root (its bin's parent): a sandbox whose ``/tmp`` is fresh must see it again when the
+        local launcher keeps it under the host's ``/tmp``."""
+        cargo = shutil.which("cargo", path=self.env.get("PATH"))
+        return (Path(cargo).resolve().parent.parent,) if cargo else ()
+
     # -- the steps -------------------------------------------------------------------------------------------
 
     def _read_project(self) -> bool:
@@ -110,7 +118,7 @@ class RustBuild(LanguageBuild[tuple[libtest.TestRun, StepResult]]):
         """A cargo command offline in the sandbox, its two streams as one (libtest's results go to stdout, cargo's
         ``Running`` lines to stderr: only together do they say which target a result belongs to)."""
         argv = ["cargo", *args, *self._lock_flag, "--offline", *(["--", *harness] if harness else [])]
-        readable = (Path(self.env["CARGO_HOME"]),)
+        readable = (Path(self.env["CARGO_HOME"]), *self.toolchain)
         step = self._run(
             proc.sandbox(self.cfg.workspace, readable),
             ["sh", "-c", 'exec "$0" "$@" 2>&1', *argv],

@@ -3,15 +3,12 @@ the real toolchain."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from tests.images.mendflow_runner.helpers import RUNNER_DIR, runner_env
+from tests.images.mendflow_runner.helpers import RUNNER_DIR, run_language_runner, runner_env
 
 GO_RUNNER_DIR = RUNNER_DIR.parent / "ci-runner-go"
 EXAMPLE = RUNNER_DIR.parents[1] / "examples" / "go-ratelimit"
@@ -47,14 +44,4 @@ def go_env(cache: Path, golangci: bool = True, **extra: str) -> dict[str, str]:
 def run_go_runner(
     source: Path, out: Path, cache: Path, *args: str, golangci: bool = True, **env: str
 ) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "mendflow_go", "--source", str(source), "--out", str(out), *args],
-        env=go_env(cache, golangci, **env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    report = out / "report.json"
-    assert proc.returncode == 0 and report.is_file(), f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    return dict(json.loads(report.read_text()))
+    return run_language_runner("mendflow_go", source, out, go_env(cache, golangci, **env), *args)

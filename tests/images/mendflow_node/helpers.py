@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from tests.images.mendflow_runner.helpers import RUNNER_DIR, runner_env
+from tests.images.mendflow_runner.helpers import RUNNER_DIR, run_language_runner, runner_env, tree_files
 
 NODE_RUNNER_DIR = RUNNER_DIR.parent / "ci-runner-node"
 EXAMPLE = RUNNER_DIR.parents[1] / "examples" / "ts-invoice"
@@ -29,12 +27,7 @@ test("a number is a number", () => {
 
 
 def example_files(**overrides: str | None) -> dict[str, str | bytes | None]:
-    """The TypeScript example's files (keys are paths), some replaced (None removes one)."""
-    files: dict[str, str | bytes | None] = {
-        p.relative_to(EXAMPLE).as_posix(): p.read_text() for p in sorted(EXAMPLE.rglob("*")) if p.is_file()
-    }
-    files.update(overrides)
-    return {k: v for k, v in files.items() if v is not None}
+    return tree_files(EXAMPLE, **overrides)
 
 
 def node_env(cache: Path, **extra: str) -> dict[str, str]:
@@ -48,17 +41,7 @@ def node_env(cache: Path, **extra: str) -> dict[str, str]:
 
 
 def run_node_runner(source: Path, out: Path, cache: Path, *args: str, **env: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "mendflow_node", "--source", str(source), "--out", str(out), *args],
-        env=node_env(cache, **env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    report = out / "report.json"
-    assert proc.returncode == 0 and report.is_file(), f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    return dict(json.loads(report.read_text()))
+    return run_language_runner("mendflow_node", source, out, node_env(cache, **env), *args)
 
 
 def package_json(test: str, **dev: str) -> str:

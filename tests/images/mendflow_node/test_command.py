@@ -48,3 +48,18 @@ def test_no_script_is_no_tests() -> None:
 
 def test_an_unbalanced_quote_runs_as_the_script() -> None:
     assert command.read("jest 'oops").runner == "script"
+
+
+def test_a_script_that_runs_another_is_followed_to_its_runner() -> None:
+    scripts = {"test": "npm run lint && npm run test:unit", "lint": "eslint .", "test:unit": "c8 --100 node --test"}
+    assert command.read(scripts["test"], scripts).runner == "node"
+
+
+def test_pnpm_and_yarn_name_scripts_without_run() -> None:
+    scripts = {"test": "pnpm unit", "unit": "yarn run spec", "spec": "vitest --run"}
+    assert command.read(scripts["test"], scripts).runner == "vitest"
+
+
+def test_a_script_that_runs_itself_ends() -> None:
+    scripts = {"test": "npm test"}
+    assert command.read(scripts["test"], scripts).runner == "script"

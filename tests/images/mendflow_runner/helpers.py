@@ -108,3 +108,27 @@ def run_runner(source: Path, out: Path, cache: Path, *args: str, **env: str) -> 
     report_path = out / "report.json"
     assert report_path.is_file(), f"no report.json; stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc.returncode, json.loads(report_path.read_text())
+
+
+def run_language_runner(package: str, source: Path, out: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
+    """``python -m PACKAGE`` (a language's runner) on ``source``: it must exit 0 with a report, which is returned."""
+    proc = subprocess.run(
+        [sys.executable, "-m", package, "--source", str(source), "--out", str(out), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    report = out / "report.json"
+    assert proc.returncode == 0 and report.is_file(), f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+    return dict(json.loads(report.read_text()))
+
+
+def tree_files(root: Path, **overrides: str | None) -> dict[str, str | bytes | None]:
+    """The files under ``root`` (keys are paths relative to it), some replaced (None removes one)."""
+    files: dict[str, str | bytes | None] = {
+        p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+    files.update(overrides)
+    return {k: v for k, v in files.items() if v is not None}

@@ -4,14 +4,12 @@ LLVM's coverage tools."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from tests.images.mendflow_runner.helpers import RUNNER_DIR, runner_env
+from tests.images.mendflow_runner.helpers import RUNNER_DIR, run_language_runner, runner_env, tree_files
 
 RUST_RUNNER_DIR = RUNNER_DIR.parent / "ci-runner-rust"
 EXAMPLE = RUNNER_DIR.parents[1] / "examples" / "rust-duration"
@@ -36,12 +34,7 @@ ITOA_MANIFEST = '[package]\nname = "labels"\nversion = "0.1.0"\nedition = "2021"
 
 
 def example_files(**overrides: str | None) -> dict[str, str | bytes | None]:
-    """The Rust example's files (keys are paths), some replaced (None removes one)."""
-    files: dict[str, str | bytes | None] = {
-        p.relative_to(EXAMPLE).as_posix(): p.read_text() for p in sorted(EXAMPLE.rglob("*")) if p.is_file()
-    }
-    files.update(overrides)
-    return {k: v for k, v in files.items() if v is not None}
+    return tree_files(EXAMPLE, **overrides)
 
 
 def sysroot_bin() -> Path | None:
@@ -52,22 +45,14 @@ def sysroot_bin() -> Path | None:
 
 
 def rust_env(cache: Path, **extra: str) -> dict[str, str]:
+    """The Rust image's environment: the toolchain's sysroot first on PATH (unless ``PATH`` is given)."""
     env = runner_env(cache / "uv", MENDFLOW_JOB_CACHE=str(cache), **extra)
-    env["PATH"] = ":".join([str(sysroot_bin()), env["PATH"]])
+    if "PATH" not in extra:
+        env["PATH"] = ":".join([str(sysroot_bin()), env["PATH"]])
     env["PYTHONPATH"] = f"{RUNNER_DIR}:{RUST_RUNNER_DIR}"
     env["HOME"] = str(cache / "home")
     return env
 
 
 def run_rust_runner(source: Path, out: Path, cache: Path, *args: str, **env: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "mendflow_rust", "--source", str(source), "--out", str(out), *args],
-        env=rust_env(cache, **env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    report = out / "report.json"
-    assert proc.returncode == 0 and report.is_file(), f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
-    return dict(json.loads(report.read_text()))
+    return run_language_runner("mendflow_rust", source, out, rust_env(cache, **env), *args)

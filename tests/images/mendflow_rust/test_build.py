@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
+from mendflow.launcher.local import reachable_sysroot
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_runner.helpers import snapshot
 from tests.images.mendflow_rust.helpers import ITOA_LIB, ITOA_MANIFEST, example_files, run_rust_runner
@@ -92,6 +93,18 @@ def test_clippy_and_rustfmt_findings_fail_lint_with_their_file_and_code(
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
     codes = sorted({(line.split(":", 1)[0], line.split(" ")[1]) for line in report.lint_errors})
     assert codes == [("src/lib.rs", "clippy::ptr_arg"), ("src/lib.rs", "rustfmt")]
+
+
+def test_a_toolchain_kept_under_tmp_is_seen_inside_the_sandbox(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    """The local launcher's mirror of the sysroot lives in its base, which may be under /tmp, where each offline
+    step's sandbox mounts a fresh /tmp."""
+    mirror = reachable_sysroot(("rustc", "--print", "sysroot"), tmp_path)
+    source = snapshot(make_repo(example_files()), tmp_path / "src.tar.gz")
+    path = f"{mirror / 'bin'}:/usr/bin:/bin"  # the mirror's cargo and rustc, none of rustup's
+    report = BuildReport.model_validate(run_rust_runner(source, tmp_path / "out", rust_cache, PATH=path))
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 4), report.error_reason
 
 
 def test_a_repository_without_cargo_toml_is_bad_input(make_repo: RepoFactory, tmp_path: Path, rust_cache: Path) -> None:
