@@ -106,7 +106,10 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return self._fetch(self.proj.install_argv(), self.src)
 
     def _node(self, argv: list[str], env: dict[str, str] | None = None) -> StepResult:
-        return self._run(proc.sandbox(self.cfg.workspace), argv, self.src, {**self.offline_env, **(env or {})})
+        """A command offline in the sandbox, which sees this package again (``reporter.mjs``) when the local
+        launcher placed it under the host's ``/tmp``, where the sandbox mounts a fresh one."""
+        wrap = proc.sandbox(self.cfg.workspace, readable=(Path(__file__).resolve().parent,))
+        return self._run(wrap, argv, self.src, {**self.offline_env, **(env or {})})
 
     def _compile(self) -> bool:
         """``tsc --noEmit`` with the repository's tsconfig and TypeScript: a type error fails the build."""

@@ -31,11 +31,12 @@ def example_files(**overrides: str | None) -> dict[str, str | bytes | None]:
 
 
 def node_env(cache: Path, **extra: str) -> dict[str, str]:
-    """The Node image's environment: node and npm on PATH, the npm registry from this machine's configuration."""
+    """The Node image's environment: node and npm on PATH, the runner from this checkout (unless ``PYTHONPATH``
+    is given)."""
     node_bin = Path(shutil.which("node") or "/usr/bin/node").parent
     env = runner_env(cache / "uv", MENDFLOW_JOB_CACHE=str(cache), **extra)
     env["PATH"] = ":".join([str(node_bin), env["PATH"]])
-    env["PYTHONPATH"] = f"{RUNNER_DIR}:{NODE_RUNNER_DIR}"
+    env["PYTHONPATH"] = extra.get("PYTHONPATH", f"{RUNNER_DIR}:{NODE_RUNNER_DIR}")
     env["HOME"] = str(cache / "home")
     return env
 

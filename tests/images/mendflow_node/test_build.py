@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
+from mendflow.jobcode import copy_package
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_node.helpers import LOCKS, USES_IS_NUMBER, example_files, package_json, run_node_runner
 from tests.images.mendflow_runner.helpers import snapshot
@@ -194,6 +195,20 @@ def test_a_node_test_file_that_cannot_load_says_why(make_repo: RepoFactory, tmp_
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/add.test.mjs"])
     assert "gone.mjs" in report.failures[0].traceback
+
+
+def test_the_runner_placed_under_tmp_still_lends_node_its_reporter(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """The local launcher copies the runner into its base, which may be under /tmp, where each offline step's
+    sandbox mounts a fresh /tmp."""
+    placed = tmp_path / "runner"
+    for package in ("mendflow_runner", "mendflow_node"):
+        copy_package(package, placed)
+    files = _node_project(**{"test/add.test.mjs": NODE_TESTS.replace("add(1, 2), 4", "add(1, 2), 3")})
+    source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
+    report = BuildReport.model_validate(run_node_runner(source, tmp_path / "out", node_cache, PYTHONPATH=str(placed)))
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2), report.error_reason
 
 
 def test_a_script_mendflow_cannot_read_is_judged_by_its_exit_code(
