@@ -169,10 +169,11 @@ def from_lcov(text: str, root: Path, fmt: str = "lcov") -> dict[str, Any]:
         elif tag == "DA":
             line, count = value.split(",")[:2]
             current.hit(_int(line, where), _int(count, where))
-        elif tag == "FN":
-            fields = value.split(",")
-            end = _int(fields[1], where) if len(fields) == 3 else None
-            current.functions.append((fields[-1], _int(fields[0], where), end))
+        elif tag == "FN":  # FN:<line>[,<end line>],<name>; a name may hold commas (Rust's `pad::<_, _>`)
+            start, _, name = value.partition(",")
+            end_text, sep, rest = name.partition(",")
+            end = _int(end_text, where) if sep and end_text.isdigit() else None
+            current.functions.append((rest if end is not None else name, _int(start, where), end))
         elif tag == "BRDA":
             has_branches = True
             line, _block, _branch, taken = value.split(",")[:4]

@@ -48,6 +48,28 @@ def test_coverage_names_the_functions_and_says_it_has_no_branches(
     assert names["round_to"].line_pct == 0.0 and names["parse"].line_pct is not None and names["parse"].line_pct > 0
 
 
+GENERIC = LIB.replace(
+    "#[cfg(test)]",
+    "/// Both, in order.\npub fn both<A, B>(a: A, b: B) -> (A, B) {\n    (a, b)\n}\n\n#[cfg(test)]",
+).replace(
+    "    #[test]\n    fn parses_hours_and_minutes() {",
+    "    #[test]\n    fn pairs() {\n        assert_eq!(both(1, 'x'), (1, 'x'));\n    }\n\n"
+    "    #[test]\n    fn parses_hours_and_minutes() {",
+)
+
+
+@pytest.mark.skipif(shutil.which("llvm-cov-22") is None, reason="needs LLVM 22's coverage tools (Debian's llvm-22)")
+def test_a_generic_function_is_named_with_its_parameters(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    """A demangled generic's name holds a comma (``both::<i32, char>``), which LCOV's FN record also uses."""
+    report = _build(make_repo, tmp_path, rust_cache, example_files(**{"src/lib.rs": GENERIC}))
+    assert report.coverage is not None
+    lib = report.coverage.file("src/lib.rs")
+    assert lib is not None
+    assert any(s.name.startswith("both::<") and ", " in s.name and s.line_pct == 100.0 for s in lib.symbols)
+
+
 FAILING = LIB.replace(
     "    #[test]\n    fn parses_hours_and_minutes() {",
     '    #[test]\n    fn rounds_up() {\n        assert_eq!(round_to(90, 60), 60, "halves round down");\n    }\n\n'
