@@ -67,10 +67,10 @@ def egress_proxy(
     ports = [(listen, Allowlist([*indexes, *store]))]
     if store_listen:
         ports.append((store_listen, Allowlist(store)))
-    proxies = [_serve(address, allowlist) for address, allowlist in ports]
     stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in (signal.SIGTERM, signal.SIGINT):  # before it says it serves: a signal may follow at once
         signal.signal(signum, lambda *_: stop.set())
+    proxies = [_serve(address, allowlist) for address, allowlist in ports]
     while not stop.wait(0.5):  # a signal a proxy thread took runs its handler only once this thread wakes
         pass
     for proxy in proxies:
