@@ -12,7 +12,7 @@ excluded on both sides. Methods:
 
     uv run --frozen python bench/retrieval_bench.py --queries bench/data/retrieval/cobra-1.10.2.jsonl \\
         --repo /tmp/mendflow-bench/cobra-1.10.2 --prepare /work/.mirror/spf13+cobra/repo --tag v1.10.2 [--json] \\
-        [--local-model PATH]
+        [--local-model PATH] [--wordllama ALPHAS [--embed-chars N]]
 """
 
 from __future__ import annotations
@@ -167,6 +167,12 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/mendflow-bench"), help="index directories go here")
     ap.add_argument("--json", action="store_true", help="one JSON object per method")
     ap.add_argument("--local-model", help="sentence-transformers model (name or path): adds mendflow_hybrid")
+    ap.add_argument(
+        "--wordllama",
+        metavar="ALPHAS",
+        help="comma-separated alphas: adds mendflow_wordllama_<alpha> rows, every chunk embedded by WordLlama",
+    )
+    ap.add_argument("--embed-chars", type=int, default=6000, help="characters of a chunk WordLlama reads")
     args = ap.parse_args()
     if args.prepare:
         prepare(args.repo, args.prepare, args.tag)
@@ -187,6 +193,8 @@ def main() -> None:
         results.insert(0, evaluate("mendflow", mendflow_search(index, repo, set(files)), rows))
     if args.local_model:
         results.append(hybrid(args, repo, set(files), rows))
+    if args.wordllama:
+        results.extend(wordllama(args, repo, set(files), rows))
     report(results, args.queries.stem, len(files), args.json)
 
 
@@ -206,6 +214,27 @@ def hybrid(args: argparse.Namespace, repo: Path, files: set[str], rows: list[dic
     with open_index(config=config) as index:
         index.index(str(repo), "HEAD")
         return evaluate("mendflow_hybrid", mendflow_search(index, repo, files), rows)
+
+
+def wordllama(
+    args: argparse.Namespace, repo: Path, files: set[str], rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """search_files fused with WordLlama vectors of every chunk, at each of ``--wordllama``'s alphas."""
+    from rag_indexer.api import open_index
+    from rag_indexer.config import IndexerConfig
+
+    index_dir = args.work / f"retrieval-wordllama{args.embed_chars}-{args.queries.stem}"
+    results = []
+    for alpha in (float(a) for a in args.wordllama.split(",")):
+        config = IndexerConfig(
+            index_dir=index_dir, embeddings="wordllama", default_alpha=alpha, embed_max_chars=args.embed_chars
+        )
+        with open_index(config=config) as index:
+            started = time.perf_counter()
+            index.index(str(repo), "HEAD")  # the first alpha's builds it; the others' find it current
+            print(f"wordllama index: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+            results.append(evaluate(f"mendflow_wordllama_{alpha:g}", mendflow_search(index, repo, files), rows))
+    return results
 
 
 def report(results: list[dict[str, Any]], name: str, files: int, as_json: bool) -> None:

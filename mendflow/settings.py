@@ -162,7 +162,7 @@ class IndexSettings(BaseModel):
     backend: Literal["embedded", "weaviate"] = "embedded"
     weaviate_url: str = "http://127.0.0.1:8080"
     weaviate_grpc_port: int = 50051
-    embeddings: Literal["none", "openai", "local", "weaviate"] = "none"
+    embeddings: Literal["none", "openai", "local", "wordllama", "weaviate"] = "none"
     max_file_bytes: int = 1_000_000
     max_symbol_lines: int = 400
     processes: int = Field(

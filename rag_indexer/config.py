@@ -55,7 +55,7 @@ class IndexerConfig(BaseModel):
     weaviate_grpc_port: int = 50051
     weaviate_api_key: str | None = None
     collection_prefix: str = Field(default="Mendflow", description="Weaviate collection names start with this.")
-    embeddings: Literal["none", "openai", "local", "weaviate"] = "none"
+    embeddings: Literal["none", "openai", "local", "wordllama", "weaviate"] = "none"
     embedding_model: str = "text-embedding-3-small"
     local_embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     llm_base_url: str | None = None

@@ -518,8 +518,9 @@ class EmbeddedStore(IndexStore):
             self._matrix = (generation, rowids, matrix)
         return self._matrix[1], self._matrix[2]
 
-    def _scope_rowids(self, filters: Filters) -> np.ndarray:
-        return self._scope(filters).rowids
+    def _scope_mask(self, filters: Filters, rowids: np.ndarray) -> np.ndarray:
+        """Which of the vector matrix's rows the filters admit, kept until the index changes."""
+        return self._cached("vector mask", filters, lambda: np.isin(rowids, self._scope(filters).rowids))
 
     def _scope(self, filters: Filters) -> _Scope:
         """The chunks the filters admit, kept until the index changes (queries repeat the same scope)."""
@@ -551,13 +552,13 @@ class EmbeddedStore(IndexStore):
                 hint="the embedding model changed: re-index with a fresh MENDFLOW_STATE_DIR/index",
             )
         query = query / (np.linalg.norm(query) or 1.0)
-        mask = np.isin(rowids, self._scope_rowids(filters))
-        candidates = np.nonzero(mask)[0]
-        if not len(candidates):
+        # One product over the whole matrix, then the scope: gathering the scope's rows first copies them.
+        sims = np.where(self._scope_mask(filters, rowids), matrix @ query, -np.inf)
+        count = min(limit, int(np.isfinite(sims).sum()))
+        if not count:
             return []
-        sims = matrix[candidates] @ query
-        top = candidates[np.argsort(-sims)[:limit]]
-        best = {int(rowids[i]): float(s) for i, s in zip(top, np.sort(-sims)[:limit] * -1, strict=False)}
+        top = np.argpartition(-sims, count - 1)[:count]
+        best = {int(rowids[i]): float(sims[i]) for i in top}
         where, params = _scope_sql(filters)
         marks = ",".join("?" * len(best))
         rows = self._query(

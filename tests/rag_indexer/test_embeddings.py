@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +120,20 @@ def test_local_sentence_transformers_model_ranks_by_meaning(
     index.index(sample_repo)
     hits = index.search("quotient of two numbers", k=3, alpha=1.0, filters={"kind": "method"})
     assert hits[0].symbol == "Calculator.divide"
+
+
+def test_wordllama_ranks_by_meaning_offline(make_index: IndexFactory, sample_repo: Path) -> None:
+    index = make_index(embeddings="wordllama")
+    report = index.index(sample_repo)
+    assert report.texts_embedded == report.chunks_written
+    hits = index.search("quotient of two numbers", k=3, alpha=1.0, filters={"kind": "method"})
+    assert hits[0].symbol == "Calculator.divide"
+
+
+def test_wordllama_gives_a_text_of_no_known_token_a_finite_vector(tmp_path: Path) -> None:
+    service = make_embeddings(IndexerConfig(index_dir=tmp_path, embeddings="wordllama"))
+    try:
+        (vector,) = service.embed_texts([""])
+    finally:
+        service.close()
+    assert len(vector) == 256 and all(math.isfinite(x) for x in vector)
