@@ -19,7 +19,7 @@ from rag_indexer.config import IndexerConfig
 from rag_indexer.embeddings import EmbeddingService, make_embeddings
 from rag_indexer.grep import compile_query
 from rag_indexer.models import Filters, Hit, IndexReport, RefState, Snippet
-from rag_indexer.ranking import rank_files
+from rag_indexer.ranking import longest_files, rank_files
 from rag_indexer.store import make_store
 from rag_indexer.store.base import IndexStore
 
@@ -165,8 +165,18 @@ class CodeIndex:
         """
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}", hint="ask for k >= 1 results")
-        hits = self.search(query, k=FILE_POOL, alpha=alpha, filters=filters)
-        return rank_files(hits, query, k)
+        scope = self._filters(filters)
+        hits = self.search(query, k=FILE_POOL, alpha=alpha, filters=scope)
+        lines = self.store.file_lines(scope)
+        ranked = rank_files(hits, query, k, lines)
+        have = [(h.repo, h.ref, h.path) for h in ranked]
+        return ranked + [self._file_hit(key, scope) for key in longest_files(lines, query, have, k - len(ranked))]
+
+    def _file_hit(self, key: tuple[str, str, str], scope: Filters) -> Hit:
+        """The file chunk of (repo, ref, path), scored 0: a file ranked by its length alone."""
+        repo, ref, path = key
+        chunks = self.store.chunks_at(path, scope.model_copy(update={"repo": repo, "ref": ref}))
+        return next(h for h in chunks if h.kind == "file").model_copy(update={"score": 0.0})
 
     def definitions_of(self, name: str, filters: Filters | dict[str, Any] | None = None) -> list[Hit]:
         """Symbols named exactly ``name`` (short name like 'divide' or qualified like 'Calc.divide')."""

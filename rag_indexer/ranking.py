@@ -4,9 +4,11 @@ Chunk BM25 answers "which function"; a question about a change ("fix sorting in 
 A file's score adds its best chunks with decaying weights (one strong chunk beats many weak ones, but a
 second and third match still count), a bonus when it defines a name the query spells as code (``super_len``,
 ``TensAdd``), then the query's words found in the file's path (module and folder
-names: ``completion`` → ``zsh_completions.go``), weighted by how rare each word is among the paths. Test files
-are recognised by the usual conventions and ranked below sources unless the query asks for tests. The weights
-were chosen on five commit-subject sets (bench/README.md, retrieval_bench.py).
+names: ``completion`` → ``zsh_completions.go``), weighted by how rare each word is among the paths, and a
+length prior: a long file is where more of a repository's changes land. Test files are recognised by the usual
+conventions and ranked below sources unless the query asks for tests. When the hits name fewer files than
+asked for, the longest other files follow (a subject with no word of the code still gets a likely answer). The
+weights were chosen on five commit-subject sets (bench/README.md, retrieval_bench.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from rag_indexer.models import Hit
 from rag_indexer.store.base import query_terms
@@ -23,6 +25,7 @@ TOP_CHUNKS = 3  # a file's best chunks that count, weighted 1, DECAY, DECAY²
 DECAY = 0.5
 PATH_WEIGHT = 0.07  # per unit of path-word IDF, as a share of the query's best file score
 SYMBOL_WEIGHT = 0.3  # defining a name the query spells as code, as a share of the query's best file score
+LENGTH_WEIGHT = 0.2  # log(lines) ÷ log(the longest file's lines), as a share of the query's best file score
 TEST_FACTOR = 0.5  # a test file's score when the query does not ask for tests
 MIN_STEM = 4  # shorter words match a path word only exactly ('io' must not match 'iosys')
 
@@ -94,11 +97,14 @@ def wants_tests(terms: Sequence[str]) -> bool:
     return any(t in _TEST_WORDS for t in terms)
 
 
-def rank_files(hits: Sequence[Hit], query: str, k: int) -> list[Hit]:
+def rank_files(
+    hits: Sequence[Hit], query: str, k: int, lines: Mapping[tuple[str, str, str], int] | None = None
+) -> list[Hit]:
     """The ``k`` best files among the hits: each one's best chunk hit, its score replaced by the file's score.
 
     Path words are weighted by their rarity among the hit files' paths: on five sets, files without a chunk
-    hit gained nothing from a path match (and reading every path of the scope costs a query).
+    hit gained nothing from a path match (and reading every path of the scope costs a query). ``lines``, the
+    scope's line counts by (repo, ref, path), gives the length prior.
     """
     terms, names = query_terms(query), code_names(query)
     best: dict[tuple[str, str, str], Hit] = {}
@@ -120,9 +126,28 @@ def rank_files(hits: Sequence[Hit], query: str, k: int) -> list[Hit]:
     for path, idf in path_scores(terms, keys_of).items():
         for key in keys_of[path]:
             total[key] += PATH_WEIGHT * idf * top
+    for key, prior in length_prior(lines or {}, total).items():
+        total[key] += LENGTH_WEIGHT * prior * top
     if not wants_tests(terms):
         for key in total:
             if is_test_path(key[2]):
                 total[key] *= TEST_FACTOR
     ranked = sorted(total, key=lambda key: -total[key])[:k]
     return [best[key].model_copy(update={"score": total[key]}) for key in ranked]
+
+
+def length_prior(
+    lines: Mapping[tuple[str, str, str], int], keys: Iterable[tuple[str, str, str]]
+) -> dict[tuple[str, str, str], float]:
+    """log(lines) ÷ log(the scope's longest file), 0 to 1, for each of ``keys`` the scope has."""
+    longest = math.log(max(2, *lines.values())) if lines else 1.0
+    return {key: math.log(max(2, lines[key])) / longest for key in keys if key in lines}
+
+
+def longest_files(
+    lines: Mapping[tuple[str, str, str], int], query: str, skip: Iterable[tuple[str, str, str]], n: int
+) -> list[tuple[str, str, str]]:
+    """The ``n`` longest files not in ``skip``, test files only when the query asks for tests."""
+    tests, have = wants_tests(query_terms(query)), set(skip)
+    fitting = (key for key in lines if key not in have and (tests or not is_test_path(key[2])))
+    return sorted(fitting, key=lambda key: (-lines[key], key))[:n]

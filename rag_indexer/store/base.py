@@ -209,6 +209,10 @@ class IndexStore(ABC):
         """
 
     @abstractmethod
+    def file_lines(self, filters: Filters) -> dict[tuple[str, str, str], int]:
+        """(repo, ref, path) → line count of every file in scope: the file ranking's length prior."""
+
+    @abstractmethod
     def symbols(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
         """Symbol chunks in scope without their text; with ``query``, only those whose name matches it."""
 

@@ -600,6 +600,18 @@ class EmbeddedStore(IndexStore):
         )
         return [_hit(r) for r in rows]
 
+    def file_lines(self, filters: Filters) -> dict[tuple[str, str, str], int]:
+        return self._cached("file lines", filters, lambda: self._load_file_lines(filters))
+
+    def _load_file_lines(self, filters: Filters) -> dict[tuple[str, str, str], int]:
+        where, params = _scope_sql(filters)
+        rows = self._query(
+            "SELECT f.repo, f.ref, f.path, MAX(c.end_line) FROM ref_files f JOIN chunks c "
+            f"ON c.blob_sha = f.blob_sha AND c.kind = 'file' WHERE {where} GROUP BY f.repo, f.ref, f.path",
+            params,
+        )
+        return {(repo, ref, path): lines for repo, ref, path, lines in rows}
+
     def file_texts(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
         where, params = _scope_sql(filters)
         extra, extra_params = "", []

@@ -435,6 +435,16 @@ class WeaviateStore(IndexStore):
             hits.extend(h for o in objects for h in self._expand(o, scope))
         return sorted(hits, key=lambda h: (h.repo, h.ref, h.path))
 
+    def file_lines(self, filters: Filters) -> dict[tuple[str, str, str], int]:
+        if filters.kind not in (None, "file"):
+            return {}
+        scope = self._scope(filters)
+        lines: dict[str, int] = {}
+        for o in self._by_blobs(self.files, scope, ["blob_sha", "end_line"]):
+            sha = o.properties["blob_sha"]
+            lines[sha] = max(lines.get(sha, 0), int(o.properties["end_line"]))  # a split file: its last part
+        return {entry: n for sha, n in lines.items() for entry in scope[sha]}
+
     def file_texts(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
         scope = self._scope(filters)
         if filters.kind not in (None, "file"):

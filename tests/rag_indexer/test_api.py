@@ -39,6 +39,13 @@ def test_search_files_returns_each_file_once_best_first(indexed: CodeIndex) -> N
     assert len({h.path for h in hits}) == len(hits)
 
 
+def test_search_files_fills_in_with_the_longest_source_files_when_hits_run_out(indexed: CodeIndex) -> None:
+    hits = indexed.search_files("zzyzx", k=2)  # no chunk has the word
+    assert [(h.kind, h.score) for h in hits] == [("file", 0.0), ("file", 0.0)]
+    lines = [h.end_line for h in hits]
+    assert lines == sorted(lines, reverse=True) and not any("test" in h.path for h in hits)
+
+
 def test_search_filters_by_language(indexed: CodeIndex) -> None:
     hits = indexed.search("invoice", k=10, filters={"language": "go"})
     assert hits and {h.language for h in hits} == {"go"}

@@ -68,3 +68,17 @@ def test_test_files_rank_below_sources_unless_the_query_asks_for_tests() -> None
     hits = [hit("tests/test_parse.py", 10.0), hit("pkg/parse.py", 8.0)]
     assert [h.path for h in ranking.rank_files(hits, "parse", 2)] == ["pkg/parse.py", "tests/test_parse.py"]
     assert [h.path for h in ranking.rank_files(hits, "parse tests", 2)] == ["tests/test_parse.py", "pkg/parse.py"]
+
+
+def test_of_two_equal_matches_the_longer_file_ranks_first() -> None:
+    lines = {("acme/app", "HEAD", "short.py"): 20, ("acme/app", "HEAD", "long.py"): 2000}
+    hits = [hit("short.py", 10.0), hit("long.py", 10.0)]
+    assert [h.path for h in ranking.rank_files(hits, "x", 2, lines)] == ["long.py", "short.py"]
+
+
+def test_the_longest_files_fill_in_skipping_those_ranked_and_tests() -> None:
+    lines = {("r", "HEAD", p): n for p, n in [("a.py", 10), ("b.py", 900), ("tests/test_b.py", 5000), ("c.py", 300)]}
+    assert ranking.longest_files(lines, "fix for #160", [("r", "HEAD", "b.py")], 5) == [
+        ("r", "HEAD", "c.py"),
+        ("r", "HEAD", "a.py"),
+    ]

@@ -175,6 +175,20 @@ def test_one_blob_at_two_paths_is_found_at_both(index_store: IndexStore, request
     ]
 
 
+def test_file_lines_counts_each_file_of_the_scope(index_store: IndexStore) -> None:
+    indexed(index_store)
+    indexed(index_store, {"calc/core.py": CALC_V2}, ref="dev")
+    assert index_store.file_lines(Filters(repo=REPO, ref="main")) == {
+        (REPO, "main", "calc/core.py"): len(CALC_TEXT.splitlines()),
+        (REPO, "main", "web/render.ts"): len(RENDER_TEXT.splitlines()),
+    }
+
+
+def test_file_lines_keeps_to_the_filtered_language(index_store: IndexStore) -> None:
+    indexed(index_store)
+    assert list(index_store.file_lines(Filters(language="typescript"))) == [(REPO, "main", "web/render.ts")]
+
+
 def test_search_keeps_to_the_filtered_ref(index_store: IndexStore) -> None:
     indexed(index_store)
     indexed(index_store, {"calc/core.py": CALC_V2}, ref="dev")
