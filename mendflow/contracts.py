@@ -197,6 +197,27 @@ class TestFailure(Contract):
     traceback: str = Field("", description="The failure's text, at most 4 KiB.")
 
 
+class LanguageSection(Contract):
+    """One language's own build inside a run of a repository with several (``BuildReport.sections``)."""
+
+    language: Language
+    status: BuildStatus | None = Field(None, description="None when no job ran for it (see skipped).")
+    failed_tests: list[str] = Field(default_factory=list)
+    selected: list[str] = Field(default_factory=list, description="This language's share of the report's selected.")
+    lint_errors: list[str] = Field(default_factory=list)
+    tests: TestCounts = Field(default_factory=TestCounts)
+    test_command: list[str] = Field(default_factory=list)
+    coverage: Coverage | None = None
+    durations: dict[str, float] = Field(default_factory=dict, description="Seconds per step.")
+    error_reason: str | None = None
+    fail_reason: FailReason | None = None
+    transient: bool | None = None
+    artefact_url: str = Field("", description="This language's own job artefacts ('' when no job ran).")
+    skipped: str = Field(
+        "", description="Why no job ran for this language (no runner for it, no test of it selected); '' if one ran."
+    )
+
+
 class BuildReport(Contract):
     schema_version: int = SCHEMA_VERSION
     repo: str = Field(description="Repository identity, owner/name: artefact keys, events and the index use it.")
@@ -240,6 +261,10 @@ class BuildReport(Contract):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     runner_version: str = ""
+    sections: list[LanguageSection] = Field(
+        default_factory=list,
+        description="One per detected language (mendflow.ci.combine): the fields above are their combination.",
+    )
 
 
 class FixedFile(Contract):

@@ -54,3 +54,8 @@ def detect(paths: Iterable[str]) -> list[Language]:
             files[lang] += 1
     order = list(Language)
     return sorted(manifests, key=lambda lang: (-files[lang], order.index(lang)))
+
+
+def language_of_path(path: str) -> Language | None:
+    """The language of one source file, from its suffix (``.js`` counts as TypeScript: one Node toolchain)."""
+    return _SUFFIXES.get(PurePosixPath(path).suffix)

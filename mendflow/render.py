@@ -52,6 +52,20 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
     ]
     if report.error_reason:
         lines += ["", f"**Why:** {report.error_reason}"]
+    if len(report.sections) > 1:
+        lines += [
+            "",
+            "## Languages",
+            "",
+            "| language | status | tests | line coverage | note |",
+            "|---|---|---|---|---|",
+        ]
+        for part in report.sections:
+            status = part.status.value if part.status else "not built"
+            note = part.skipped or part.error_reason or ""
+            line = _pct(part.coverage.line_pct if part.coverage else None)
+            tests = f"{part.tests.passed} passed, {part.tests.failed} failed" if part.status else "-"
+            lines.append(f"| {part.language} | {status} | {tests} | {line} | {_code(note) if note else ''} |")
     sections = (
         ("Failed tests", report.failed_tests),
         ("Lint errors", report.lint_errors),

@@ -84,6 +84,12 @@ def at(source: Source, sha: str, branch: str, store: ArtefactStore, settings: Se
     return _frozen(moved, source.open(), store, settings)
 
 
+def as_language(source: Source, language: Language) -> Source:
+    """``source`` built as ``language`` (a repository with several: each is its own job on the same snapshot)."""
+    rest = tuple(lang for lang in source.languages if lang is not language)
+    return source.model_copy(update={"languages": (language, *rest)})
+
+
 def is_root(source: Source) -> bool:
     """Whether the commit has no parent at all (a repository's first commit, or history imported as one)."""
     commit = source.open().get(source.commit_sha)

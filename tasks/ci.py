@@ -15,7 +15,7 @@ from prefect.context import TaskRunContext
 
 from mendflow import events
 from mendflow import source as sources
-from mendflow.ci import lint_baseline
+from mendflow.ci import combine, lint_baseline
 from mendflow.ci.job import (
     BuildErrored,
     collect_report,
@@ -26,7 +26,8 @@ from mendflow.ci.job import (
     publish,
     unsupported,
 )
-from mendflow.contracts import BuildReport, BuildStatus, FailReason
+from mendflow.contracts import BuildReport, BuildStatus, FailReason, Language, LanguageSection
+from mendflow.jobcode import RUNNER_IMAGES
 from mendflow.launcher import get_launcher
 from mendflow.render import artifact_key, build_markdown, coverage_rows
 from mendflow.settings import Settings, get_settings
@@ -102,25 +103,42 @@ def run_build_job(
     collected = collect_report(store, staging, result, source, stage, attempt, max_bytes, select)
     if collected.lint_errors and not lint_only:
         collected = judge_lint(source, collected, store, settings)
+    collected = collected.model_copy(update={"sections": [combine.section_of(collected)]})
     return publish(store, staging, prefix, collected, settings.limits)
 
 
 def judge_lint(source: Source, report: BuildReport, store: ArtefactStore, settings: Settings) -> BuildReport:
     """``report`` with only the findings its commit brought in ``lint_errors`` (see ``lint_baseline``)."""
     parent = sources.parent(source, store, settings)
+    if parent is not None and source.language is not parent.language:
+        if source.language not in parent.languages:  # the commit brought the language: all its findings are new
+            return lint_baseline.judged(report, [], "")
+        parent = sources.as_language(parent, source.language)
     if parent is None:
         if sources.is_root(source):
             return lint_baseline.judged(report, report.lint_errors, lint_baseline.FIRST_ANALYSIS)
         return lint_baseline.judged(report, [], "")  # a parent this clone lacks: nothing shows a finding is old
     done = lint_baseline.published_lint(store, parent.artefacts, parent.commit_sha)
+    if done is not None and not _linted(done, parent.language):
+        done = None  # another language's build of the parent: it says nothing of this language's findings
     if done is None:
-        done = run_build_job(parent, lint_baseline.LINT_ONLY_STAGE, 1, store, settings, lint_only=True)
+        stage = lint_baseline.LINT_ONLY_STAGE
+        if len(parent.languages) > 1 and parent.language is not parent.languages[0]:
+            stage = f"{stage}-{parent.language}"
+        done = run_build_job(parent, stage, 1, store, settings, lint_only=True)
     if done.status is BuildStatus.ERRORED:
         get_run_logger().warning(
             "no lint baseline: linting %s errored (%s); every finding counts as new", parent.label, done.error_reason
         )
         return lint_baseline.judged(report, [], "")
     return lint_baseline.judged(report, lint_baseline.every_finding(done), f"{parent.commit_sha} ({done.stage})")
+
+
+def _linted(report: BuildReport, language: Language) -> bool:
+    """Whether ``report`` (a single language's, or a combined one) linted ``language``."""
+    if report.language is language and not report.sections:
+        return True
+    return any(s.language is language and s.status is not None for s in report.sections)
 
 
 def retrying_build_attempt(settings: Settings) -> Task[[Source, str, list[str] | None], BuildReport]:
@@ -145,13 +163,47 @@ def build(source: Source, stage: str, reuse: bool = False, select: list[str] | N
     if reuse and not select and (done := latest_report(store, source, stage)) is not None:
         get_run_logger().info("reusing %s of %s from %s", stage, source.label, done.artefact_url)
         return done
+    jobs, skipped = language_plan(source, select)
+    if len(jobs) == 1:
+        only, share = jobs[0]
+        report = combine.combine([_attempted(only, stage, share, settings)], skipped)
+    else:
+        # Several languages: one job each, one after the other (docs/architecture.md, "Several languages"),
+        # each under its own stage label; the combination is published as the stage's report.
+        parts = [_attempted(one, f"{stage}-{one.language}", share, settings) for one, share in jobs]
+        joined = combine.combine(parts, skipped).model_copy(update={"stage": stage})
+        prefix = source.artefacts.build(source.commit_sha, stage, joined.attempt)
+        staging = source.artefacts.staging(source.commit_sha, stage, joined.attempt, uuid.uuid4().hex)
+        report = publish(store, staging, prefix, joined, settings.limits)
+    record(source, report)
+    return report
+
+
+def _attempted(source: Source, stage: str, select: list[str] | None, settings: Settings) -> BuildReport:
     state = retrying_build_attempt(settings)(source, stage, select or None, return_state=True)
     try:
         report: BuildReport = state.result()
     except BuildErrored as exc:
         report = exc.report
-    record(source, report)
     return report
+
+
+def language_plan(
+    source: Source, select: list[str] | None = None
+) -> tuple[list[tuple[Source, list[str] | None]], list[LanguageSection]]:
+    """The jobs a build runs (``source`` as each language with a runner, with its share of ``select``) and the
+    sections of the languages it does not build. The main language without a runner is one job that refuses
+    (``unsupported``), as for a repository of one language; a secondary one without a runner is reported only.
+    """
+    if source.language not in RUNNER_IMAGES or len(source.languages) <= 1:
+        return [(source, select)], []
+    runnable = [lang for lang in source.languages if lang in RUNNER_IMAGES]
+    skipped = [combine.no_runner(lang) for lang in source.languages if lang not in RUNNER_IMAGES]
+    if not select:
+        return [(sources.as_language(source, lang), None) for lang in runnable], skipped
+    shares = combine.split_selection(select, runnable)
+    skipped += [combine.not_selected(lang) for lang in runnable if lang not in shares]
+    return [(sources.as_language(source, lang), share) for lang, share in shares.items()], skipped
 
 
 def record(source: Source, report: BuildReport) -> None:

@@ -243,7 +243,13 @@ def publish(
             log.warning("not keeping %s: %d bytes, over the %d MiB a job may return", name, size, max_mb)
             continue
         store.copy(staged, f"{prefix}/{name}")
-    report = report.model_copy(update={"artefact_url": store.url_for(prefix)})
+    url = store.url_for(prefix)
+    # A section built in this job (a one-language report's own) shares its artefacts; a combined report's
+    # sections keep their own jobs' URLs.
+    sections = [
+        s if s.artefact_url or s.status is None else s.model_copy(update={"artefact_url": url}) for s in report.sections
+    ]
+    report = report.model_copy(update={"artefact_url": url, "sections": sections})
     store.put_bytes(f"{prefix}/{REPORT}", report.model_dump_json(indent=2).encode())
     store.delete_prefix(staging)
     return report

@@ -34,12 +34,14 @@ class TestCommand:
 
 
 _MANAGERS = {"npm", "pnpm", "yarn"}
+# `npm init`'s test script: a package that never wrote one, not a failing suite.
+NPM_PLACEHOLDER = "Error: no test specified"
 _MAX_DEPTH = 4  # scripts that run scripts: "test" → "npm run test:unit" → "c8 node --test"
 
 
 def read(script: str | None, scripts: dict[str, str] | None = None, depth: int = 0) -> TestCommand:
     """The runner ``script`` runs; ``scripts`` (package.json's) are followed where it runs one of them."""
-    if not script:
+    if not script or NPM_PLACEHOLDER in script:
         return TestCommand("none")
     lexer = shlex.shlex(script, posix=True, punctuation_chars="&|;")
     lexer.whitespace_split = True  # words as the shell splits them ("test:unit", "@scope/pkg"), operators apart

@@ -46,6 +46,10 @@ def test_no_script_is_no_tests() -> None:
     assert command.read(None).runner == "none"
 
 
+def test_npm_inits_placeholder_is_no_tests() -> None:
+    assert command.read('echo "Error: no test specified" && exit 1').runner == "none"
+
+
 def test_an_unbalanced_quote_runs_as_the_script() -> None:
     assert command.read("jest 'oops").runner == "script"
 
