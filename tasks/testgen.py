@@ -10,16 +10,21 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from mendflow import __version__, events, snapshot
-from mendflow.contracts import BuildStatus, GeneratedTests, TestSpec
+from mendflow import source as sources
+from mendflow.contracts import BuildReport, BuildStatus, GeneratedTests, Language, TestSpec
 from mendflow.errors import LLMError
+from mendflow.gitops import commit_files
 from mendflow.keys import fingerprint
+from mendflow.llm import LLMClient
 from mendflow.render import generated_tests_markdown
 from mendflow.settings import Settings, get_settings
 from mendflow.snippets import SnippetSource
 from mendflow.source import Source
 from mendflow.store import open_store
 from mendflow.store.reuse import reuse_or_run
-from mendflow.testgen import OnProgress, build_tests
+from mendflow.testgen import OnProgress, build_tests, polyglot
+from mendflow.testgen.commit import branch_for
+from tasks.ci import run_build_job
 from tasks.runs import run_llm
 
 
@@ -68,6 +73,8 @@ def _generate(
 ) -> GeneratedTests:
     """LLM generation when configured (Pynguin offline otherwise, or when the LLM fails / the budget is spent)."""
     llm = run_llm(settings)
+    if source.language is not Language.PYTHON:
+        return _other_language(source, spec, settings, llm)
     common: dict[str, Any] = {"repo_id": source.repo_id, "on_progress": progress, "language": source.language}
     try:
         return build_tests(spec, source.path, settings, index, llm=llm, use_llm=llm is not None, **common)
@@ -75,3 +82,37 @@ def _generate(
         get_run_logger().warning("LLM test generation failed (%s); generating with Pynguin", exc.one_line())
         result = build_tests(spec, source.path, settings, index, use_llm=False, **common)
         return result.model_copy(update={"notes": [f"LLM unavailable: {exc.one_line()}", *result.notes]})
+
+
+def _other_language(source: Source, spec: TestSpec, settings: Settings, llm: LLMClient | None) -> GeneratedTests:
+    """Go, TypeScript/JavaScript, Rust: the LLM writes the tests and the language's own CI runner gates them
+    (``mendflow.testgen.polyglot``); without an LLM the outcome says there is no offline generator."""
+    if llm is None:
+        return build_tests(spec, source.path, settings, language=source.language)
+    repo = source.open()
+    try:
+        return polyglot.build_tests(spec, repo, source.language, llm, gates_for(source, spec, settings))
+    except LLMError as exc:
+        get_run_logger().warning("LLM test generation failed (%s)", exc.one_line())
+        result = build_tests(spec, source.path, settings, language=source.language)
+        return result.model_copy(update={"notes": [f"LLM unavailable: {exc.one_line()}", *result.notes]})
+    finally:
+        scratch = repo.branches.local.get(f"{branch_for(spec.id)}-gates")
+        if scratch is not None:
+            scratch.delete()  # the gates' commits: what passed is on the spec's own branch
+
+
+def gates_for(source: Source, spec: TestSpec, settings: Settings) -> polyglot.GateRun:
+    """The gates of one candidate set: the files committed on a scratch branch (under ``agt/``), then the
+    language's CI runner on that commit with ``--select`` of the new tests; the report, vetted like a build's."""
+    store = open_store(settings.resolved_store_url(), settings)
+    branch = f"{branch_for(spec.id)}-gates"
+    rounds: dict[tuple[tuple[str, str], ...], int] = {}
+
+    def run(files: dict[str, str], ids: list[str], attempt: int) -> BuildReport:
+        sha = commit_files(source.open(), spec.parent_commit_sha, branch, files, f"mendflow: gates of {spec.id}\n")
+        round_no = rounds.setdefault(tuple(sorted(files.items())), len(rounds))
+        tested = sources.at(source, sha, branch, store, settings)
+        return run_build_job(tested, f"TG{round_no}", attempt, store, settings, select=ids or None)
+
+    return run

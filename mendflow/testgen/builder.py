@@ -51,6 +51,7 @@ from mendflow.testgen.llm_gen import (
     system_prompt,
     user_prompt,
 )
+from mendflow.testgen.polyglot import offline_note
 from mendflow.testgen.repair import Repairer, failing_files
 from mendflow.testgen.secrets import scan
 
@@ -312,14 +313,14 @@ def build_tests(
 
 
 def not_generated(spec: TestSpec, language: Language) -> GeneratedTests:
-    """The builder's answer for a language it writes no tests in yet: said plainly; the build, regression and
-    healing stages go on without it."""
+    """The builder's answer offline for a language with no offline generator (every one but Python's Pynguin):
+    said plainly; the build, regression and healing stages go on without it."""
     return GeneratedTests(
         spec_id=spec.id,
         branch_name=branch_for(spec.id),
         precheck=BuildStatus.FAILED,
         generator="none",
-        notes=[f"no offline generator for {language}, and the LLM test builder writes Python tests only so far"],
+        notes=[offline_note(language)],
     )
 
 

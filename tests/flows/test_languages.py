@@ -41,9 +41,7 @@ def test_the_loop_on_a_go_module_plans_its_gaps_and_says_no_generator_is_there(m
     assert result.spec is not None and {t.path for t in result.spec.targets} <= {"bucket.go", "limit.go"}
     assert any(t.symbol == "Bucket.Reserve" for t in result.spec.targets)
     assert result.generated is not None and result.generated.generator == "none"
-    assert result.generated.notes == [
-        "no offline generator for go, and the LLM test builder writes Python tests only so far"
-    ]
+    assert result.generated.notes == ["no offline generator for go: the test builder writes go tests with an LLM only"]
     assert result.outcome is PipelineOutcome.NO_TESTS_KEPT
 
 
