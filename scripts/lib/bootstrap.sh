@@ -22,7 +22,7 @@ bootstrap_services() {
 # and alert rules), bubblewrap (the local launcher's network and filesystem namespaces), LLVM 22's coverage tools
 # (Rust jobs' coverage: they must match the LLVM inside rustc 1.95, which rustup's llvm-tools would give, but
 # that component is not on this machine). Installed only where we may: as root with apt.
-DEBIAN_TOOLS=(chromium:chromium prometheus:prometheus promtool:prometheus bwrap:bubblewrap llvm-cov-22:llvm-22)
+DEBIAN_TOOLS=(chromium:chromium prometheus:prometheus promtool:prometheus bwrap:bubblewrap llvm-cov-22:llvm-22 javac:openjdk-17-jdk-headless mvn:maven)
 
 bootstrap_debian_tools() {
     local missing=() entry

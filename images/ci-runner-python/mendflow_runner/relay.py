@@ -24,6 +24,12 @@ CHUNK = 262144
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 
+def java_proxy_options(port: int, existing: str = "") -> str:
+    """A JVM's options (Maven's) with the relay as its HTTP and HTTPS proxy: the JVM reads no ``HTTPS_PROXY``."""
+    relay = " ".join(f"-D{scheme}.proxyHost=127.0.0.1 -D{scheme}.proxyPort={port}" for scheme in ("http", "https"))
+    return f"{existing} {relay}".strip()
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--":
         print("usage: relay.py SOCKET REFUSALS -- COMMAND...", file=sys.stderr)
@@ -34,6 +40,7 @@ def main(argv: list[str]) -> int:
     threading.Thread(target=_accept, args=(listener, upstream, refusals), daemon=True).start()
     env = {k: v for k, v in os.environ.items() if k.upper() != "NO_PROXY"}
     env.update(dict.fromkeys(PROXY_VARIABLES, f"http://127.0.0.1:{port}"))
+    env["JAVA_TOOL_OPTIONS"] = java_proxy_options(port, env.get("JAVA_TOOL_OPTIONS", ""))
     try:
         child = subprocess.Popen(command, env=env)
     except OSError as exc:
