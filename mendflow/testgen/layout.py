@@ -55,7 +55,7 @@ def tests_dir(tree: pygit2.Tree) -> str:
 def testpaths(tree: pygit2.Tree) -> list[str]:
     """pytest's ``testpaths`` as the repository configures it ([] when it does not)."""
     for name, section in _PYTEST_CONFIG:
-        text = _config_text(tree, name)
+        text = blob_text(tree, name)
         if text is None:
             continue
         if name == "pyproject.toml":
@@ -93,12 +93,13 @@ def _is_plain_dir(tree: pygit2.Tree, p: PurePosixPath) -> bool:
     return bool(plain) and _node(tree, p.parts) == "tree" and _is_link(tree, p.parts) is None
 
 
-def _config_text(tree: pygit2.Tree, name: str) -> str | None:
+def blob_text(tree: pygit2.Tree, name: str, limit: int = _CONFIG_BYTES) -> str | None:
+    """The text of the file ``name`` in ``tree``; None when absent, not a file, or over ``limit`` bytes."""
     try:
         obj = tree[name]
     except KeyError:
         return None
-    if not isinstance(obj, pygit2.Blob) or obj.size > _CONFIG_BYTES:
+    if not isinstance(obj, pygit2.Blob) or obj.size > limit:
         return None
     return obj.data.decode("utf-8", errors="replace")
 

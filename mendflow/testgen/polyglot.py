@@ -32,13 +32,14 @@ from mendflow.contracts import (
 from mendflow.gitops import commit_files
 from mendflow.llm import LLMClient
 from mendflow.testgen.commit import branch_for
-from mendflow.testgen.layout import MAX_FILE_BYTES, MAX_FILE_LINES, Rejection, _is_link
+from mendflow.testgen.layout import MAX_FILE_BYTES, MAX_FILE_LINES, Rejection, _is_link, blob_text
 from mendflow.testgen.llm_gen import STAGE, TestDraft
 from mendflow.testgen.secrets import scan
 
 MAX_REPAIR_ROUNDS = 1
 FLAKE_RUNS = 5
 _CODE_CHARS = 24_000
+_READ_LIMIT = 256 * 1024  # manifests and sources read for the prompt
 SUPPORTED = (Language.GO, Language.TYPESCRIPT, Language.RUST)
 
 # A gates run: (candidate files, the ids to select, the run's number) → the runner's report of that selection.
@@ -50,16 +51,6 @@ def offline_note(language: Language) -> str:
 
 
 # ---------------------------------------------------------------- where tests go
-
-
-def _blob_text(tree: pygit2.Tree, path: str, limit: int = 256 * 1024) -> str | None:
-    try:
-        obj = tree[path]
-    except KeyError:
-        return None
-    if not isinstance(obj, pygit2.Blob) or obj.size > limit:
-        return None
-    return obj.data.decode("utf-8", errors="replace")
 
 
 def _paths(tree: pygit2.Tree, prefix: str = "") -> list[str]:
@@ -171,7 +162,7 @@ def framework(language: Language, tree: pygit2.Tree, files: list[str]) -> str:
     if language is Language.RUST:
         return "Rust's built-in #[test] functions with assert!/assert_eq!, no extra crates"
     if language is Language.TYPESCRIPT:
-        manifest = _blob_text(tree, "package.json") or "{}"
+        manifest = blob_text(tree, "package.json", _READ_LIMIT) or "{}"
         try:
             data = json.loads(manifest)
         except ValueError:
@@ -187,7 +178,7 @@ def framework(language: Language, tree: pygit2.Tree, files: list[str]) -> str:
                 return words
         return "node:test (import { test } from 'node:test'; import assert from 'node:assert/strict')"
     if language is Language.JAVA:
-        pom = _blob_text(tree, "pom.xml") or _blob_text(tree, "build.gradle") or ""
+        pom = blob_text(tree, "pom.xml", _READ_LIMIT) or blob_text(tree, "build.gradle", _READ_LIMIT) or ""
         if "junit-jupiter" in pom or "org.junit.jupiter" in pom:
             return "JUnit 5 (org.junit.jupiter.api.Test, Assertions)"
         return "JUnit 4 (org.junit.Test, org.junit.Assert)" if "junit" in pom else "JUnit 5"
@@ -245,7 +236,7 @@ def user_prompt(spec: TestSpec, tree: pygit2.Tree, style: str) -> str:
     missing = "\n".join(f"- {t.ref}: lines never run {t.missing_lines[:40]}" for t in spec.targets)
     code = []
     for path in sorted({t.path for t in spec.targets}):
-        text = _blob_text(tree, path) or ""
+        text = blob_text(tree, path, _READ_LIMIT) or ""
         numbered = "\n".join(f"{i:4d} {line}" for i, line in enumerate(text[:_CODE_CHARS].splitlines(), 1))
         code.append(f"// {path}\n{numbered}")
     return (
@@ -365,10 +356,10 @@ def build_tests(
     files_now = _paths(tree)
     sources = {test_path(language, t.path, tree, files_now): t.path for t in spec.targets}
     allowed = set(sources)
-    style = next((_blob_text(tree, f, 16_000) for f in existing_tests(language, files_now)), "") or ""
+    style = next((blob_text(tree, f, 16_000) for f in existing_tests(language, files_now)), "") or ""
     crate = ""
     if language is Language.RUST:
-        m = re.search(r'^name\s*=\s*"([^"]+)"', _blob_text(tree, "Cargo.toml") or "", re.M)
+        m = re.search(r'^name\s*=\s*"([^"]+)"', blob_text(tree, "Cargo.toml", _READ_LIMIT) or "", re.M)
         crate = m.group(1).replace("-", "_") if m else ""
     by_target = {target: path for path, target in sources.items()}
     system = system_prompt(language, framework(language, tree, files_now), by_target, crate)
