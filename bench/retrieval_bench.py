@@ -6,7 +6,8 @@ Only candidate files count: non-test files with an extension the set's gold file
 excluded on both sides. Methods:
 
 - ``mendflow``: the code index's file ranking (``CodeIndex.search_files``: chunk hits aggregated per file,
-  path words, tests below sources), with the index's default settings;
+  path words, a length prior, tests below sources, files the query names by file name or path first), with
+  the index's default settings;
 - ``bm25_file``: whole-file Okapi BM25 (rank_bm25's BM25Okapi formula and defaults, k1 1.5, b 0.75,
   epsilon 0.25) over identifier-split tokens of the candidate files; on SymPy it reproduces the shared anchor.
 
@@ -189,7 +190,9 @@ def main() -> None:
 
     config = IndexerConfig(index_dir=args.work / f"retrieval-{args.queries.stem}")
     with open_index(config=config) as index:
-        index.index(str(repo), "HEAD")
+        started = time.perf_counter()
+        index.index(str(repo), "HEAD")  # cold when --work has no index of the set yet, else a no-op check
+        print(f"mendflow index: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         results.insert(0, evaluate("mendflow", mendflow_search(index, repo, set(files)), rows))
     if args.local_model:
         results.append(hybrid(args, repo, set(files), rows))

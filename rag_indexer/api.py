@@ -19,7 +19,7 @@ from rag_indexer.config import IndexerConfig
 from rag_indexer.embeddings import EmbeddingService, make_embeddings
 from rag_indexer.grep import compile_query
 from rag_indexer.models import Filters, Hit, IndexReport, RefState, Snippet
-from rag_indexer.ranking import longest_files, rank_files
+from rag_indexer.ranking import longest_files, named_files, rank_files
 from rag_indexer.store import make_store
 from rag_indexer.store.base import IndexStore
 
@@ -160,14 +160,16 @@ class CodeIndex:
         """The files a query is about, best first: each file's best chunk, scored for the whole file.
 
         Chunk hits are aggregated per file; defining a name the query spells as code and the query's words in
-        the file's path add to it; test files rank below sources unless the query asks for tests
-        (``rag_indexer/ranking.py``).
+        the file's path add to it; test files rank below sources unless the query asks for tests; files the
+        query names by file name or path come first, with or without a chunk hit (``rag_indexer/ranking.py``).
         """
         if k < 1:
             raise InputError(f"k must be at least 1, got {k}", hint="ask for k >= 1 results")
         scope = self._filters(filters)
         hits = self.search(query, k=FILE_POOL, alpha=alpha, filters=scope)
         lines = self.store.file_lines(scope)
+        hit_files = {(h.repo, h.ref, h.path) for h in hits}
+        hits += [self._file_hit(key, scope) for key in named_files(lines, query, hit_files, k)]
         ranked = rank_files(hits, query, k, lines)
         have = [(h.repo, h.ref, h.path) for h in ranked]
         return ranked + [self._file_hit(key, scope) for key in longest_files(lines, query, have, k - len(ranked))]

@@ -6,9 +6,11 @@ second and third match still count), a bonus when it defines a name the query sp
 ``TensAdd``), then the query's words found in the file's path (module and folder
 names: ``completion`` → ``zsh_completions.go``), weighted by how rare each word is among the paths, and a
 length prior: a long file is where more of a repository's changes land. Test files are recognised by the usual
-conventions and ranked below sources unless the query asks for tests. When the hits name fewer files than
-asked for, the longest other files follow (a subject with no word of the code still gets a likely answer). The
-weights were chosen on five commit-subject sets (bench/README.md, retrieval_bench.py).
+conventions and ranked below sources unless the query asks for tests. A file the query names (``cleanup
+help.py``, ``fix doc/util.go``) ranks above every file it does not name: a subject that spells a file name is
+about that file. When the hits name fewer files than asked for, the longest other files follow (a subject with
+no word of the code still gets a likely answer). The weights were chosen on five commit-subject sets
+(bench/README.md, retrieval_bench.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ MIN_STEM = 4  # shorter words match a path word only exactly ('io' must not matc
 
 _PIECE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A file name or path as written in prose: 'help.py', 'doc/man_docs.go', 'requests/__init__.py'. Words like
+# 'e.g' or 'c.req' match too; they name no file, so they change nothing.
+_FILE_NAME = re.compile(r"[A-Za-z0-9_.\-/]*[A-Za-z0-9_]\.[A-Za-z][A-Za-z0-9]{0,4}\b")
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata", "fixtures"})
 _TEST_WORDS = frozenset({"test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "pytest", "unittest"})
 
@@ -97,6 +102,44 @@ def wants_tests(terms: Sequence[str]) -> bool:
     return any(t in _TEST_WORDS for t in terms)
 
 
+def file_mentions(query: str) -> frozenset[str]:
+    """The file names and paths the query spells, lower-cased, without a leading './' or '/'."""
+    return frozenset(m.lower().removeprefix("./").lstrip("/") for m in _FILE_NAME.findall(query))
+
+
+def is_named(path: str, mentions: Iterable[str]) -> bool:
+    """Whether ``path`` is a file the mentions name: the whole path, or its last components ('doc/util.go')."""
+    lowered = path.lower()
+    return any(lowered == m or lowered.endswith("/" + m) for m in mentions)
+
+
+def named_files(
+    lines: Mapping[tuple[str, str, str], int], query: str, skip: Iterable[tuple[str, str, str]], n: int
+) -> list[tuple[str, str, str]]:
+    """Up to ``n`` files of the scope the query names that are not in ``skip``, longest first.
+
+    A named file may have no chunk hit at all ('cleanup help.py': help.py holds neither word), yet it is the
+    best answer, so it joins the pool rank_files orders.
+    """
+    mentions = file_mentions(query)
+    if not mentions:
+        return []
+    have = set(skip)
+    fitting = (key for key in lines if key not in have and is_named(key[2], mentions))
+    return sorted(fitting, key=lambda key: (-lines[key], key))[:n]
+
+
+def _lead_named(total: dict[tuple[str, str, str], float], mentions: frozenset[str]) -> None:
+    """Lift the files the query names above all others, keeping their order among themselves.
+
+    Adding the best other file's score (rather than a weight) makes the rule hold whatever the scores' scale.
+    """
+    named = {key for key in total if is_named(key[2], mentions)} if mentions else set()
+    lead = max((score for key, score in total.items() if key not in named), default=0.0)
+    for key in named:
+        total[key] += lead
+
+
 def rank_files(
     hits: Sequence[Hit], query: str, k: int, lines: Mapping[tuple[str, str, str], int] | None = None
 ) -> list[Hit]:
@@ -104,7 +147,7 @@ def rank_files(
 
     Path words are weighted by their rarity among the hit files' paths: on five sets, files without a chunk
     hit gained nothing from a path match (and reading every path of the scope costs a query). ``lines``, the
-    scope's line counts by (repo, ref, path), gives the length prior.
+    scope's line counts by (repo, ref, path), gives the length prior. Files the query names come first.
     """
     terms, names = query_terms(query), code_names(query)
     best: dict[tuple[str, str, str], Hit] = {}
@@ -132,6 +175,7 @@ def rank_files(
         for key in total:
             if is_test_path(key[2]):
                 total[key] *= TEST_FACTOR
+    _lead_named(total, file_mentions(query))
     ranked = sorted(total, key=lambda key: -total[key])[:k]
     return [best[key].model_copy(update={"score": total[key]}) for key in ranked]
 

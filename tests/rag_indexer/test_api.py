@@ -46,6 +46,11 @@ def test_search_files_fills_in_with_the_longest_source_files_when_hits_run_out(i
     assert lines == sorted(lines, reverse=True) and not any("test" in h.path for h in hits)
 
 
+def test_search_files_puts_a_file_the_query_names_first_even_without_a_chunk_hit(indexed: CodeIndex) -> None:
+    assert not indexed.search("zzyzx README.md", k=5)  # no chunk has a word of the query
+    assert indexed.search_files("zzyzx README.md", k=2)[0].path == "README.md"  # the shortest file
+
+
 def test_search_filters_by_language(indexed: CodeIndex) -> None:
     hits = indexed.search("invoice", k=10, filters={"language": "go"})
     assert hits and {h.language for h in hits} == {"go"}

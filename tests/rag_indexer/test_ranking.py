@@ -82,3 +82,35 @@ def test_the_longest_files_fill_in_skipping_those_ranked_and_tests() -> None:
         ("r", "HEAD", "c.py"),
         ("r", "HEAD", "a.py"),
     ]
+
+
+def test_file_mentions_are_the_file_names_and_paths_a_query_spells() -> None:
+    assert ranking.file_mentions("Fix doc/man_docs.go and ./README.md (#12)") == {"doc/man_docs.go", "readme.md"}
+
+
+@pytest.mark.parametrize(
+    ("path", "mention", "named"),
+    [("cobra/doc/util.go", "doc/util.go", True), ("cobra/doc/util.go", "util.go", True),
+     ("cobra/doc/myutil.go", "util.go", False), ("sympy/printing/__init__.py", "sympy/__init__.py", False)],
+)  # fmt: skip
+def test_a_mention_names_a_file_by_its_whole_path_or_its_last_components(path: str, mention: str, named: bool) -> None:
+    assert ranking.is_named(path, {mention}) is named
+
+
+def test_a_file_the_query_names_ranks_above_files_that_score_higher() -> None:
+    hits = [hit("pkg/models.py", 10.0, "cleanup"), hit("pkg/help.py", 1.0), hit("pkg/utils.py", 5.0)]
+    ranked = ranking.rank_files(hits, "cleanup help.py", 3)
+    assert [h.path for h in ranked] == ["pkg/help.py", "pkg/models.py", "pkg/utils.py"]
+    assert ranked[0].score > ranked[1].score
+
+
+def test_named_files_outside_the_hits_are_listed_longest_first() -> None:
+    lines = {("r", "HEAD", p): n for p, n in [("a/__init__.py", 10), ("b/__init__.py", 90), ("c/__init__.py", 50)]}
+    assert ranking.named_files(lines, "fix __init__.py", [("r", "HEAD", "b/__init__.py")], 5) == [
+        ("r", "HEAD", "c/__init__.py"),
+        ("r", "HEAD", "a/__init__.py"),
+    ]
+
+
+def test_no_file_joins_the_pool_when_the_query_names_none() -> None:
+    assert ranking.named_files({("r", "HEAD", "help.py"): 10}, "cleanup help", [], 5) == []
