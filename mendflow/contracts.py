@@ -213,9 +213,7 @@ class LanguageSection(Contract):
     fail_reason: FailReason | None = None
     transient: bool | None = None
     artefact_url: str = Field("", description="This language's own job artefacts ('' when no job ran).")
-    skipped: str = Field(
-        "", description="Why no job ran for this language (no runner for it, no test of it selected); '' if one ran."
-    )
+    skipped: str = Field("", description="Why no job ran for this language (no test of it selected); '' if one ran.")
 
 
 class BuildReport(Contract):

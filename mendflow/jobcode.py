@@ -26,15 +26,21 @@ RUNNER_IMAGES: dict[Language, str] = {
     Language.GO: "ci-runner-go",
     Language.TYPESCRIPT: "ci-runner-node",
     Language.RUST: "ci-runner-rust",
+    Language.JAVA: "ci-runner-java",
 }
 IMAGE_PACKAGES: dict[str, tuple[str, ...]] = {
     RUNNER_IMAGE: (RUNNER_PACKAGE,),
     "ci-runner-go": (RUNNER_PACKAGE, "mendflow_go"),
     "ci-runner-node": (RUNNER_PACKAGE, "mendflow_node"),
     "ci-runner-rust": (RUNNER_PACKAGE, "mendflow_rust"),
+    "ci-runner-java": (RUNNER_PACKAGE, "mendflow_java"),
 }
 # The toolchain each image brings beside Python; the local launcher takes the host's.
-IMAGE_TOOLS: dict[str, tuple[str, ...]] = {"ci-runner-go": ("go", "gofmt"), "ci-runner-node": ("node", "npm")}
+IMAGE_TOOLS: dict[str, tuple[str, ...]] = {
+    "ci-runner-go": ("go", "gofmt"),
+    "ci-runner-node": ("node", "npm"),
+    "ci-runner-java": ("java", "mvn"),
+}
 # A toolchain kept whole under one root, which the local launcher finds by asking it (rustup's sysroot: its
 # cargo, rustc, clippy and rustfmt, without rustup's proxies, which would read a rust-toolchain.toml).
 IMAGE_SYSROOTS: dict[str, tuple[str, ...]] = {"ci-runner-rust": ("rustc", "--print", "sysroot")}

@@ -63,6 +63,9 @@ NPM_REGISTRY_VARIABLES = ("npm_config_registry", "YARN_NPM_REGISTRY_SERVER")
 # The Rust runner reads these (a non-default index is written into the job's cargo config as crates.io's replacement).
 CARGO_VARIABLES = ("MENDFLOW_CARGO_INDEX", "MENDFLOW_CARGO_DOWNLOADS")
 CRATES_IO_INDEX = "https://index.crates.io/"
+# The Java runner reads this (a repository other than Maven Central becomes every pom's mirror).
+MAVEN_VARIABLES = ("MENDFLOW_MAVEN_REPOSITORY",)
+MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2"
 
 
 class LanguageSettings(BaseModel):
@@ -95,6 +98,13 @@ class LanguageSettings(BaseModel):
         description="Where that index's crates are downloaded from (its config.json's `dl`); joins the allowlist.",
     )
 
+    maven_repository: str = Field(
+        MAVEN_CENTRAL,
+        description="The Maven repository of a Java job's dependency phase; another one than Maven Central "
+        "becomes the mirror of every repository a pom names (settings.xml, mirrorOf *). Its host joins the "
+        "phase's egress allowlist.",
+    )
+
     def job_env(self, language: Language) -> dict[str, str]:
         if language is Language.GO:
             return {"GOPROXY": self.go_proxy}
@@ -102,6 +112,8 @@ class LanguageSettings(BaseModel):
             return {"npm_config_registry": self.npm_registry, "YARN_NPM_REGISTRY_SERVER": self.yarn_registry}
         if language is Language.RUST:
             return {"MENDFLOW_CARGO_INDEX": self.cargo_index, "MENDFLOW_CARGO_DOWNLOADS": self.cargo_downloads}
+        if language is Language.JAVA:
+            return {"MENDFLOW_MAVEN_REPOSITORY": self.maven_repository}
         return {}
 
     def every_job_env(self) -> dict[str, str]:

@@ -24,10 +24,8 @@ from mendflow.ci.job import (
     metrics_payload,
     phase_progress,
     publish,
-    unsupported,
 )
 from mendflow.contracts import BuildReport, BuildStatus, FailReason, Language, LanguageSection
-from mendflow.jobcode import RUNNER_IMAGES
 from mendflow.launcher import get_launcher
 from mendflow.render import artifact_key, build_markdown, coverage_rows
 from mendflow.settings import Settings, get_settings
@@ -95,8 +93,6 @@ def run_build_job(
     """One build job, its report vetted, its lint judged against the parent's, and published."""
     prefix = source.artefacts.build(source.commit_sha, stage, attempt)
     staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
-    if (refused := unsupported(source, stage, attempt)) is not None:
-        return publish(store, staging, prefix, refused, settings.limits)
     spec = job_spec(source, stage, attempt, staging, store, settings, select, lint_only)
     result = get_launcher(settings).run(spec, phase_progress(stage, source.language))
     max_bytes = settings.limits.job_output_mb * 1024 * 1024
@@ -191,18 +187,14 @@ def _attempted(source: Source, stage: str, select: list[str] | None, settings: S
 def language_plan(
     source: Source, select: list[str] | None = None
 ) -> tuple[list[tuple[Source, list[str] | None]], list[LanguageSection]]:
-    """The jobs a build runs (``source`` as each language with a runner, with its share of ``select``) and the
-    sections of the languages it does not build. The main language without a runner is one job that refuses
-    (``unsupported``), as for a repository of one language; a secondary one without a runner is reported only.
-    """
-    if source.language not in RUNNER_IMAGES or len(source.languages) <= 1:
+    """The jobs a build runs (``source`` as each of its languages, with its share of ``select``) and the sections
+    of the languages it does not build (none of their tests selected)."""
+    if len(source.languages) <= 1:
         return [(source, select)], []
-    runnable = [lang for lang in source.languages if lang in RUNNER_IMAGES]
-    skipped = [combine.no_runner(lang) for lang in source.languages if lang not in RUNNER_IMAGES]
     if not select:
-        return [(sources.as_language(source, lang), None) for lang in runnable], skipped
-    shares = combine.split_selection(select, runnable)
-    skipped += [combine.not_selected(lang) for lang in runnable if lang not in shares]
+        return [(sources.as_language(source, lang), None) for lang in source.languages], []
+    shares = combine.split_selection(select, source.languages)
+    skipped = [combine.not_selected(lang) for lang in source.languages if lang not in shares]
     return [(sources.as_language(source, lang), share) for lang, share in shares.items()], skipped
 
 

@@ -85,7 +85,7 @@ def _generate(
 
 
 def _other_language(source: Source, spec: TestSpec, settings: Settings, llm: LLMClient | None) -> GeneratedTests:
-    """Go, TypeScript/JavaScript, Rust: the LLM writes the tests and the language's own CI runner gates them
+    """Go, TypeScript/JavaScript, Rust, Java: the LLM writes the tests and the language's own CI runner gates them
     (``mendflow.testgen.polyglot``); without an LLM the outcome says there is no offline generator."""
     if llm is None:
         return build_tests(spec, source.path, settings, language=source.language)

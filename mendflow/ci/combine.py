@@ -33,11 +33,6 @@ SEPARATOR = "::"
 _GO_TEST_PREFIXES = ("Test", "Example", "Benchmark", "Fuzz")
 
 
-def no_runner(language: Language) -> LanguageSection:
-    """The section of a secondary language mendflow has no CI image for: reported, never fatal."""
-    return LanguageSection(language=language, skipped=f"no runner for {language}: not built")
-
-
 def not_selected(language: Language) -> LanguageSection:
     return LanguageSection(language=language, skipped="none of its tests selected")
 

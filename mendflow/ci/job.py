@@ -109,17 +109,6 @@ def job_spec(
     )
 
 
-def unsupported(source: Source, stage: str, attempt: int) -> BuildReport | None:
-    """The report of a build mendflow cannot run: a language it has no CI image for (said, never guessed at)."""
-    if source.language in RUNNER_IMAGES:
-        return None
-    have = ", ".join(RUNNER_IMAGES)
-    why = (
-        f"mendflow has no CI runner for {source.language} yet (it builds {have}); this repository is {source.language}"
-    )
-    return errored_report(source, stage, attempt, FailReason.BAD_INPUT, why, 0.0)
-
-
 def errored_report(
     source: Source, stage: str, attempt: int, reason: FailReason, why: str, duration: float
 ) -> BuildReport:

@@ -24,14 +24,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mendflow.settings import CARGO_VARIABLES, NPM_REGISTRY_VARIABLES
+from mendflow.settings import CARGO_VARIABLES, MAVEN_VARIABLES, NPM_REGISTRY_VARIABLES
 
 HEAD_LIMIT = 8192  # a CONNECT request is one short line and a few headers
 CONNECT_TIMEOUT_SEC = 30.0
 IDLE_TIMEOUT_SEC = 300.0  # a tunnel nobody writes to for this long is closed
 MAX_TUNNELS = 128  # uv opens up to 50 downloads at once; more is a job trying to exhaust threads
 CHUNK = 262144
-# Variables through which the trusted side names a package index (uv, pip, Go, npm, cargo): their hosts join the
+# Variables through which the trusted side names a package index (uv, pip, Go, npm, cargo, Maven): their hosts join the
 # allowlist.
 INDEX_VARIABLES = (
     "UV_INDEX_URL",
@@ -42,6 +42,7 @@ INDEX_VARIABLES = (
     "GOPROXY",
     *NPM_REGISTRY_VARIABLES,
     *CARGO_VARIABLES,
+    *MAVEN_VARIABLES,
 )
 
 

@@ -40,14 +40,22 @@ MAX_REPAIR_ROUNDS = 1
 FLAKE_RUNS = 5
 _CODE_CHARS = 24_000
 _READ_LIMIT = 256 * 1024  # manifests and sources read for the prompt
-SUPPORTED = (Language.GO, Language.TYPESCRIPT, Language.RUST)
+SUPPORTED = (Language.GO, Language.TYPESCRIPT, Language.RUST, Language.JAVA)
 
 # A gates run: (candidate files, the ids to select, the run's number) → the runner's report of that selection.
 GateRun = Callable[[dict[str, str], list[str], int], BuildReport]
 
 
+# Why a language has no offline generator here, where there is more to say than that none exists.
+_NO_OFFLINE_WHY = {
+    Language.JAVA: "EvoSuite needs Java 8 to 11 and reads no Java 17 class file, Randoop is not on Maven Central",
+}
+
+
 def offline_note(language: Language) -> str:
-    return f"no offline generator for {language}: the test builder writes {language} tests with an LLM only"
+    note = f"no offline generator for {language}: the test builder writes {language} tests with an LLM only"
+    why = _NO_OFFLINE_WHY.get(language)
+    return f"{note}; {why}" if why else note
 
 
 # ---------------------------------------------------------------- where tests go
@@ -88,19 +96,32 @@ def test_path(language: Language, target: str, tree: pygit2.Tree, files: list[st
     JavaScript: ``foo.mendflow.test.ts`` in the directory the repository keeps its tests (``tests/``, ``test/``,
     ``__tests__/``, mirroring the source's path below its top directory), else beside the source. Rust: an
     integration test ``tests/<stem>_mendflow.rs`` (the crate's public API only: a file under ``tests/`` is a
-    target of its own, so a new file never edits source). Java: ``src/test/java/<package>/FooMendflowTest.java``.
+    target of its own, so a new file never edits source). Java: ``<module>/src/test/java/<package>/
+    FooMendflowTest.java`` (the module of its ``src/main/java``, the package of the source's own ``package`` clause);
+    a class name the repository already uses gets a number (``FooMendflow2Test``).
     """
     files = files if files is not None else _paths(tree)
     p = PurePosixPath(target)
-    base = _base_path(language, p, files)
+    base = _base_path(language, p, files, tree)
     name, n = base, 1
-    while name in files:
+    taken = {f.lower() for f in files}  # a case-insensitive file system cannot hold both either
+    while name.lower() in taken:
         n += 1
-        name = base.replace("mendflow", f"mendflow{n}", 1)
+        name = _numbered(base, n)
     return name
 
 
-def _base_path(language: Language, p: PurePosixPath, files: list[str]) -> str:
+def _numbered(path: str, n: int) -> str:
+    """``path`` with ``n`` after the mendflow in its file name (never in a directory's)."""
+    where, _, name = path.rpartition("/")
+    for word in ("mendflow", "Mendflow"):
+        if word in name:
+            name = name.replace(word, f"{word}{n}", 1)
+            break
+    return f"{where}/{name}" if where else name
+
+
+def _base_path(language: Language, p: PurePosixPath, files: list[str], tree: pygit2.Tree) -> str:
     stem, parent = p.stem, p.parent.as_posix()
     here = "" if parent == "." else f"{parent}/"
     if language is Language.GO:
@@ -119,14 +140,40 @@ def _base_path(language: Language, p: PurePosixPath, files: list[str]) -> str:
         crate = _crate_root(p, files)
         return f"{crate}tests/{stem}_mendflow.rs"
     if language is Language.JAVA:
-        parts = p.parts
-        if "java" in parts:
-            i = parts.index("java")
-            root = "/".join(parts[: max(i - 2, 0)])
-            pkg = "/".join(parts[i + 1 : -1])
-            return f"{root + '/' if root else ''}src/test/java/{pkg + '/' if pkg else ''}{stem}MendflowTest.java"
-        return f"src/test/java/{stem}MendflowTest.java"
+        module = _java_module(p, files)
+        declared = java_package(blob_text(tree, p.as_posix(), _READ_LIMIT) or "")
+        pkg = (declared or "").replace(".", "/")
+        if declared is None:  # no package clause read: the directories below src/main/java name it
+            at = _index(p.parts, _MAIN_JAVA)
+            pkg = "/".join(p.parts[at + len(_MAIN_JAVA) : -1]) if at >= 0 else ""
+        return f"{module}src/test/java/{pkg + '/' if pkg else ''}{stem}MendflowTest.java"
     raise ValueError(f"no test layout for {language}")
+
+
+_MAIN_JAVA = ("src", "main", "java")
+
+
+def _index(parts: tuple[str, ...], sub: tuple[str, ...]) -> int:
+    for i in range(len(parts) - len(sub) + 1):
+        if parts[i : i + len(sub)] == sub:
+            return i
+    return -1
+
+
+def _java_module(p: PurePosixPath, files: list[str]) -> str:
+    """The Maven/Gradle module directory of a Java source ('' or 'dir/'): the one holding its ``src/main/java``,
+    else the nearest directory above it with a build file."""
+    at = _index(p.parts, _MAIN_JAVA)
+    if at >= 0:
+        return "".join(f"{part}/" for part in p.parts[:at])
+    for parent in p.parents:
+        where = "" if parent.as_posix() == "." else f"{parent.as_posix()}/"
+        if any(f"{where}{build}" in files for build in _JAVA_BUILD_FILES):
+            return where
+    return ""
+
+
+_JAVA_BUILD_FILES = ("pom.xml", "build.gradle", "build.gradle.kts")
 
 
 def _crate_root(p: PurePosixPath, files: list[str]) -> str:
@@ -138,8 +185,11 @@ def _crate_root(p: PurePosixPath, files: list[str]) -> str:
     return ""
 
 
-def check(path: str, content: str, allowed: set[str], tree: pygit2.Tree) -> Rejection | None:
-    """Refuse a file that is not exactly one the trusted side chose (or lies behind a symlink), or oversize."""
+def check(
+    path: str, content: str, allowed: set[str], tree: pygit2.Tree, language: Language | None = None
+) -> Rejection | None:
+    """Refuse a file that is not exactly one the trusted side chose (or lies behind a symlink), or oversize; a Java
+    file whose package clause or class name does not match its path (the runner would never find its tests)."""
     if path not in allowed:
         where = ", ".join(sorted(allowed))
         return Rejection(path, DropReason.OUTSIDE_TESTS_DIR, f"tests may only be written to {where}")
@@ -149,14 +199,53 @@ def check(path: str, content: str, allowed: set[str], tree: pygit2.Tree) -> Reje
     size = len(content.encode())
     if size > MAX_FILE_BYTES or content.count("\n") > MAX_FILE_LINES:
         return Rejection(path, DropReason.OVERSIZE, f"{size} bytes / {content.count(chr(10))} lines is too large")
+    if language is Language.JAVA:
+        wrong = _java_shape(path, content)
+        if wrong:
+            return Rejection(path, DropReason.NOT_COLLECTED, wrong)
     return None
+
+
+def _java_shape(path: str, content: str) -> str | None:
+    """What in a Java test file keeps Surefire from finding it at ``path``: the package or the class name."""
+    package, cls = java_names(path)
+    code = _java_code(content)
+    declared = java_package(code)
+    if (declared or "") != package:
+        said = f"declares package {declared}" if declared else "declares no package"
+        want = f"`package {package};`" if package else "no package clause (the default package)"
+        return f"{said}; its path needs {want}"
+    if not re.search(rf"\b(?:class)\s+{re.escape(cls)}\b", code):
+        return f"declares no class {cls}: the file's class must be named after the file"
+    return None
+
+
+def java_names(path: str) -> tuple[str, str]:
+    """The package and the class name a Java test file at ``path`` must declare."""
+    p = PurePosixPath(path)
+    at = _index(p.parts, _TEST_JAVA)
+    package = ".".join(p.parts[at + len(_TEST_JAVA) : -1]) if at >= 0 else ""
+    return package, p.stem
+
+
+_TEST_JAVA = ("src", "test", "java")
+_JAVA_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.M)
+
+
+def java_package(source: str) -> str | None:
+    """The package a Java source declares ('' for none), None for an empty text."""
+    if not source.strip():
+        return None
+    m = _JAVA_PACKAGE.search(_java_code(source))
+    return m.group(1) if m else ""
 
 
 # ---------------------------------------------------------------- the ecosystem's test framework and ids
 
 
-def framework(language: Language, tree: pygit2.Tree, files: list[str]) -> str:
-    """The test framework the repository already uses, in words for the prompt."""
+def framework(language: Language, tree: pygit2.Tree, files: list[str], target: str = "") -> str:
+    """The test framework the repository already uses, in words for the prompt (for Java, that of ``target``'s
+    module: its build file's dependencies and those of the build files above it)."""
     if language is Language.GO:
         return "Go's standard testing package (func TestXxx(t *testing.T)), no third-party assertion library"
     if language is Language.RUST:
@@ -178,16 +267,84 @@ def framework(language: Language, tree: pygit2.Tree, files: list[str]) -> str:
                 return words
         return "node:test (import { test } from 'node:test'; import assert from 'node:assert/strict')"
     if language is Language.JAVA:
-        pom = blob_text(tree, "pom.xml", _READ_LIMIT) or blob_text(tree, "build.gradle", _READ_LIMIT) or ""
-        if "junit-jupiter" in pom or "org.junit.jupiter" in pom:
-            return "JUnit 5 (org.junit.jupiter.api.Test, Assertions)"
-        return "JUnit 4 (org.junit.Test, org.junit.Assert)" if "junit" in pom else "JUnit 5"
+        return _java_framework(_java_dependencies(tree, files, target))
     return "the repository's test framework"
+
+
+_JUPITER = "JUnit 5 Jupiter (org.junit.jupiter.api.Test, static org.junit.jupiter.api.Assertions.*)"
+_JUNIT4 = "JUnit 4 (org.junit.Test, static org.junit.Assert.*; a public class with public void test methods)"
+_DEPENDENCY = re.compile(r"<dependency>(.*?)</dependency>", re.S)
+_XML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_COORDINATE = re.compile(r"<(groupId|artifactId)>\s*([^<\s]+)\s*</\1>")
+_GRADLE_DEPENDENCY = re.compile(r"""["']([\w.\-]+):([\w.\-]+)(?::[^"']*)?["']""")
+
+
+def _java_dependencies(tree: pygit2.Tree, files: list[str], target: str) -> set[str]:
+    """``group:artifact`` of every dependency the build files of ``target``'s module and the directories above it
+    name (managed ones too): Maven's pom.xml, Gradle's build files and version catalogue."""
+    module = _java_module(PurePosixPath(target), files) if target else ""
+    dirs = [module] + [f"{d.as_posix()}/" for d in PurePosixPath(module or ".").parents if d.as_posix() != "."]
+    dirs = list(dict.fromkeys([*dirs, ""]))
+    found: set[str] = set()
+    for where in dirs:
+        for name in (*_JAVA_BUILD_FILES, "gradle/libs.versions.toml"):
+            text = blob_text(tree, f"{where}{name}", _READ_LIMIT) or ""
+            if name == "pom.xml":
+                for block in _DEPENDENCY.findall(_XML_COMMENT.sub("", text)):
+                    coords: dict[str, str] = {}
+                    for key, value in _COORDINATE.findall(block):
+                        coords.setdefault(key, value)  # the dependency's own, not an exclusion's below it
+                    found.add(f"{coords.get('groupId', '')}:{coords.get('artifactId', '')}")
+            else:
+                found |= {f"{g}:{a}" for g, a in _GRADLE_DEPENDENCY.findall(text)}
+                found |= {f"{g}:{a}" for g, a in re.findall(r'module\s*=\s*"([\w.\-]+):([\w.\-]+)"', text)}
+    return found
+
+
+def _java_framework(deps: set[str]) -> str:
+    """JUnit 5 Jupiter when any org.junit.jupiter artifact (or JUnit's BOM) is there, JUnit 4 when only
+    junit:junit is; the assertion libraries beside it (AssertJ, Hamcrest) and Mockito named when present."""
+    groups = {d.split(":", 1)[0] for d in deps}
+    if "org.junit.jupiter" in groups or "org.junit:junit-bom" in deps:
+        words = _JUPITER
+    elif "junit:junit" in deps:
+        words = _JUNIT4
+    else:
+        words = f"{_JUPITER} (no JUnit dependency was found in the build files)"
+    extras = [
+        lib
+        for lib, present in (
+            ("AssertJ (org.assertj.core.api.Assertions.assertThat)", "org.assertj" in groups),
+            ("Hamcrest (org.hamcrest.MatcherAssert.assertThat, org.hamcrest.Matchers)", "org.hamcrest" in groups),
+            ("Mockito (org.mockito.Mockito)", "org.mockito" in groups),
+        )
+        if present
+    ]
+    return f"{words}; also available: {', '.join(extras)}" if extras else words
 
 
 _GO_TEST = re.compile(r"^func (Test[A-Z0-9_]\w*)\(\s*\w+\s+\*testing\.T\s*\)", re.M)
 _RUST_TEST = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*fn\s+(\w+)")
 _JS_CASE = re.compile(r"\b(?:it|test)\s*\(\s*['\"`]")
+_ARGS = r"(?:\s*\((?:[^()]|\([^()]*\))*\))?"  # an annotation's arguments, one level of nested parentheses
+_JAVA_TEST = re.compile(
+    r"@(?:org\.junit\.(?:jupiter\.api\.|jupiter\.params\.)?)?(?:Test|ParameterizedTest|RepeatedTest)\b"
+    + _ARGS
+    + r"(?:\s*@[\w.]+"
+    + _ARGS
+    + r")*\s*(?:(?:public|protected|private|static|final|synchronized)\s+)*void\s+(\w+)\s*\("
+)
+_JAVA_NOISE = re.compile(r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*(?:.|\n)*?\*/|//[^\n]*')
+
+
+def _java_code(source: str) -> str:
+    """Java source with its comments and string and char literals blanked (an @Test in them is no test)."""
+    return _JAVA_NOISE.sub(lambda m: '""' if m.group(0)[0] in "\"'" else " ", source)
+
+
+def java_test_methods(content: str) -> list[str]:
+    """The test methods a JUnit 4/5 file declares (@Test, @ParameterizedTest, @RepeatedTest), once each."""
+    return list(dict.fromkeys(_JAVA_TEST.findall(_java_code(content))))
 
 
 def test_ids(language: Language, path: str, content: str) -> list[str]:
@@ -199,6 +356,8 @@ def test_ids(language: Language, path: str, content: str) -> list[str]:
         return [f"{path}::{name}" for name in _RUST_TEST.findall(content)]
     if language is Language.TYPESCRIPT:
         return [path] if _JS_CASE.search(content) else []
+    if language is Language.JAVA:
+        return [f"{path}::{name}" for name in java_test_methods(content)]
     return []
 
 
@@ -208,6 +367,8 @@ def expected_tests(language: Language, content: str) -> int:
         return len(_GO_TEST.findall(content))
     if language is Language.RUST:
         return len(_RUST_TEST.findall(content))
+    if language is Language.JAVA:
+        return len(java_test_methods(content))  # a parameterised or repeated test runs at least once
     return len(_JS_CASE.findall(content))
 
 
@@ -220,7 +381,7 @@ def system_prompt(language: Language, tool: str, paths: dict[str, str], crate: s
         Language.GO: "Use the package clause of the file under test (same package), so unexported names work.",
         Language.RUST: f"These are integration tests: only the crate's public API (`use {crate or 'the_crate'}::…`).",
         Language.TYPESCRIPT: "Import the code under test by a relative path, as the existing tests do.",
-        Language.JAVA: "Put the class in the package of the class under test.",
+        Language.JAVA: _java_rules(paths),
     }.get(language, "")
     return f"""You write unit tests for a {language} repository with {tool}.
 Write tests ONLY in these new files, never any other file:
@@ -229,6 +390,22 @@ Write tests ONLY in these new files, never any other file:
 Rules: deterministic; no network; no sleeps; each test's name says what it checks; assert what the code does now;
 the file must compile on its own with the repository's existing dependencies only.
 Return ONE JSON object: {{"files": [{{"path": "<one of the paths above>", "content": "<whole file>"}}]}}."""
+
+
+def _java_rules(paths: dict[str, str]) -> str:
+    """Each Java file's package clause and class (the path's), and what keeps its tests selectable."""
+    lines = []
+    for dst in sorted(paths.values()):
+        package, cls = java_names(dst)
+        clause = f"`package {package};`" if package else "no package clause"
+        lines.append(f"- {dst}: {clause}, one top-level class `{cls}`")
+    return (
+        "Each file starts with its package clause (the package of the class under test, so package-private code\n"
+        "is testable) and declares the one top-level class named after the file:\n"
+        + "\n".join(lines)
+        + "\nEvery test is a void method annotated @Test (or @ParameterizedTest) directly in that class: no @Nested\n"
+        "classes, no @TestFactory, no @Disabled/@Ignore tests."
+    )
 
 
 def user_prompt(spec: TestSpec, tree: pygit2.Tree, style: str) -> str:
@@ -348,7 +525,7 @@ def build_tests(
         spec_id=spec.id, branch_name=branch_for(spec.id), precheck=BuildStatus.FAILED, generator="llm"
     )
     if language not in SUPPORTED:
-        note = f"the LLM test builder writes no {language} tests yet (Go, TypeScript/JavaScript and Rust so far)"
+        note = f"the LLM test builder writes no {language} tests (Go, TypeScript/JavaScript, Rust and Java)"
         return result.model_copy(update={"generator": "none", "notes": [note]})
     if not spec.targets:
         return result.model_copy(update={"notes": ["the TestSpec has no targets: nothing to generate"]})
@@ -362,7 +539,8 @@ def build_tests(
         m = re.search(r'^name\s*=\s*"([^"]+)"', blob_text(tree, "Cargo.toml", _READ_LIMIT) or "", re.M)
         crate = m.group(1).replace("-", "_") if m else ""
     by_target = {target: path for path, target in sources.items()}
-    system = system_prompt(language, framework(language, tree, files_now), by_target, crate)
+    tool = framework(language, tree, files_now, spec.targets[0].path)
+    system = system_prompt(language, tool, by_target, crate)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(spec, tree, style)}]
     before = llm.ledger.by_stage.get(STAGE, 0)
     dropped: list[DroppedTest] = []
@@ -376,7 +554,7 @@ def build_tests(
         if draft.diff:
             refused.append("a diff was returned: whole files are asked for")
         for f in draft.files:
-            rejection = check(f.path, f.content, allowed, tree)
+            rejection = check(f.path, f.content, allowed, tree, language)
             if rejection:
                 detail = f"round {round_no}: {rejection.detail}"
                 dropped.append(DroppedTest(node_id=f.path, reason=rejection.reason, detail=detail))

@@ -4,6 +4,7 @@ by the local launcher with the real toolchain, and every stage after it honest a
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ from mendflow.store import open_store
 from tasks.outcome import pipeline_result
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_go.helpers import example_files
+from tests.images.mendflow_java import helpers as java
+from tests.images.mendflow_java.helpers import needs_maven
 from tests.images.mendflow_node import helpers as node
 from tests.images.mendflow_rust import helpers as rust
 
@@ -89,15 +92,42 @@ def test_the_loop_on_a_rust_crate_plans_its_gaps(make_repo: RepoFactory) -> None
     assert result.outcome is PipelineOutcome.NO_TESTS_KEPT
 
 
-def test_a_language_without_a_runner_is_bad_input_said_once(make_repo: RepoFactory) -> None:
-    project = {"pom.xml": "<project/>\n", "src/main/java/Demo.java": "class Demo {}\n"}
-    report = ci_build(repo=str(make_repo(project, name="maven")))
+@needs_maven
+def test_a_maven_project_builds_in_the_java_image_through_the_egress_proxy(make_repo: RepoFactory) -> None:
+    report = ci_build(repo=str(make_repo(java.example_files(), name="isbn")))
+    assert (report.language, report.status, report.tests.passed) == (Language.JAVA, BuildStatus.PASSED, 5)
+    assert report.coverage is not None and report.coverage.format is CoverageFormat.JACOCO
+
+
+@needs_maven
+def test_a_maven_wrapper_s_own_maven_builds_through_the_egress_proxy(make_repo: RepoFactory, tmp_path: Path) -> None:
+    files = {**java.example_files(), **java.wrapper_files(tmp_path / "wrapper", "3.9.9")}
+    report = ci_build(repo=str(make_repo(files, name="isbn-wrapper")))
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5), report.error_reason
+    assert report.test_command[:2] == ["sh", "./mvnw"]
+
+
+@needs_maven
+def test_the_maven_repository_setting_is_every_pom_s_mirror_and_the_only_host_allowed(
+    make_repo: RepoFactory, mendflow_env: pytest.MonkeyPatch
+) -> None:
+    # Another host of Maven Central: were a pom's repository (repo.maven.apache.org) not mirrored to it, the
+    # egress proxy would refuse it.
+    mendflow_env.setenv("MENDFLOW_LANGUAGES__MAVEN_REPOSITORY", "https://repo1.maven.org/maven2")
+    get_settings.cache_clear()
+    report = ci_build(repo=str(make_repo(java.example_files(), name="isbn-mirror")))
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5), report.error_reason
+
+
+def test_a_gradle_build_is_bad_input_said_once(make_repo: RepoFactory) -> None:
+    project = {"build.gradle": "plugins { id 'java' }\n", "src/main/java/Demo.java": "class Demo {}\n"}
+    report = ci_build(repo=str(make_repo(project, name="gradle")))
     assert (report.status, report.fail_reason, report.language) == (
         BuildStatus.ERRORED,
         FailReason.BAD_INPUT,
         Language.JAVA,
     )
-    assert report.error_reason is not None and "no CI runner for java yet" in report.error_reason
+    assert report.error_reason is not None and "this is a Gradle build" in report.error_reason
     assert report.attempt == 1  # deterministic: not retried
 
 

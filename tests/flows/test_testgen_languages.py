@@ -1,9 +1,11 @@
-"""The LLM test builder for Go and TypeScript: the whole loop on the examples, with the scripted OpenAI-compatible
-server as the LLM and everything else real (Prefect, the store, the language's CI runner and toolchain)."""
+"""The LLM test builder for Go, TypeScript, Rust and Java: the whole loop on the examples, with the scripted
+OpenAI-compatible server as the LLM and everything else real (Prefect, the store, the language's CI runner and
+toolchain)."""
 
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,12 +16,15 @@ from tests.fixtures.llm_server import LLMServer
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_go.helpers import example_files as go_files
 from tests.images.mendflow_node import helpers as node
+from tests.images.mendflow_runner.helpers import tree_files
 from tests.images.mendflow_rust import helpers as rust
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
 needs_rust = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs the Rust toolchain")
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js and npm")
+needs_java = pytest.mark.skipif(shutil.which("mvn") is None, reason="needs a JDK and Maven")
+JAVA_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "java-isbn"
 
 GO_TEST = """package ratelimit
 
@@ -70,6 +75,39 @@ fn parse_refuses_a_number_without_a_unit() {
     );
 }
 """
+
+JAVA_TEST = """package org.example.isbn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import org.junit.jupiter.api.Test;
+
+class IsbnMendflowTest {
+  @Test
+  void toIsbn10DropsThe978PrefixAndRecomputesTheCheckDigit() {
+    assertEquals("080442957X", Isbn.parse("978-0-8044-2957-3").toIsbn10().digits());
+  }
+
+  @Test
+  void toIsbn10RefusesA979Isbn() {
+    Isbn isbn = Isbn.parse("979-10-00000-00-8");
+    assertThrows(IllegalStateException.class, isbn::toIsbn10);
+  }
+
+  @Test
+  void prefixOfAnIsbn10Is978() {
+    assertEquals("978", Isbn.parse("0-306-40615-2").prefix());
+  }
+
+  @Test
+  void parseRefusesNull() {
+    assertThrows(IllegalArgumentException.class, () -> Isbn.parse(null));
+  }
+}
+"""
+JAVA_BROKEN = JAVA_TEST.replace('assertEquals("978", ', "assertEquals(undefinedThing, ")
+JAVA_TEST_FILE = "src/test/java/org/example/isbn/IsbnMendflowTest.java"
 
 
 @pytest.fixture
@@ -155,3 +193,44 @@ def test_the_rust_loop_writes_an_integration_test_of_the_crate_and_merges(
     assert result.b1.coverage is not None and result.b2 is not None and result.b2.coverage is not None
     assert result.b2.coverage.line_pct > result.b1.coverage.line_pct
     print(f"rust coverage: {result.b1.coverage.line_pct} -> {result.b2.coverage.line_pct}")
+
+
+@needs_java
+def test_the_java_loop_refuses_a_write_outside_its_class_repairs_a_compile_error_and_merges(
+    make_repo: RepoFactory, llm_env: LLMServer
+) -> None:
+    plan(llm_env, "src/main/java/org/example/isbn/Isbn.java::Isbn.toIsbn10", "toIsbn10 converts and refuses 979")
+    llm_env.reply(
+        {
+            "files": [
+                {"path": "src/main/java/org/example/isbn/Isbn.java", "content": "package org.example.isbn;\n"},
+                {"path": JAVA_TEST_FILE, "content": JAVA_BROKEN},
+            ]
+        }
+    )
+    llm_env.reply({"files": [{"path": JAVA_TEST_FILE, "content": JAVA_TEST}]})
+    files = {k: v for k, v in tree_files(JAVA_EXAMPLE).items() if not k.startswith("target/")}
+    result = self_healing_pipeline(repo=str(make_repo(files, name="isbn-llm")), branch="main")
+    generated = result.generated
+    assert generated is not None and generated.generator == "llm", generated
+    reasons = {(d.node_id, d.reason) for d in generated.dropped}
+    assert ("src/main/java/org/example/isbn/Isbn.java", DropReason.OUTSIDE_TESTS_DIR) in reasons
+    assert (JAVA_TEST_FILE, DropReason.UNPARSABLE) in reasons, generated.dropped
+    broken = next(d for d in generated.dropped if d.reason is DropReason.UNPARSABLE)
+    assert "does not compile" in broken.detail and "undefinedThing" in broken.detail, broken.detail
+    assert generated.repair_rounds == 1
+    assert sorted(k.node_id for k in generated.kept) == [
+        f"{JAVA_TEST_FILE}::{m}"
+        for m in (
+            "parseRefusesNull",
+            "prefixOfAnIsbn10Is978",
+            "toIsbn10DropsThe978PrefixAndRecomputesTheCheckDigit",
+            "toIsbn10RefusesA979Isbn",
+        )
+    ], generated
+    assert generated.files == [JAVA_TEST_FILE]
+    assert result.outcome is PipelineOutcome.MERGED, (result.outcome, result.regression)
+    assert result.b1.coverage is not None and result.b2 is not None and result.b2.coverage is not None
+    assert result.b2.status is BuildStatus.PASSED and result.b2.tests.total == 9
+    assert result.b2.coverage.line_pct > result.b1.coverage.line_pct
+    print(f"java coverage: {result.b1.coverage.line_pct} -> {result.b2.coverage.line_pct}")

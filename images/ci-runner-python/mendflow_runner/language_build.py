@@ -205,9 +205,13 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         transient = False if refused else DependencyError(step).transient
         how = "" if transient else " (deterministic: not retried)"
         reason = "timeout" if step.timed_out else "dependencies"
-        said = refused or cause(step)
+        said = refused or self._cause(step)
         self.rep.errored(reason, f"`{' '.join(argv)}` in {self.where(cwd)} failed{how}: {said}", transient)
         return False
+
+    def _cause(self, step: StepResult) -> str:
+        """Why a dependency command failed, in the tool's words."""
+        return cause(step)
 
     def _selection_ok(self, check: Callable[[list[str]], object]) -> bool:
         """``--select`` read by the language's ``check``, whose ``ValueError`` makes it bad input."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mendflow.ci.combine import combine, language_of_test, no_runner, split_selection
+from mendflow.ci.combine import combine, language_of_test, not_selected, split_selection
 from mendflow.contracts import (
     BuildReport,
     BuildStatus,
@@ -48,7 +48,7 @@ def test_the_worst_section_leads_and_everything_else_adds_up() -> None:
         tests=TestCounts(total=2, passed=1, failed=1), durations={"pytest": 1.0},
         coverage=cov("b.py", 30, 15, branch=True, fmt=CoverageFormat.COVERAGE_PY),
     )  # fmt: skip
-    combined = combine([go, py], [no_runner(Language.JAVA)])
+    combined = combine([go, py], [not_selected(Language.JAVA)])
     assert (combined.status, combined.fail_reason, combined.language) == (
         BuildStatus.FAILED, FailReason.TESTS, Language.GO,
     )  # fmt: skip
@@ -62,7 +62,7 @@ def test_the_worst_section_leads_and_everything_else_adds_up() -> None:
     assert [(s.language, s.status) for s in combined.sections] == [
         (Language.GO, BuildStatus.PASSED), (Language.PYTHON, BuildStatus.FAILED), (Language.JAVA, None),
     ]  # fmt: skip
-    assert combined.sections[2].skipped == "no runner for java: not built"
+    assert combined.sections[2].skipped == "none of its tests selected"
 
 
 def test_errored_beats_failed_and_names_its_language() -> None:

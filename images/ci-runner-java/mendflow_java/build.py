@@ -1,0 +1,235 @@
+"""A Maven project's build, the way its own CI runs one: the dependencies fetched with the network (Maven
+Central, or the repository the trusted side names), then, offline, one ``mvn test`` of the whole reactor with
+JaCoCo's agent — compile, the checks the pom binds to the phases up to ``test``, Surefire — and JaCoCo's report.
+
+One Maven run for build and tests, as ``mvn test`` is in the repository's own CI: a second run would pay Maven's
+start and the reactor's model again for nothing. Its output says which happened: a compile error (javac's words)
+is FAILED ``build``; failing tests are ignored by Maven (``maven.test.failure.ignore``) and read from Surefire's
+reports. The JDK and Maven are the image's; a repository's ``mvnw`` is honoured when its distribution comes from
+the repository the dependency phase may reach. Gradle builds are refused in one line: its wrapper downloads a
+distribution from services.gradle.org, which no job reaches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from mendflow_runner import coverage_formats, proc
+from mendflow_runner.config import JobConfig
+from mendflow_runner.language_build import LanguageBuild
+from mendflow_runner.proc import Log, StepResult
+from mendflow_runner.report import Report
+from mendflow_runner.testing import MAX_FAILURES
+
+from . import javac, maven, surefire
+
+COVERAGE, JACOCO_XML = "coverage.json", "jacoco.xml"
+SUREFIRE_REPORTS, JACOCO_REPORT = "target/surefire-reports", "target/site/jacoco/jacoco.xml"
+RESOLVED_STAMP = ".mendflow-resolved"
+
+
+class JavaBuild(LanguageBuild[tuple[surefire.TestRun, StepResult | None]]):
+    def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
+        self.run_step: StepResult | None = None  # the one offline Maven run: build and tests
+        self.mvn = ["mvn"]
+        self.job_caches = False
+        super().__init__(cfg, rep, log)
+
+    # -- the environment ------------------------------------------------------------------------------------
+
+    def _environment(self) -> dict[str, str]:
+        env = super()._environment()
+        # The JVM's temp dir is /tmp whatever TMPDIR says, and the dependency phase may write only its own.
+        tmpdir = f"-Djava.io.tmpdir={env['TMPDIR']}" if env.get("TMPDIR") else ""
+        env["MAVEN_OPTS"] = " ".join(f for f in (env.get("MAVEN_OPTS", ""), maven.JOB_JAVA_OPTIONS, tmpdir) if f)
+        env["MAVEN_USER_HOME"] = str(self.cache / "maven-wrapper")  # where mvnw keeps the distribution
+        return env
+
+    def _use_job_caches(self) -> None:
+        self.job_caches = True
+        self.env["MAVEN_USER_HOME"] = str(self.cfg.workspace / "maven-wrapper")
+
+    @property
+    def m2(self) -> Path:
+        """The local repository: the repository's dependency cache, or a split job's own."""
+        return (self.cfg.workspace if self.job_caches else self.cache) / "m2"
+
+    @property
+    def handoff_dirs(self) -> list[Path]:
+        return [self.src, self.m2, Path(self.env["MAVEN_USER_HOME"])]
+
+    @property
+    def dependency_dirs(self) -> list[Path]:
+        return [self.m2, Path(self.env["MAVEN_USER_HOME"])]
+
+    @property
+    def repository(self) -> str:
+        return os.environ.get("MENDFLOW_MAVEN_REPOSITORY") or maven.CENTRAL
+
+    @property
+    def settings(self) -> Path:
+        return self.cfg.workspace / "maven-settings.xml"
+
+    def _maven(self, *args: str, offline: bool = True) -> list[str]:
+        """A Maven command line: the repository's ``mvn`` (or wrapper), batch mode, the job's local repository,
+        and the trusted side's mirror when it names one."""
+        settings = ["-s", str(self.settings)] if self.settings.is_file() else []
+        return [*self.mvn, *maven.BATCH, *(["-o"] if offline else []), f"-Dmaven.repo.local={self.m2}", *settings,
+                *args]  # fmt: skip
+
+    # -- the steps -------------------------------------------------------------------------------------------
+
+    def _read_project(self) -> bool:
+        if not (self.src / maven.POM).is_file():
+            gradle = next((name for name in maven.GRADLE_BUILDS if (self.src / name).is_file()), None)
+            if gradle:
+                self.rep.errored(
+                    "bad_input",
+                    f"this is a Gradle build ({gradle}): mendflow builds Java with Maven only, since Gradle's "
+                    "wrapper downloads its distribution from services.gradle.org, which no job can reach; "
+                    "add a pom.xml to build it here",
+                )
+            else:
+                self.rep.errored("bad_input", "no pom.xml at the repository's root: this is not a Maven project")
+            return False
+        try:
+            distribution = maven.wrapper_distribution(self.src)
+        except maven.WrapperError as exc:
+            self.rep.errored("bad_input", f"the Maven wrapper: {exc}")
+            return False
+        if distribution and maven.wrapper_allowed(distribution, self.repository):
+            self.mvn = ["sh", f"./{maven.WRAPPER}"]  # from the source tree: mvnw finds .mvn/ by its own path
+        elif distribution:
+            self.log.write(f"mvnw's {distribution} is not on {self.repository}: the image's Maven builds instead")
+        return self._selection_ok(surefire.selection)
+
+    def _download(self) -> bool:
+        if self.repository.rstrip("/") != maven.CENTRAL:
+            self.settings.write_text(maven.settings_xml(self.repository), encoding="utf-8")
+        if self._resolved_before():
+            return True
+        return self._fetch(self._maven(maven.GO_OFFLINE, offline=False), self.src)
+
+    def _cause(self, step: StepResult) -> str:
+        """Maven says why on stdout; its stderr holds only the JVM's notices."""
+        return maven.failed_goal(step.stdout) or super()._cause(step)
+
+    def _resolution_key(self) -> str:
+        """What the cache's resolution stands for: the poms' bytes and the repository they came from."""
+        return json.dumps([self.repository, maven.build_digest(self.src), self.mvn[0]])
+
+    def _resolved_before(self) -> bool:
+        """Whether this cache already holds everything these poms resolve to (released versions never change;
+        a pom naming a SNAPSHOT is always resolved again)."""
+        stamp = self.m2 / RESOLVED_STAMP
+        if maven.uses_snapshots(self.src) or not stamp.is_file():
+            return False
+        return stamp.read_text(encoding="utf-8") == self._resolution_key()
+
+    def _after_download(self) -> None:
+        """A test run that runs no test, still with the network: it fetches what only the test phase loads
+        (Surefire's provider for the repository's JUnit, JaCoCo's agent). Its failures are the offline run's to
+        report — a compile error there is FAILED ``build``, never a dependency error."""
+        if self._resolved_before():
+            return
+        filter_ = maven.resolve_only_filter(self.src)
+        if filter_ is not None:
+            step = self._run(self._confined(), self._test_command(filter_, offline=False), self.src, self.env)
+            if not step.ok:
+                self.log.write(f"dependencies: the resolving test run: {maven.failed_goal(step.stdout)}")
+                return
+        stamp = self.m2 / RESOLVED_STAMP
+        stamp.write_text(self._resolution_key(), encoding="utf-8")
+
+    def _test_command(self, test_filter: str | None, offline: bool = True) -> list[str]:
+        agent = [] if maven.configures_jacoco(self.src) else [f"{maven.JACOCO}:prepare-agent"]
+        selection = [f"-Dtest={test_filter}", "-Dsurefire.failIfNoSpecifiedTests=false"] if test_filter else []
+        goals = [*agent, "test", f"{maven.JACOCO}:report", "-Dmaven.test.failure.ignore=true", *selection]
+        return self._maven(*goals, offline=offline)
+
+    def _offline(self, argv: list[str]) -> StepResult:
+        """A Maven command offline in the sandbox: the workspace writable, the local repository readable."""
+        env = {**self.env, "TMPDIR": str(self.tmp)}
+        readable = (self.m2, Path(self.env["MAVEN_USER_HOME"]))
+        return self._run(proc.sandbox(self.cfg.workspace, readable), argv, self.src, env)
+
+    def _compile(self) -> bool:
+        for reports in self.src.rglob(SUREFIRE_REPORTS):
+            shutil.rmtree(reports, ignore_errors=True)  # the resolving run's, or a committed target/
+        if self.cfg.lint_only:
+            step = self._offline(self._maven("test-compile"))
+        else:
+            classes = surefire.selection(self.cfg.select) if self.cfg.select else {}
+            test_filter = ",".join(c for per_module in classes.values() for c in per_module) or None
+            step = self.run_step = self._offline(self._test_command(test_filter))
+            self.rep.test_command = step.argv
+        return self._build_ok(step)
+
+    def _build_ok(self, step: StepResult) -> bool:
+        """Whether Maven got as far as the tests; otherwise the report says why, in javac's or Maven's words."""
+        if step.timed_out:
+            self.rep.errored("timeout", "`mvn test` ran out of the job's time budget")
+            return False
+        if step.ok:
+            return True
+        output = step.stdout + step.stderr
+        errors = javac.compile_errors(output, self.src)
+        said = "; ".join(errors[:3]) or maven.failed_goal(output) or step.last_stderr_line()
+        if errors:
+            self.rep.failed("build", f"`mvn` failed to compile: {said}")
+        elif maven.offline_miss(output):
+            # The cache's resolution was not enough after all (an entry evicted from it): the next attempt
+            # resolves again.
+            (self.m2 / RESOLVED_STAMP).unlink(missing_ok=True)
+            self.rep.errored("dependencies", f"the dependency phase did not fetch what Maven needs offline: {said}",
+                             transient=True)  # fmt: skip
+        elif maven.fork_crashed(output):
+            return True  # the reports say what ran; _judge reports the crash
+        else:
+            self.rep.failed("build", f"`mvn` failed: {said}")
+        return False
+
+    def _lint(self) -> list[str]:
+        """Java has no linter every project uses: the checks a repository configures (checkstyle, spotless,
+        enforcer…) run in its own lifecycle, inside the build step, and fail it there."""
+        return []
+
+    def _tests(self) -> tuple[surefire.TestRun, StepResult | None]:
+        run = surefire.TestRun()
+        for module, _reports in maven.modules_with(self.src, SUREFIRE_REPORTS):
+            part = surefire.read_reports(self.src, module)
+            for key, value in part.counts.items():
+                run.counts[key] += value
+            run.failed += part.failed
+            run.failures += part.failures
+        self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures[:MAX_FAILURES]
+        return run, self.run_step
+
+    def _coverage(self) -> None:
+        reports = maven.modules_with(self.src, JACOCO_REPORT)
+        if not reports:
+            return
+        try:
+            xml, source_dirs = maven.merged_jacoco(reports)
+            self.rep.coverage = coverage_formats.from_jacoco(xml, self.src, source_dirs)
+        except (coverage_formats.CoverageFormatError, SyntaxError) as exc:  # ET.ParseError is a SyntaxError
+            self.log.write(f"coverage: {exc}")
+            return
+        (self.cfg.out / JACOCO_XML).write_text(xml, encoding="utf-8")
+        (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
+
+    def _judge(self, outcome: tuple[surefire.TestRun, StepResult | None]) -> None:
+        run, step = outcome
+        rep = self.rep
+        if step is not None and not step.ok and maven.fork_crashed(step.stdout + step.stderr):
+            rep.failed("tests", f"a test JVM crashed: {maven.failed_goal(step.stdout)}")
+        elif run.failed:
+            rep.failed("tests")
+        elif run.counts["total"] == 0:
+            what = "of the selected ids" if self.cfg.select else "at all"
+            rep.failed("no_tests", f"`mvn test` ran no tests {what}; add JUnit tests under src/test/java")
+        elif rep.lint_errors:
+            rep.failed("lint")

@@ -1,0 +1,170 @@
+"""What the Java runner knows of Maven: its command line, the repository's wrapper, the trusted side's
+repository, and what a run's output and files say.
+
+Maven reads the repository's own ``.mvn/maven.config`` and ``.mvn/jvm.config`` by itself; the runner adds only
+what a CI job needs (batch mode, no transfer progress, the job's local repository) and JaCoCo's agent and report,
+by full coordinates so that no plugin prefix has to be resolved from metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
+
+POM, WRAPPER, WRAPPER_PROPERTIES = "pom.xml", "mvnw", ".mvn/wrapper/maven-wrapper.properties"
+GRADLE_BUILDS = ("build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts")
+CENTRAL = "https://repo.maven.apache.org/maven2"
+JACOCO = "org.jacoco:jacoco-maven-plugin:0.8.14"
+# go-offline by full coordinates: the ``dependency:`` prefix needs plugin-group metadata, and one cached miss of
+# it (``*.lastUpdated``) fails every later run.
+GO_OFFLINE = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:go-offline"
+# A test filter that matches no method: the run resolves what the test phase loads (surefire's provider, JaCoCo's
+# agent) without running a test.
+RESOLVE_ONLY_METHOD = "mendflowResolvesOnly"
+# Batch mode; and the JVM's proxy properties (where relay.py sets them) honoured by Maven 3.9's resolver too,
+# which otherwise reads proxies from settings.xml only (3.8's transport reads both).
+BATCH = ["-B", "-ntp", "-Dstyle.color=never", "-Daether.connector.http.useSystemProperties=true"]
+# A JVM (Maven, and each forked test JVM) that reports its own crash instead of leaving a core behind.
+JOB_JAVA_OPTIONS = "-XX:-UsePerfData"
+
+_FAILED_GOAL = re.compile(r"^\[ERROR\] (Failed to execute goal .*?)(?: -> \[Help 1\])?$")
+_OFFLINE_MISS = re.compile(
+    r"offline mode|has not been downloaded from it before|Cannot access \S+ in offline|"
+    r"Could not resolve dependencies|Non-resolvable (?:parent|import) POM|Plugin .* could not be resolved|"
+    r"Could not find artifact"
+)
+_ADVICE = ("[Help", "To see the full stack", "Re-run Maven", "For more information", "After correcting")
+_CRASH = re.compile(r"The forked VM terminated|ExecutionException|There was an error in the forked process")
+_SNAPSHOT = re.compile(rb"-SNAPSHOT\s*<")
+
+
+class WrapperError(ValueError):
+    """A ``mvnw`` whose distribution cannot come from the repository this job may reach."""
+
+
+def settings_xml(repository: str) -> str:
+    """A settings file routing every repository a pom names through ``repository`` (the trusted side's mirror)."""
+    return (
+        '<settings xmlns="http://maven.apache.org/SETTINGS/1.2.0">\n  <mirrors>\n    <mirror>\n'
+        "      <id>mendflow</id>\n      <mirrorOf>*</mirrorOf>\n"
+        f"      <url>{_escape(repository)}</url>\n    </mirror>\n  </mirrors>\n</settings>\n"
+    )
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def wrapper_distribution(src: Path) -> str | None:
+    """The distribution ``mvnw`` would install (``distributionUrl``), or ``None`` when the repository has no
+    wrapper to honour."""
+    properties = src / WRAPPER_PROPERTIES
+    if not (src / WRAPPER).is_file() or not properties.is_file():
+        return None
+    for line in properties.read_text(encoding="utf-8", errors="replace").splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "distributionUrl":
+            return value.strip().replace("\\:", ":")
+    raise WrapperError(f"{WRAPPER_PROPERTIES} names no distributionUrl")
+
+
+def wrapper_allowed(url: str, repository: str) -> bool:
+    """Whether ``mvnw``'s download comes from the repository the dependency phase may reach."""
+    return urlsplit(url).hostname == urlsplit(repository).hostname
+
+
+def test_source_files(src: Path) -> list[PurePosixPath]:
+    """The test classes' source files (``src/test/java`` of every module), relative to ``src``, sorted."""
+    found = [
+        p.relative_to(src)
+        for p in src.rglob("src/test/java/**/*.java")
+        if "target" not in p.relative_to(src).parts and not any(part.startswith(".") for part in p.parts)
+    ]
+    return sorted(PurePosixPath(p.as_posix()) for p in found)
+
+
+def class_name(source: PurePosixPath) -> str:
+    """``core/src/test/java/org/x/FooTest.java`` → ``org.x.FooTest``."""
+    parts = source.parts
+    at = next(i for i in range(len(parts)) if parts[i : i + 3] == ("src", "test", "java"))
+    return ".".join((*parts[at + 3 : -1], source.stem))
+
+
+def resolve_only_filter(src: Path) -> str | None:
+    """A ``-Dtest`` value naming a real test class and a method it lacks, or ``None`` without test sources."""
+    sources = [s for s in test_source_files(src) if s.stem.endswith(("Test", "Tests")) or s.stem.startswith("Test")]
+    return f"{class_name(sources[0])}#{RESOLVE_ONLY_METHOD}" if sources else None
+
+
+def uses_snapshots(src: Path) -> bool:
+    """Whether any pom names a ``-SNAPSHOT`` version: those change on the server, so a cached resolution of
+    them is never reused."""
+    return any(_SNAPSHOT.search(p.read_bytes()) for p in poms(src))
+
+
+def poms(src: Path) -> list[Path]:
+    return sorted(p for p in src.rglob(POM) if "target" not in p.relative_to(src).parts)
+
+
+def build_digest(src: Path) -> str:
+    """A digest of what decides a build's dependencies: every pom, Maven's config and the wrapper's."""
+    digest = hashlib.sha256()
+    for path in [*poms(src), src / ".mvn/maven.config", src / WRAPPER_PROPERTIES]:
+        if path.is_file():
+            digest.update(path.relative_to(src).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def configures_jacoco(src: Path) -> bool:
+    """Whether the repository runs JaCoCo's agent itself (then a second agent must not be added)."""
+    return any(b"jacoco-maven-plugin" in p.read_bytes() for p in poms(src))
+
+
+def failed_goal(output: str) -> str:
+    """Maven's own summary of why a run failed (``Failed to execute goal …``), or else its first ``[ERROR]``
+    line that says something (not its help links and advice)."""
+    said = []
+    for line in output.splitlines():
+        line = line.rstrip()
+        if match := _FAILED_GOAL.match(line):
+            return match[1]
+        text = line.removeprefix("[ERROR]").strip()
+        if line.startswith("[ERROR] ") and text and not text.startswith(_ADVICE):
+            said.append(text.removesuffix(" -> [Help 1]"))
+    return said[0] if said else ""
+
+
+def offline_miss(output: str) -> bool:
+    """Whether an offline run failed for want of something the dependency phase did not fetch."""
+    return any(_OFFLINE_MISS.search(line) for line in output.splitlines() if line.startswith("[ERROR]"))
+
+
+def fork_crashed(output: str) -> bool:
+    return bool(_CRASH.search(output))
+
+
+def modules_with(src: Path, relative: str) -> list[tuple[PurePosixPath, Path]]:
+    """``(module, file)`` for every module (its directory relative to ``src``, ``.`` at the root) whose
+    ``relative`` output exists, sorted by module."""
+    found = []
+    for path in sorted(src.rglob(relative)):
+        module_dir = path.parents[len(PurePosixPath(relative).parts) - 1]
+        module = module_dir.relative_to(src)
+        if "target" in module.parts:
+            continue
+        found.append((PurePosixPath(module.as_posix()), path))
+    return found
+
+
+def merged_jacoco(reports: list[tuple[PurePosixPath, Path]]) -> tuple[str, list[str]]:
+    """One JaCoCo XML of every module's report, and the source directories its files are under."""
+    merged = ET.Element("report", name="mendflow")
+    source_dirs = []
+    for module, report in reports:
+        tree = ET.fromstring(report.read_bytes())
+        merged.extend(tree.iter("package"))
+        source_dirs.append((module / "src/main/java").as_posix())
+    return ET.tostring(merged, encoding="unicode"), source_dirs

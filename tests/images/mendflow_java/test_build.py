@@ -1,0 +1,165 @@
+"""The Java runner on real Maven projects with the host's JDK, Maven, Surefire, JaCoCo and Maven Central:
+statuses, ids, coverage, the dependency phase's reuse."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from mendflow_java.build import RESOLVED_STAMP
+
+from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_java.helpers import (
+    SOURCE_FILE,
+    TEST_FILE,
+    example_files,
+    needs_maven,
+    run_java_runner,
+)
+from tests.images.mendflow_runner.helpers import snapshot
+
+pytestmark = needs_maven
+
+Files = dict[str, str | bytes | None]
+TESTS = example_files()[TEST_FILE]
+SOURCE = example_files()[SOURCE_FILE]
+POM = example_files()["pom.xml"]
+assert isinstance(TESTS, str) and isinstance(SOURCE, str) and isinstance(POM, str)
+
+
+def _build(make_repo: RepoFactory, tmp_path: Path, cache: Path, files: Files, *args: str) -> BuildReport:
+    source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
+    return BuildReport.model_validate(run_java_runner(source, tmp_path / "out", cache, *args))
+
+
+def test_the_example_passes_with_its_tests_and_jacoco_coverage(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, java_cache, example_files())
+    assert (report.status, report.tests.passed, report.tests.total) == (BuildStatus.PASSED, 5, 5)
+    assert report.coverage is not None and report.coverage.format is CoverageFormat.JACOCO
+    assert [f.path for f in report.coverage.files] == [SOURCE_FILE]
+    assert 60 < report.coverage.line_pct < 75 and report.coverage.branch_data is True
+    assert (tmp_path / "out" / "jacoco.xml").is_file()
+
+
+def test_a_failing_test_is_failed_tests_naming_its_file_and_method(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    wrong = TESTS.replace('assertEquals("9780306406157", isbn.digits());', 'assertEquals("0", isbn.digits());')
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{TEST_FILE: wrong}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.failed_tests == [f"{TEST_FILE}::parsesHyphenatedIsbn13"]
+    assert report.tests.passed == 4
+    assert report.failures[0].location.startswith(f"{TEST_FILE}:")
+
+
+def test_code_that_does_not_compile_fails_the_build_in_javac_s_words(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    broken = SOURCE.replace("public boolean isIsbn13() {", "public boolean isIsbn13() {\n    undefinedCall();", 1)
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{SOURCE_FILE: broken}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.BUILD)
+    assert report.error_reason is not None
+    assert f"{SOURCE_FILE}:63:5 cannot find symbol" in report.error_reason
+
+
+def test_select_runs_only_the_named_method(make_repo: RepoFactory, tmp_path: Path, java_cache: Path) -> None:
+    selected = json.dumps([f"{TEST_FILE}::rejectsWrongLength"])
+    report = _build(make_repo, tmp_path, java_cache, example_files(), "--select", selected)
+    assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
+
+
+def test_a_gradle_build_is_refused_in_one_line(make_repo: RepoFactory, tmp_path: Path, java_cache: Path) -> None:
+    files: Files = {"build.gradle": "plugins { id 'java' }\n", SOURCE_FILE: SOURCE}
+    report = _build(make_repo, tmp_path, java_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
+    assert report.error_reason is not None and "this is a Gradle build (build.gradle)" in report.error_reason
+
+
+PARENT_POM = """\
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>org.example</groupId>
+  <artifactId>parent</artifactId>
+  <version>1.0.0</version>
+  <packaging>pom</packaging>
+  <modules><module>isbn</module><module>labels</module></modules>
+</project>
+"""
+LABELS_POM = POM.replace("<artifactId>isbn</artifactId>", "<artifactId>labels</artifactId>")
+LABEL = "package org.example.labels;\n\npublic final class Label {\n  public static String of(String s) {\n" \
+    "    return s.isEmpty() ? \"-\" : \"#\" + s;\n  }\n}\n"  # fmt: skip
+LABEL_TEST = """\
+package org.example.labels;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class LabelTest {
+  @Test
+  void labelsAName() {
+    assertEquals("#a", Label.of("a"));
+  }
+}
+"""
+
+
+def test_a_reactor_adds_up_its_modules_with_module_prefixed_ids(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    files: Files = {
+        "pom.xml": PARENT_POM,
+        **{f"isbn/{path}": text for path, text in example_files().items()},
+        "labels/pom.xml": LABELS_POM,
+        "labels/src/main/java/org/example/labels/Label.java": LABEL,
+        "labels/src/test/java/org/example/labels/LabelTest.java": LABEL_TEST.replace('"#a"', '"#b"'),
+    }
+    report = _build(make_repo, tmp_path, java_cache, files)
+    assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.FAILED, 6, 5)
+    assert report.failed_tests == ["labels/src/test/java/org/example/labels/LabelTest.java::labelsAName"]
+    assert report.coverage is not None
+    assert {f.path for f in report.coverage.files} == {
+        f"isbn/{SOURCE_FILE}",
+        "labels/src/main/java/org/example/labels/Label.java",
+    }
+
+
+def test_a_second_build_of_the_same_poms_reuses_the_resolution(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    _build(make_repo, tmp_path / "first", java_cache, example_files())
+    report = _build(make_repo, tmp_path / "second", java_cache, example_files())
+    assert report.status is BuildStatus.PASSED
+    assert report.durations["dependencies"] < 1.0
+
+
+@pytest.mark.parametrize("version", ["1.0.0-SNAPSHOT"])
+def test_a_pom_naming_a_snapshot_is_resolved_again(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path, version: str
+) -> None:
+    files = example_files(**{"pom.xml": POM.replace("<version>1.0.0</version>", f"<version>{version}</version>")})
+    _build(make_repo, tmp_path / "first", java_cache, files)
+    report = _build(make_repo, tmp_path / "second", java_cache, files)
+    assert report.status is BuildStatus.PASSED
+    assert report.durations["dependencies"] > 1.0
+
+
+def test_a_cache_entry_evicted_after_resolving_is_a_transient_dependency_error(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    _build(make_repo, tmp_path / "first", cache, example_files())
+    shutil.rmtree(cache / "m2" / "org" / "junit")
+    report = _build(make_repo, tmp_path / "second", cache, example_files())
+    assert (report.status, report.fail_reason, report.transient) == (
+        BuildStatus.ERRORED,
+        FailReason.DEPENDENCIES,
+        True,
+    )
+    assert report.error_reason is not None and "did not fetch what Maven needs offline" in report.error_reason
+    assert not (cache / "m2" / RESOLVED_STAMP).exists()  # the retry resolves again

@@ -1,0 +1,114 @@
+"""What the Java runner reads of a Maven project and of Maven's output."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path, PurePosixPath
+
+import pytest
+from mendflow_java import maven
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    return root
+
+
+WRAPPER_PROPERTIES = (
+    "distributionUrl=https\\://repo.maven.apache.org/maven2/org/apache/maven/apache-maven/3.9.9/x.zip\n"
+)
+
+
+def test_a_wrapper_s_distribution_is_read_from_its_properties(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"mvnw": "#!/bin/sh\n", maven.WRAPPER_PROPERTIES: WRAPPER_PROPERTIES})
+    assert (
+        maven.wrapper_distribution(src)
+        == "https://repo.maven.apache.org/maven2/org/apache/maven/apache-maven/3.9.9/x.zip"
+    )
+
+
+def test_properties_without_the_script_are_no_wrapper(tmp_path: Path) -> None:
+    assert maven.wrapper_distribution(_write(tmp_path, {maven.WRAPPER_PROPERTIES: WRAPPER_PROPERTIES})) is None
+
+
+def test_a_wrapper_naming_no_distribution_is_refused(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"mvnw": "#!/bin/sh\n", maven.WRAPPER_PROPERTIES: "wrapperVersion=3.3.2\n"})
+    with pytest.raises(maven.WrapperError, match="no distributionUrl"):
+        maven.wrapper_distribution(src)
+
+
+def test_a_wrapper_is_honoured_only_from_the_reachable_repository() -> None:
+    assert maven.wrapper_allowed("https://repo.maven.apache.org/maven2/a.zip", maven.CENTRAL)
+    assert not maven.wrapper_allowed("https://services.gradle.org/a.zip", maven.CENTRAL)
+
+
+def test_the_mirror_settings_route_every_repository_through_one_url() -> None:
+    mirror = ET.fromstring(maven.settings_xml("https://nexus.example/repo?a=1&b=2")).find(".//{*}mirror")
+    assert mirror is not None
+    assert mirror.findtext("{*}mirrorOf") == "*" and mirror.findtext("{*}url") == "https://nexus.example/repo?a=1&b=2"
+
+
+def test_a_module_s_test_source_names_its_class() -> None:
+    assert maven.class_name(PurePosixPath("core/src/test/java/org/x/FooTest.java")) == "org.x.FooTest"
+
+
+def test_the_resolving_run_names_a_real_test_class(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"src/test/java/org/x/Helper.java": "", "src/test/java/org/x/FooTest.java": ""})
+    assert maven.resolve_only_filter(src) == f"org.x.FooTest#{maven.RESOLVE_ONLY_METHOD}"
+
+
+def test_without_test_classes_there_is_no_resolving_run(tmp_path: Path) -> None:
+    assert maven.resolve_only_filter(_write(tmp_path, {"src/main/java/org/x/Foo.java": ""})) is None
+
+
+def test_a_snapshot_version_in_any_pom_is_seen(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"pom.xml": "<version>1.0</version>", "core/pom.xml": "<version>2.0-SNAPSHOT</version>"})
+    assert maven.uses_snapshots(src)
+
+
+def test_the_build_digest_follows_a_module_s_pom_and_ignores_build_output(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"pom.xml": "<a/>", "core/pom.xml": "<b/>"})
+    before = maven.build_digest(src)
+    _write(src, {"core/target/pom.xml": "<c/>"})
+    assert maven.build_digest(src) == before
+    _write(src, {"core/pom.xml": "<c/>"})
+    assert maven.build_digest(src) != before
+
+
+def test_a_repository_running_jacoco_itself_is_seen(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"pom.xml": "<artifactId>jacoco-maven-plugin</artifactId>"})
+    assert maven.configures_jacoco(src)
+
+
+COMPILE_FAILURE = """\
+[INFO] BUILD FAILURE
+[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.14.1:compile (default-compile) \
+on project isbn: Compilation failure -> [Help 1]
+[ERROR]
+[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.
+"""
+OFFLINE_MISS = """\
+[ERROR] Failed to execute goal on project isbn: Could not resolve dependencies for project org.example:isbn:jar:1.0.0: \
+Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact \
+org.junit.jupiter:junit-jupiter:jar:5.14.4 has not been downloaded from it before. -> [Help 1]
+"""
+
+
+def test_maven_s_failed_goal_is_its_summary() -> None:
+    assert maven.failed_goal(COMPILE_FAILURE).startswith("Failed to execute goal org.apache.maven.plugins:maven-comp")
+    assert maven.failed_goal(COMPILE_FAILURE).endswith("Compilation failure")
+
+
+def test_an_artifact_missing_offline_is_a_dependency_miss() -> None:
+    assert maven.offline_miss(OFFLINE_MISS) and not maven.offline_miss(COMPILE_FAILURE)
+
+
+def test_every_module_s_jacoco_report_is_merged_with_its_source_directory(tmp_path: Path) -> None:
+    report = '<report name="m"><package name="org/{0}"><sourcefile name="A.java"/></package></report>'
+    src = _write(tmp_path, {f"{m}/target/site/jacoco/jacoco.xml": report.format(m) for m in ("a", "b")})
+    found = maven.modules_with(src, "target/site/jacoco/jacoco.xml")
+    merged, dirs = maven.merged_jacoco(found)
+    assert [m.as_posix() for m, _ in found] == ["a", "b"] and dirs == ["a/src/main/java", "b/src/main/java"]
+    assert [p.get("name") for p in ET.fromstring(merged).iter("package")] == ["org/a", "org/b"]
