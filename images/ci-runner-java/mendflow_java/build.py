@@ -22,7 +22,7 @@ from mendflow_runner.config import JobConfig
 from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
-from mendflow_runner.testing import MAX_FAILURES
+from mendflow_runner.testing import RunResults
 
 from . import javac, maven, surefire
 
@@ -31,7 +31,7 @@ SUREFIRE_REPORTS, JACOCO_REPORT = "target/surefire-reports", "target/site/jacoco
 RESOLVED_STAMP = ".mendflow-resolved"
 
 
-class JavaBuild(LanguageBuild[tuple[surefire.TestRun, StepResult | None]]):
+class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.run_step: StepResult | None = None  # the one offline Maven run: build and tests
         self.mvn = ["mvn"]
@@ -197,15 +197,11 @@ class JavaBuild(LanguageBuild[tuple[surefire.TestRun, StepResult | None]]):
         enforcer…) run in its own lifecycle, inside the build step, and fail it there."""
         return []
 
-    def _tests(self) -> tuple[surefire.TestRun, StepResult | None]:
-        run = surefire.TestRun()
+    def _tests(self) -> tuple[RunResults, StepResult | None]:
+        run = RunResults()
         for module, _reports in maven.modules_with(self.src, SUREFIRE_REPORTS):
-            part = surefire.read_reports(self.src, module)
-            for key, value in part.counts.items():
-                run.counts[key] += value
-            run.failed += part.failed
-            run.failures += part.failures
-        self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures[:MAX_FAILURES]
+            run.add(surefire.read_reports(self.src, module))
+        self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures
         return run, self.run_step
 
     def _coverage(self) -> None:
@@ -221,7 +217,7 @@ class JavaBuild(LanguageBuild[tuple[surefire.TestRun, StepResult | None]]):
         (self.cfg.out / JACOCO_XML).write_text(xml, encoding="utf-8")
         (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
 
-    def _judge(self, outcome: tuple[surefire.TestRun, StepResult | None]) -> None:
+    def _judge(self, outcome: tuple[RunResults, StepResult | None]) -> None:
         run, step = outcome
         rep = self.rep
         if step is not None and not step.ok and maven.fork_crashed(step.stdout + step.stderr):

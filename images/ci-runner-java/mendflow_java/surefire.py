@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from mendflow_runner.testing import MAX_FAILURES, cap_tail
+from mendflow_runner.testing import MAX_FAILURES, RunResults, cap_tail
 
 SEPARATOR = "::"
-COUNTS = ("total", "passed", "failed", "skipped", "errors")
 TEST_SOURCES = PurePosixPath("src/test/java")
 ROOT = PurePosixPath()
 _FRAME = re.compile(r"\((?P<file>[^():]+\.java):(?P<line>\d+)\)")
@@ -25,13 +23,6 @@ _FRAME = re.compile(r"\((?P<file>[^():]+\.java):(?P<line>\d+)\)")
 
 class SelectionError(ValueError):
     """A ``--select`` id that is not ``FILE.java::method`` inside the repository."""
-
-
-@dataclass
-class TestRun:
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
-    failed: list[str] = field(default_factory=list)
-    failures: list[dict[str, str]] = field(default_factory=list)
 
 
 def source_of(module: PurePosixPath, classname: str) -> str:
@@ -42,16 +33,16 @@ def source_of(module: PurePosixPath, classname: str) -> str:
     return path.as_posix()
 
 
-def read_reports(root: Path, module: PurePosixPath = ROOT) -> TestRun:
+def read_reports(root: Path, module: PurePosixPath = ROOT) -> RunResults:
     """Every ``TEST-*.xml`` under ``root/module/target/surefire-reports`` read into one run."""
-    run = TestRun()
+    run = RunResults()
     reports = root / module / "target" / "surefire-reports"
     for report in sorted(reports.glob("TEST-*.xml")) if reports.is_dir() else []:
         add_report(run, report.read_bytes(), module)
     return run
 
 
-def add_report(run: TestRun, data: bytes, module: PurePosixPath = ROOT) -> None:
+def add_report(run: RunResults, data: bytes, module: PurePosixPath = ROOT) -> None:
     """One surefire report's test cases added to ``run``; a report that does not parse is its suite's error."""
     try:
         suite = ET.fromstring(data)
@@ -81,7 +72,7 @@ def add_report(run: TestRun, data: bytes, module: PurePosixPath = ROOT) -> None:
                 _add_failure(run, _failure(node, outcome, source))
 
 
-def _add_failure(run: TestRun, failure: dict[str, str]) -> None:
+def _add_failure(run: RunResults, failure: dict[str, str]) -> None:
     if len(run.failures) < MAX_FAILURES:
         run.failures.append(failure)
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from mendflow_runner import testing
 from mendflow_runner.testing import MAX_FAILURES, cap_tail
 
 SEPARATOR = "::"
@@ -32,12 +33,7 @@ class SelectionError(ValueError):
 
 
 @dataclass
-class TestRun:
-    counts: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(("total", "passed", "failed", "skipped", "errors"), 0)
-    )
-    failed: list[str] = field(default_factory=list)
-    failures: list[dict[str, str]] = field(default_factory=list)
+class TestRun(testing.RunResults):
     read: bool = False  # per-test results were read (a bare script's run has only its exit code)
 
     def passed(self) -> None:

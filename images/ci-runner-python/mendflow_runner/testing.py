@@ -18,14 +18,34 @@ PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 # Without a coverage config of its own, a repo's tests are not counted as code under test.
 TEST_OMIT = "tests/*,test/*,*/tests/*,*/test/*,test_*.py,*/test_*.py,*_test.py,conftest.py,*/conftest.py"
 
-# pytest-cov's options that take a value as the next word when written without "=".
 MAX_FAILURES = 200  # failures detailed in the report; failed_tests stays complete
 TEXT_MAX = 4096  # bytes of one failure's text
+COUNTS = ("total", "passed", "failed", "skipped", "errors")
 ERROR_PHASES = ("collect", "setup", "teardown")  # the test's body never ran, or ran and its fixture broke
 # "E   ImportError: cannot import name 'x' from 'calc'" in pytest's short text: the exception and its message.
 _E_LINE = re.compile(r"^E\s+(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Exit|Warning|Interrupt)):\s*(?P<msg>.*)$")
 _CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.?$", re.MULTILINE)
 
+
+@dataclass
+class RunResults:
+    """A language's test run as its runner read it: counts, the failed ids in order, and the first
+    ``MAX_FAILURES`` failures' details (``TestFailure`` dicts)."""
+
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
+    failed: list[str] = field(default_factory=list)
+    failures: list[dict[str, str]] = field(default_factory=list)
+    running: str = ""  # the target or test that had started and not ended (a crash, a timeout)
+
+    def add(self, other: RunResults) -> None:
+        """``other``'s results joined to these (another module's, another target's)."""
+        for key, value in other.counts.items():
+            self.counts[key] = self.counts.get(key, 0) + value
+        self.failed += [node for node in other.failed if node not in self.failed]
+        self.failures = (self.failures + other.failures)[:MAX_FAILURES]
+
+
+# pytest-cov's options that take a value as the next word when written without "=".
 COV_OPTIONS_WITH_VALUE = {
     "--cov",
     "--cov-report",

@@ -21,6 +21,7 @@ from mendflow_runner.config import JobConfig
 from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
+from mendflow_runner.testing import RunResults
 
 from . import coverage, libtest, messages
 
@@ -31,7 +32,7 @@ COVERAGE, LCOV = "coverage.json", "lcov.info"
 _WORKSPACE = ["--workspace", "--message-format=json"]
 
 
-class RustBuild(LanguageBuild[tuple[libtest.TestRun, StepResult]]):
+class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.binaries: list[messages.TestBinary] = []
         self.locked = False
@@ -163,7 +164,7 @@ class RustBuild(LanguageBuild[tuple[libtest.TestRun, StepResult]]):
                 found.append(f"{path.relative_to(self.src).as_posix()}:1:1 rustfmt not formatted as rustfmt would")
         return found
 
-    def _tests(self) -> tuple[libtest.TestRun, StepResult]:
+    def _tests(self) -> tuple[RunResults, StepResult]:
         targets, names = libtest.selection(self.cfg.select) if self.cfg.select else ([], [])
         filters = ["--exact", *names] if names else []
         step = self._cargo(["test", "--workspace", "--no-fail-fast", *targets], filters)
@@ -224,7 +225,7 @@ class RustBuild(LanguageBuild[tuple[libtest.TestRun, StepResult]]):
         """A toolchain command on the job's own files (no repository code runs)."""
         return proc.run(argv, cwd=self.src, env=self.offline_env, timeout=self.remaining(), log=self.log)
 
-    def _judge(self, outcome: tuple[libtest.TestRun, StepResult]) -> None:
+    def _judge(self, outcome: tuple[RunResults, StepResult]) -> None:
         run, step = outcome
         rep = self.rep
         where = f" while running {run.running}" if run.running else ""

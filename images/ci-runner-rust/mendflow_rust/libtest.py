@@ -10,14 +10,12 @@ test (it aborted, a test killed the process) is ``SOURCE`` itself, kind ``error`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from mendflow_runner.testing import MAX_FAILURES, cap_tail
+from mendflow_runner.testing import MAX_FAILURES, RunResults, cap_tail
 
 SEPARATOR = "::"
 DOC = "doc"
-COUNTS = ("total", "passed", "failed", "skipped", "errors")
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(?P<source>\S+) \(")
 _DOCTESTS = re.compile(r"^\s*Doc-tests (?P<crate>\S+)")
 _RESULT = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<outcome>ok|FAILED|ignored(?:, .*)?)$")
@@ -30,17 +28,9 @@ class SelectionError(ValueError):
     """A ``--select`` id that is not ``SOURCE::test`` inside the repository."""
 
 
-@dataclass
-class TestRun:
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTS, 0))
-    failed: list[str] = field(default_factory=list)
-    failures: list[dict[str, str]] = field(default_factory=list)
-    running: str = ""  # the target whose run had started and not ended (a crash, a timeout)
-
-
-def read(output: str, doc_sources: dict[str, str]) -> TestRun:
+def read(output: str, doc_sources: dict[str, str]) -> RunResults:
     """``doc_sources``: crate name → its library's root source (doctests are named by crate)."""
-    run = TestRun()
+    run = RunResults()
     source, ended = "", True
     failing: dict[str, list[str]] = {}
     current: list[str] | None = None
@@ -80,7 +70,7 @@ def _target(line: str, doc_sources: dict[str, str]) -> str:
     return ""
 
 
-def _crashed(run: TestRun, source: str, failing: dict[str, list[str]]) -> None:
+def _crashed(run: RunResults, source: str, failing: dict[str, list[str]]) -> None:
     """A target that printed no result line: its binary died (an abort, a signal, the time budget)."""
     target = source.split(SEPARATOR, 1)[0]
     run.running = target

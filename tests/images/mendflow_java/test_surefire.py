@@ -4,6 +4,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 from mendflow_java import surefire
+from mendflow_runner.testing import RunResults
 
 DATA = Path(__file__).parent / "data"
 SOURCE = "src/test/java/org/example/isbn/IsbnTest.java"
@@ -40,7 +41,7 @@ def test_no_reports_is_an_empty_run(tmp_path: Path) -> None:
 
 
 def test_a_class_that_fails_to_load_is_its_file_kind_error() -> None:
-    run = surefire.TestRun()
+    run = RunResults()
     surefire.add_report(
         run,
         b'<testsuite name="a.BTest" tests="1" errors="1"><testcase name="a.BTest" classname="a.BTest">'
