@@ -15,6 +15,7 @@ from mendflow.contracts import DropReason
 MAX_FILE_BYTES = 64 * 1024
 MAX_FILE_LINES = 1500
 MAX_TOTAL_BYTES = 256 * 1024
+READ_LIMIT = 256 * 1024  # manifests, build files and sources read for a prompt
 _LINK_MODE = 0o120000
 
 

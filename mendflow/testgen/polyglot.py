@@ -31,15 +31,15 @@ from mendflow.contracts import (
 )
 from mendflow.gitops import commit_files
 from mendflow.llm import LLMClient
+from mendflow.testgen import junit
 from mendflow.testgen.commit import branch_for
-from mendflow.testgen.layout import MAX_FILE_BYTES, MAX_FILE_LINES, Rejection, _is_link, blob_text
+from mendflow.testgen.layout import MAX_FILE_BYTES, MAX_FILE_LINES, READ_LIMIT, Rejection, _is_link, blob_text
 from mendflow.testgen.llm_gen import STAGE, TestDraft
 from mendflow.testgen.secrets import scan
 
 MAX_REPAIR_ROUNDS = 1
 FLAKE_RUNS = 5
 _CODE_CHARS = 24_000
-_READ_LIMIT = 256 * 1024  # manifests and sources read for the prompt
 SUPPORTED = (Language.GO, Language.TYPESCRIPT, Language.RUST, Language.JAVA)
 
 # A gates run: (candidate files, the ids to select, the run's number) → the runner's report of that selection.
@@ -140,40 +140,8 @@ def _base_path(language: Language, p: PurePosixPath, files: list[str], tree: pyg
         crate = _crate_root(p, files)
         return f"{crate}tests/{stem}_mendflow.rs"
     if language is Language.JAVA:
-        module = _java_module(p, files)
-        declared = java_package(blob_text(tree, p.as_posix(), _READ_LIMIT) or "")
-        pkg = (declared or "").replace(".", "/")
-        if declared is None:  # no package clause read: the directories below src/main/java name it
-            at = _index(p.parts, _MAIN_JAVA)
-            pkg = "/".join(p.parts[at + len(_MAIN_JAVA) : -1]) if at >= 0 else ""
-        return f"{module}src/test/java/{pkg + '/' if pkg else ''}{stem}MendflowTest.java"
+        return junit.test_path(p, files, tree)
     raise ValueError(f"no test layout for {language}")
-
-
-_MAIN_JAVA = ("src", "main", "java")
-
-
-def _index(parts: tuple[str, ...], sub: tuple[str, ...]) -> int:
-    for i in range(len(parts) - len(sub) + 1):
-        if parts[i : i + len(sub)] == sub:
-            return i
-    return -1
-
-
-def _java_module(p: PurePosixPath, files: list[str]) -> str:
-    """The Maven/Gradle module directory of a Java source ('' or 'dir/'): the one holding its ``src/main/java``,
-    else the nearest directory above it with a build file."""
-    at = _index(p.parts, _MAIN_JAVA)
-    if at >= 0:
-        return "".join(f"{part}/" for part in p.parts[:at])
-    for parent in p.parents:
-        where = "" if parent.as_posix() == "." else f"{parent.as_posix()}/"
-        if any(f"{where}{build}" in files for build in _JAVA_BUILD_FILES):
-            return where
-    return ""
-
-
-_JAVA_BUILD_FILES = ("pom.xml", "build.gradle", "build.gradle.kts")
 
 
 def _crate_root(p: PurePosixPath, files: list[str]) -> str:
@@ -200,44 +168,10 @@ def check(
     if size > MAX_FILE_BYTES or content.count("\n") > MAX_FILE_LINES:
         return Rejection(path, DropReason.OVERSIZE, f"{size} bytes / {content.count(chr(10))} lines is too large")
     if language is Language.JAVA:
-        wrong = _java_shape(path, content)
+        wrong = junit.misplaced(path, content)
         if wrong:
             return Rejection(path, DropReason.NOT_COLLECTED, wrong)
     return None
-
-
-def _java_shape(path: str, content: str) -> str | None:
-    """What in a Java test file keeps Surefire from finding it at ``path``: the package or the class name."""
-    package, cls = java_names(path)
-    code = _java_code(content)
-    declared = java_package(code)
-    if (declared or "") != package:
-        said = f"declares package {declared}" if declared else "declares no package"
-        want = f"`package {package};`" if package else "no package clause (the default package)"
-        return f"{said}; its path needs {want}"
-    if not re.search(rf"\b(?:class)\s+{re.escape(cls)}\b", code):
-        return f"declares no class {cls}: the file's class must be named after the file"
-    return None
-
-
-def java_names(path: str) -> tuple[str, str]:
-    """The package and the class name a Java test file at ``path`` must declare."""
-    p = PurePosixPath(path)
-    at = _index(p.parts, _TEST_JAVA)
-    package = ".".join(p.parts[at + len(_TEST_JAVA) : -1]) if at >= 0 else ""
-    return package, p.stem
-
-
-_TEST_JAVA = ("src", "test", "java")
-_JAVA_PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.M)
-
-
-def java_package(source: str) -> str | None:
-    """The package a Java source declares ('' for none), None for an empty text."""
-    if not source.strip():
-        return None
-    m = _JAVA_PACKAGE.search(_java_code(source))
-    return m.group(1) if m else ""
 
 
 # ---------------------------------------------------------------- the ecosystem's test framework and ids
@@ -251,7 +185,7 @@ def framework(language: Language, tree: pygit2.Tree, files: list[str], target: s
     if language is Language.RUST:
         return "Rust's built-in #[test] functions with assert!/assert_eq!, no extra crates"
     if language is Language.TYPESCRIPT:
-        manifest = blob_text(tree, "package.json", _READ_LIMIT) or "{}"
+        manifest = blob_text(tree, "package.json", READ_LIMIT) or "{}"
         try:
             data = json.loads(manifest)
         except ValueError:
@@ -267,84 +201,13 @@ def framework(language: Language, tree: pygit2.Tree, files: list[str], target: s
                 return words
         return "node:test (import { test } from 'node:test'; import assert from 'node:assert/strict')"
     if language is Language.JAVA:
-        return _java_framework(_java_dependencies(tree, files, target))
+        return junit.framework(tree, files, target)
     return "the repository's test framework"
-
-
-_JUPITER = "JUnit 5 Jupiter (org.junit.jupiter.api.Test, static org.junit.jupiter.api.Assertions.*)"
-_JUNIT4 = "JUnit 4 (org.junit.Test, static org.junit.Assert.*; a public class with public void test methods)"
-_DEPENDENCY = re.compile(r"<dependency>(.*?)</dependency>", re.S)
-_XML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_COORDINATE = re.compile(r"<(groupId|artifactId)>\s*([^<\s]+)\s*</\1>")
-_GRADLE_DEPENDENCY = re.compile(r"""["']([\w.\-]+):([\w.\-]+)(?::[^"']*)?["']""")
-
-
-def _java_dependencies(tree: pygit2.Tree, files: list[str], target: str) -> set[str]:
-    """``group:artifact`` of every dependency the build files of ``target``'s module and the directories above it
-    name (managed ones too): Maven's pom.xml, Gradle's build files and version catalogue."""
-    module = _java_module(PurePosixPath(target), files) if target else ""
-    dirs = [module] + [f"{d.as_posix()}/" for d in PurePosixPath(module or ".").parents if d.as_posix() != "."]
-    dirs = list(dict.fromkeys([*dirs, ""]))
-    found: set[str] = set()
-    for where in dirs:
-        for name in (*_JAVA_BUILD_FILES, "gradle/libs.versions.toml"):
-            text = blob_text(tree, f"{where}{name}", _READ_LIMIT) or ""
-            if name == "pom.xml":
-                for block in _DEPENDENCY.findall(_XML_COMMENT.sub("", text)):
-                    coords: dict[str, str] = {}
-                    for key, value in _COORDINATE.findall(block):
-                        coords.setdefault(key, value)  # the dependency's own, not an exclusion's below it
-                    found.add(f"{coords.get('groupId', '')}:{coords.get('artifactId', '')}")
-            else:
-                found |= {f"{g}:{a}" for g, a in _GRADLE_DEPENDENCY.findall(text)}
-                found |= {f"{g}:{a}" for g, a in re.findall(r'module\s*=\s*"([\w.\-]+):([\w.\-]+)"', text)}
-    return found
-
-
-def _java_framework(deps: set[str]) -> str:
-    """JUnit 5 Jupiter when any org.junit.jupiter artifact (or JUnit's BOM) is there, JUnit 4 when only
-    junit:junit is; the assertion libraries beside it (AssertJ, Hamcrest) and Mockito named when present."""
-    groups = {d.split(":", 1)[0] for d in deps}
-    if "org.junit.jupiter" in groups or "org.junit:junit-bom" in deps:
-        words = _JUPITER
-    elif "junit:junit" in deps:
-        words = _JUNIT4
-    else:
-        words = f"{_JUPITER} (no JUnit dependency was found in the build files)"
-    extras = [
-        lib
-        for lib, present in (
-            ("AssertJ (org.assertj.core.api.Assertions.assertThat)", "org.assertj" in groups),
-            ("Hamcrest (org.hamcrest.MatcherAssert.assertThat, org.hamcrest.Matchers)", "org.hamcrest" in groups),
-            ("Mockito (org.mockito.Mockito)", "org.mockito" in groups),
-        )
-        if present
-    ]
-    return f"{words}; also available: {', '.join(extras)}" if extras else words
 
 
 _GO_TEST = re.compile(r"^func (Test[A-Z0-9_]\w*)\(\s*\w+\s+\*testing\.T\s*\)", re.M)
 _RUST_TEST = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*fn\s+(\w+)")
 _JS_CASE = re.compile(r"\b(?:it|test)\s*\(\s*['\"`]")
-_ARGS = r"(?:\s*\((?:[^()]|\([^()]*\))*\))?"  # an annotation's arguments, one level of nested parentheses
-_JAVA_TEST = re.compile(
-    r"@(?:org\.junit\.(?:jupiter\.api\.|jupiter\.params\.)?)?(?:Test|ParameterizedTest|RepeatedTest)\b"
-    + _ARGS
-    + r"(?:\s*@[\w.]+"
-    + _ARGS
-    + r")*\s*(?:(?:public|protected|private|static|final|synchronized)\s+)*void\s+(\w+)\s*\("
-)
-_JAVA_NOISE = re.compile(r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*(?:.|\n)*?\*/|//[^\n]*')
-
-
-def _java_code(source: str) -> str:
-    """Java source with its comments and string and char literals blanked (an @Test in them is no test)."""
-    return _JAVA_NOISE.sub(lambda m: '""' if m.group(0)[0] in "\"'" else " ", source)
-
-
-def java_test_methods(content: str) -> list[str]:
-    """The test methods a JUnit 4/5 file declares (@Test, @ParameterizedTest, @RepeatedTest), once each."""
-    return list(dict.fromkeys(_JAVA_TEST.findall(_java_code(content))))
 
 
 def test_ids(language: Language, path: str, content: str) -> list[str]:
@@ -357,7 +220,7 @@ def test_ids(language: Language, path: str, content: str) -> list[str]:
     if language is Language.TYPESCRIPT:
         return [path] if _JS_CASE.search(content) else []
     if language is Language.JAVA:
-        return [f"{path}::{name}" for name in java_test_methods(content)]
+        return [f"{path}::{name}" for name in junit.test_methods(content)]
     return []
 
 
@@ -368,7 +231,7 @@ def expected_tests(language: Language, content: str) -> int:
     if language is Language.RUST:
         return len(_RUST_TEST.findall(content))
     if language is Language.JAVA:
-        return len(java_test_methods(content))  # a parameterised or repeated test runs at least once
+        return len(junit.test_methods(content))  # a parameterised or repeated test runs at least once
     return len(_JS_CASE.findall(content))
 
 
@@ -381,7 +244,7 @@ def system_prompt(language: Language, tool: str, paths: dict[str, str], crate: s
         Language.GO: "Use the package clause of the file under test (same package), so unexported names work.",
         Language.RUST: f"These are integration tests: only the crate's public API (`use {crate or 'the_crate'}::…`).",
         Language.TYPESCRIPT: "Import the code under test by a relative path, as the existing tests do.",
-        Language.JAVA: _java_rules(paths),
+        Language.JAVA: junit.rules(paths),
     }.get(language, "")
     return f"""You write unit tests for a {language} repository with {tool}.
 Write tests ONLY in these new files, never any other file:
@@ -392,28 +255,12 @@ the file must compile on its own with the repository's existing dependencies onl
 Return ONE JSON object: {{"files": [{{"path": "<one of the paths above>", "content": "<whole file>"}}]}}."""
 
 
-def _java_rules(paths: dict[str, str]) -> str:
-    """Each Java file's package clause and class (the path's), and what keeps its tests selectable."""
-    lines = []
-    for dst in sorted(paths.values()):
-        package, cls = java_names(dst)
-        clause = f"`package {package};`" if package else "no package clause"
-        lines.append(f"- {dst}: {clause}, one top-level class `{cls}`")
-    return (
-        "Each file starts with its package clause (the package of the class under test, so package-private code\n"
-        "is testable) and declares the one top-level class named after the file:\n"
-        + "\n".join(lines)
-        + "\nEvery test is a void method annotated @Test (or @ParameterizedTest) directly in that class: no @Nested\n"
-        "classes, no @TestFactory, no @Disabled/@Ignore tests."
-    )
-
-
 def user_prompt(spec: TestSpec, tree: pygit2.Tree, style: str) -> str:
     cases = "\n".join(f"- {c.name}: {c.goal} ({c.target_path}; {'; '.join(c.steps)})" for c in spec.cases)
     missing = "\n".join(f"- {t.ref}: lines never run {t.missing_lines[:40]}" for t in spec.targets)
     code = []
     for path in sorted({t.path for t in spec.targets}):
-        text = blob_text(tree, path, _READ_LIMIT) or ""
+        text = blob_text(tree, path, READ_LIMIT) or ""
         numbered = "\n".join(f"{i:4d} {line}" for i, line in enumerate(text[:_CODE_CHARS].splitlines(), 1))
         code.append(f"// {path}\n{numbered}")
     return (
@@ -536,7 +383,7 @@ def build_tests(
     style = next((blob_text(tree, f, 16_000) for f in existing_tests(language, files_now)), "") or ""
     crate = ""
     if language is Language.RUST:
-        m = re.search(r'^name\s*=\s*"([^"]+)"', blob_text(tree, "Cargo.toml", _READ_LIMIT) or "", re.M)
+        m = re.search(r'^name\s*=\s*"([^"]+)"', blob_text(tree, "Cargo.toml", READ_LIMIT) or "", re.M)
         crate = m.group(1).replace("-", "_") if m else ""
     by_target = {target: path for path, target in sources.items()}
     tool = framework(language, tree, files_now, spec.targets[0].path)
