@@ -5,10 +5,12 @@ by side: the B1 status mendflow gives (target: PASSED where the project's own te
 coverage, and mendflow's build job (the local launcher's sandboxed job: unpack, dependency phase, build, lint,
 tests, coverage) ÷ the project's own test-with-coverage command run directly, both warm (target ≤ 1.2).
 
-    uv run python bench/languages.py [--repeat 3] [--json] [--language go|typescript|rust ...]
+    uv run python bench/languages.py [--repeat 3] [--json] [--language go|typescript|rust|java ...]
 
 Subjects: Go modules as the module proxy serves them (``go mod download``), npm packages as their tarballs ship
-(``npm pack``: the few popular packages that still publish their tests), crates as crates.io serves them.
+(``npm pack``: the few popular packages that still publish their tests), crates as crates.io serves them, Maven
+projects as their maintainers deploy them to Maven Central (fetched by Maven into the bench's own local repository):
+a source-release zip where the project deploys one, else its pom with its sources and test-sources jars.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -51,6 +54,20 @@ TS_SUBJECTS = [
     ("css-what", "css-what@8.0.0", ["npm", "run", "test:vi"]),  # vitest, no coverage provider in its manifest
 ]
 RUST_SUBJECTS = [("rust-duration (example)", None), ("itoa", "itoa@1.0.11"), ("semver", "semver@1.0.23")]
+# (subject, groupId:artifactId:version:how it is published, or None for the example). ``source-release``: the
+# project's whole tree as Apache's release profile zips it; ``sources``: its pom, and its sources and test-sources
+# jars laid out as Maven's standard directories (what the jars hold: code and resources, main and test).
+JAVA_SUBJECTS = [
+    ("java-isbn (example)", None),
+    # JUnit 5, no runtime dependencies; commons-parent 72 binds apache-rat, build-plan and bundle checks before test.
+    ("commons-cli", "commons-cli:commons-cli:1.9.0:sources"),
+    # JUnit 4 with hamcrest, five dependencies; maven-parent 39 binds spotless, checkstyle and apache-rat before test,
+    # and one test class (StreamPollFeederTest) sleeps for seconds.
+    ("maven-shared-utils", "org.apache.maven.shared:maven-shared-utils:3.4.2:source-release"),
+]
+# Who fetches a subject's published files, and who runs its own command, when its pom names no JaCoCo itself.
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+JACOCO = "org.jacoco:jacoco-maven-plugin:0.8.14"
 
 
 @dataclass
@@ -113,6 +130,42 @@ def crate_files(spec: str, target: Path, work: Path) -> None:
         archive.write_bytes(response.read())
     subprocess.run(["tar", "--no-same-owner", "-xzf", str(archive)], cwd=work, check=True)
     shutil.copytree(work / f"{name}-{version}", target)
+
+
+def maven_artifact(coordinates: str, work: Path) -> Path:
+    """``groupId:artifactId:version:type[:classifier]`` fetched by Maven into the bench's local repository."""
+    repo_local = work / "own-m2"
+    get = [f"{DEPENDENCY_PLUGIN}:get", f"-Dartifact={coordinates}", "-Dtransitive=false"]
+    subprocess.run(
+        ["mvn", "-B", "-q", f"-Dmaven.repo.local={repo_local}", *get],
+        cwd=work,
+        capture_output=True,
+        check=True,
+    )
+    group, artifact, version, kind, *classifier = coordinates.split(":")
+    name = "-".join([artifact, version, *classifier])
+    return repo_local.joinpath(*group.split("."), artifact, version, f"{name}.{kind}")
+
+
+def maven_files(spec: str, target: Path, work: Path) -> None:
+    group, artifact, version, published = spec.split(":")
+    gav = f"{group}:{artifact}:{version}"
+    if published == "source-release":
+        with zipfile.ZipFile(maven_artifact(f"{gav}:zip:source-release", work)) as archive:
+            archive.extractall(work / "unpacked-java")
+        shutil.copytree(work / "unpacked-java" / f"{artifact}-{version}", target)
+        return
+    target.mkdir(parents=True)
+    shutil.copyfile(maven_artifact(f"{gav}:pom", work), target / "pom.xml")
+    for classifier, side in (("sources", "main"), ("test-sources", "test")):
+        with zipfile.ZipFile(maven_artifact(f"{gav}:jar:{classifier}", work)) as archive:
+            for entry in archive.namelist():
+                if entry.endswith("/") or entry.startswith("META-INF/"):  # the jar's manifest, pom and notices
+                    continue
+                kind = "java" if entry.endswith(".java") else "resources"
+                path = target / "src" / side / kind / entry
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(archive.read(entry))
 
 
 def subject_repo(
@@ -210,6 +263,17 @@ def own_rust(repo: Path, work: Path) -> tuple[float, str]:
     return time.perf_counter() - start, "PASSED" if tests.returncode == 0 else "FAILED"
 
 
+def own_maven(repo: Path, work: Path) -> tuple[float, str]:
+    """``mvn test`` as the project's pom runs it (its checks bound before ``test`` included) with JaCoCo's agent
+    and XML report, unless the pom brings JaCoCo itself; a fresh checkout's ``target/`` (a new commit's CI compiles
+    again), the local repository warm (the project's own CI cache)."""
+    own = own_checkout(repo, work)
+    shutil.rmtree(own / "target", ignore_errors=True)
+    agent = [] if b"jacoco-maven-plugin" in (own / "pom.xml").read_bytes() else [f"{JACOCO}:prepare-agent"]
+    argv = ["mvn", "-B", f"-Dmaven.repo.local={work / 'own-m2'}", *agent, "test", f"{JACOCO}:report"]
+    return _timed(argv, own, dict(os.environ))
+
+
 def mendflow_b1(repo: Path) -> tuple[float, str, float | None]:
     """mendflow's B1 build job of ``repo`` (resolve, the sandboxed job, the report collected and published)."""
     from mendflow import source as sources
@@ -227,7 +291,13 @@ def mendflow_b1(repo: Path) -> tuple[float, str, float | None]:
     return wall, report.status.value, report.coverage.line_pct if report.coverage else None
 
 
-SOURCE_SUFFIXES = {"go": (".go",), "typescript": (".ts", ".js", ".mjs", ".cjs", ".mts"), "rust": (".rs",)}
+SOURCE_SUFFIXES = {
+    "go": (".go",),
+    "typescript": (".ts", ".js", ".mjs", ".cjs", ".mts"),
+    "rust": (".rs",),
+    "java": (".java",),
+}
+LANGUAGES = list(SOURCE_SUFFIXES)
 
 
 def measure(
@@ -262,9 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--language", action="append", choices=["go", "typescript", "rust"])
+    parser.add_argument("--language", action="append", choices=LANGUAGES)
     args = parser.parse_args(argv)
-    chosen = args.language or ["go", "typescript", "rust"]
+    chosen = args.language or LANGUAGES
     with tempfile.TemporaryDirectory(prefix="mendflow-languages-") as tmp:
         work = Path(tmp)
         work.chmod(0o755)  # jobs drop to their own uids: the launcher's base must be reachable
@@ -280,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, spec in RUST_SUBJECTS if "rust" in chosen else []:
             repo = subject_repo(name, spec, "rust-duration", crate_files, work)
             rows.append(measure("rust", name, repo, work, args.repeat, own_rust))
+        for name, spec in JAVA_SUBJECTS if "java" in chosen else []:
+            repo = subject_repo(name, spec, "java-isbn", maven_files, work)
+            rows.append(measure("java", name, repo, work, args.repeat, own_maven))
     if args.json:
         print(json.dumps([{**asdict(r), "ratio": r.ratio} for r in rows], indent=2))
     else:

@@ -43,8 +43,7 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
     def _environment(self) -> dict[str, str]:
         env = super()._environment()
         # The JVM's temp dir is /tmp whatever TMPDIR says, and the dependency phase may write only its own.
-        tmpdir = f"-Djava.io.tmpdir={env['TMPDIR']}" if env.get("TMPDIR") else ""
-        env["MAVEN_OPTS"] = " ".join(f for f in (env.get("MAVEN_OPTS", ""), maven.JOB_JAVA_OPTIONS, tmpdir) if f)
+        env.update(maven.jvm_options(env.get("MAVEN_OPTS", ""), env.get("TMPDIR")))
         env["MAVEN_USER_HOME"] = str(self.cache / "maven-wrapper")  # where mvnw keeps the distribution
         return env
 
@@ -150,9 +149,15 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         goals = [*agent, "test", f"{maven.JACOCO}:report", "-Dmaven.test.failure.ignore=true", *selection]
         return self._maven(*goals, offline=offline)
 
+    @property
+    def offline_env(self) -> dict[str, str]:
+        """The offline steps' environment: they may write only the workspace, so their temp dir is in it."""
+        opts = os.environ.get("MAVEN_OPTS", "")
+        return {**self.env, "TMPDIR": str(self.tmp), **maven.jvm_options(opts, str(self.tmp))}
+
     def _offline(self, argv: list[str]) -> StepResult:
         """A Maven command offline in the sandbox: the workspace writable, the local repository readable."""
-        env = {**self.env, "TMPDIR": str(self.tmp)}
+        env = self.offline_env
         readable = (self.m2, Path(self.env["MAVEN_USER_HOME"]))
         return self._run(proc.sandbox(self.cfg.workspace, readable), argv, self.src, env)
 

@@ -37,8 +37,16 @@ _OFFLINE_MISS = re.compile(
     r"Could not find artifact"
 )
 _ADVICE = ("[Help", "To see the full stack", "Re-run Maven", "For more information", "After correcting")
-_CRASH = re.compile(r"The forked VM terminated|ExecutionException|There was an error in the forked process")
+# Surefire's own words for a test JVM that died (Maven's help links name PluginExecutionException for any failure).
+_CRASH = re.compile(r"The forked VM terminated|There was an error in the forked process|Crashed tests:")
 _SNAPSHOT = re.compile(rb"-SNAPSHOT\s*<")
+
+
+def jvm_options(existing: str, tmpdir: str | None) -> dict[str, str]:
+    """``MAVEN_OPTS`` for Maven's own JVM: the job's options, and its temp dir, which the JVM takes from
+    ``java.io.tmpdir`` (``/tmp``) whatever ``TMPDIR`` says — and a phase may write only its own."""
+    temp = f"-Djava.io.tmpdir={tmpdir}" if tmpdir else ""
+    return {"MAVEN_OPTS": " ".join(f for f in (existing, JOB_JAVA_OPTIONS, temp) if f)}
 
 
 class WrapperError(ValueError):

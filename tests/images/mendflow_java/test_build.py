@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,9 @@ POM = example_files()["pom.xml"]
 assert isinstance(TESTS, str) and isinstance(SOURCE, str) and isinstance(POM, str)
 
 
-def _build(make_repo: RepoFactory, tmp_path: Path, cache: Path, files: Files, *args: str) -> BuildReport:
+def _build(make_repo: RepoFactory, tmp_path: Path, cache: Path, files: Files, *args: str, **env: str) -> BuildReport:
     source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
-    return BuildReport.model_validate(run_java_runner(source, tmp_path / "out", cache, *args))
+    return BuildReport.model_validate(run_java_runner(source, tmp_path / "out", cache, *args, **env))
 
 
 def test_the_example_passes_with_its_tests_and_jacoco_coverage(
@@ -163,3 +164,34 @@ def test_a_cache_entry_evicted_after_resolving_is_a_transient_dependency_error(
     )
     assert report.error_reason is not None and "did not fetch what Maven needs offline" in report.error_reason
     assert not (cache / "m2" / RESOLVED_STAMP).exists()  # the retry resolves again
+
+
+# A plugin that writes in Maven's own JVM's temp dir (as spotless's sortPom does: java.io.tmpdir).
+ANTRUN = """\
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-antrun-plugin</artifactId>
+        <version>3.1.0</version>
+        <executions>
+          <execution>
+            <phase>validate</phase>
+            <goals><goal>run</goal></goals>
+            <configuration><target><echo file="${java.io.tmpdir}/scratch.txt" message="x"/></target></configuration>
+          </execution>
+        </executions>
+      </plugin>
+    </plugins>"""
+
+
+def test_maven_s_own_jvm_writes_its_temp_files_in_the_workspace(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    pom = POM.replace("    </plugins>", ANTRUN, 1)
+    # The launcher's TMPDIR: the dependency phase's, read-only offline (and not under /tmp, which the offline
+    # sandbox replaces with a fresh one).
+    outside = Path(tempfile.mkdtemp(prefix="mendflow-job-tmp-", dir="/var/tmp"))
+    try:
+        report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": pom}), TMPDIR=str(outside))
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5), report.error_reason

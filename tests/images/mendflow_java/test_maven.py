@@ -112,3 +112,20 @@ def test_every_module_s_jacoco_report_is_merged_with_its_source_directory(tmp_pa
     merged, dirs = maven.merged_jacoco(found)
     assert [m.as_posix() for m, _ in found] == ["a", "b"] and dirs == ["a/src/main/java", "b/src/main/java"]
     assert [p.get("name") for p in ET.fromstring(merged).iter("package")] == ["org/a", "org/b"]
+
+
+def test_a_plugin_s_failure_is_no_test_jvm_crash() -> None:
+    help_link = "[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/PluginExecutionException"
+    assert not maven.fork_crashed(COMPILE_FAILURE + help_link)
+
+
+def test_surefire_s_dead_fork_is_a_crash() -> None:
+    assert maven.fork_crashed(
+        "[ERROR] The forked VM terminated without properly saying goodbye. VM crash or System.exit called?"
+    )
+
+
+def test_maven_s_jvm_gets_the_phase_s_temp_dir_after_the_job_s_options() -> None:
+    assert maven.jvm_options("-Xmx1g", "/ws/tmp") == {
+        "MAVEN_OPTS": f"-Xmx1g {maven.JOB_JAVA_OPTIONS} -Djava.io.tmpdir=/ws/tmp"
+    }
