@@ -35,6 +35,8 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.run_step: StepResult | None = None  # the one offline Maven run: build and tests
         self.mvn = ["mvn"]
+        self.agent: list[str] = []  # JaCoCo's agent, unless a pom runs it already
+        self.resolution = ""  # what the dependency phase resolves for (_resolution_key), once the poms are read
         self.job_caches = False
         super().__init__(cfg, rep, log)
 
@@ -103,11 +105,13 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
             self.mvn = ["sh", f"./{maven.WRAPPER}"]  # from the source tree: mvnw finds .mvn/ by its own path
         elif distribution:
             self.log.write(f"mvnw's {distribution} is not on {self.repository}: the image's Maven builds instead")
+        self.agent = [] if maven.configures_jacoco(self.src) else [f"{maven.JACOCO}:prepare-agent"]
         return self._selection_ok(surefire.selection)
 
     def _download(self) -> bool:
         if self.repository.rstrip("/") != maven.CENTRAL:
             self.settings.write_text(maven.settings_xml(self.repository), encoding="utf-8")
+        self.resolution = "" if maven.uses_snapshots(self.src) else self._resolution_key()
         if self._resolved_before():
             return True
         return self._fetch(self._maven(maven.GO_OFFLINE, offline=False), self.src)
@@ -124,9 +128,7 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         """Whether this cache already holds everything these poms resolve to (released versions never change;
         a pom naming a SNAPSHOT is always resolved again)."""
         stamp = self.m2 / RESOLVED_STAMP
-        if maven.uses_snapshots(self.src) or not stamp.is_file():
-            return False
-        return stamp.read_text(encoding="utf-8") == self._resolution_key()
+        return bool(self.resolution) and stamp.is_file() and stamp.read_text(encoding="utf-8") == self.resolution
 
     def _after_download(self) -> None:
         """A test run that runs no test, still with the network: it fetches what only the test phase loads
@@ -140,13 +142,12 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
             if not step.ok:
                 self.log.write(f"dependencies: the resolving test run: {maven.failed_goal(step.stdout)}")
                 return
-        stamp = self.m2 / RESOLVED_STAMP
-        stamp.write_text(self._resolution_key(), encoding="utf-8")
+        if self.resolution:
+            (self.m2 / RESOLVED_STAMP).write_text(self.resolution, encoding="utf-8")
 
     def _test_command(self, test_filter: str | None, offline: bool = True) -> list[str]:
-        agent = [] if maven.configures_jacoco(self.src) else [f"{maven.JACOCO}:prepare-agent"]
         selection = [f"-Dtest={test_filter}", "-Dsurefire.failIfNoSpecifiedTests=false"] if test_filter else []
-        goals = [*agent, "test", f"{maven.JACOCO}:report", "-Dmaven.test.failure.ignore=true", *selection]
+        goals = [*self.agent, "test", f"{maven.JACOCO}:report", "-Dmaven.test.failure.ignore=true", *selection]
         return self._maven(*goals, offline=offline)
 
     @property
