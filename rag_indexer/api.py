@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from mendflow.errors import CodeIndexError, InputError, MendflowError
+from mendflow.identity import work_tree_id
 from rag_indexer.config import IndexerConfig
 from rag_indexer.embeddings import EmbeddingService, make_embeddings
 from rag_indexer.grep import compile_query
@@ -127,6 +128,14 @@ class CodeIndex:
         return IndexStatus(repo=key, ref=ref, indexed=self.store.get_ref(key, ref), current_commit=current)
 
     def refs(self, repo: str | None = None) -> list[RefState]:
+        path = Path(repo) if repo is not None else None
+        if (
+            path is not None
+            and path.exists()
+            and (quick := work_tree_id(path))
+            and (found := self.store.list_refs(quick))
+        ):
+            return found  # a work tree's identity without pygit2: `mendflow grep`'s start-up
         return self.store.list_refs(_repo_name(repo))
 
     def gc(self) -> int:

@@ -8,6 +8,7 @@ Providers: ``none`` (BM25 + symbols only), ``openai`` (any OpenAI-compatible end
 
 from __future__ import annotations
 
+import array
 import hashlib
 import sqlite3
 import threading
@@ -15,8 +16,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from mendflow.errors import ConfigError, LLMError
 from rag_indexer.config import IndexerConfig
@@ -114,6 +113,8 @@ class WordLlamaEmbedder(Embedder):
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         # Not normalised here: a text of no known token has a zero vector, which norm=True turns into NaNs;
         # the stores normalise with a guard.
+        import numpy as np  # wordllama's own dependency: imported with it, never on a query without embeddings
+
         vectors = self.model.embed(list(texts), norm=False, batch_size=self.batch_size)
         return np.asarray(vectors, dtype=np.float32).tolist()
 
@@ -141,14 +142,14 @@ class EmbeddingCache:
                     f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})", [model, *batch]
                 )
                 for h, blob in rows:
-                    found[h] = np.frombuffer(blob, dtype=np.float32).tolist()
+                    found[h] = array.array("f", blob).tolist()  # float32
         return found
 
     def put_many(self, model: str, items: dict[str, list[float]]) -> None:
         with self._lock:
             self.db.executemany(
                 "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
+                [(model, h, array.array("f", v).tobytes()) for h, v in items.items()],
             )
             self.db.commit()
 

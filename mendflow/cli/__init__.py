@@ -1,38 +1,25 @@
-"""The ``mendflow`` command. Each sub-command lives in its own module and registers itself on ``app``."""
+"""The ``mendflow`` command. Each sub-command lives in its own module and registers itself on ``cli/app.py``'s
+typer app; ``search`` and ``grep`` run from ``cli/query.py`` without typer (see there why)."""
 
 from __future__ import annotations
 
 import importlib
 import sys
 
-import typer
-
 from mendflow.cli.errors import one_line
-
-app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    help="mendflow: a self-healing CI loop on Prefect.",
-)
-
-
-@app.callback()
-def _group() -> None:
-    """A group even when one command is registered: `mendflow index PATH` must not read "index" as PATH."""
-
 
 _COMMAND_MODULES = ("build", "run", "heal", "index", "search", "webhook", "plan", "gen", "reap", "metrics", "egress")
 # Commands whose module is not named after them (search.py holds search and grep).
 _MODULE_OF = {"grep": "search", "egress-proxy": "egress"}
+_QUERIES = ("search", "grep")  # answered by cli/query.py, before typer is imported
 
 
 def _register_commands(argv: list[str] | None = None) -> None:
     """Import the one module the command in ``argv`` needs, or all of them (no argv, help, a typo: click lists
     every command).
 
-    `mendflow search` and `grep` must answer in a fraction of a second: the flow commands' modules import
-    Prefect's dependencies, snapshotting and the store, which cost more than the whole query.
+    The flow commands' modules import Prefect's dependencies, snapshotting and the store: a command pays only
+    for its own.
     """
     name = argv[1] if argv and len(argv) > 1 else ""
     module = _MODULE_OF.get(name, name)
@@ -46,10 +33,8 @@ def _register_commands(argv: list[str] | None = None) -> None:
 def main() -> None:
     """Entry point: bad input of any kind becomes one line on stderr and its exit code (``cli/errors.py``)."""
     try:
-        _register_commands(sys.argv)
-        # Without standalone mode click returns the code of a typer.Exit instead of exiting with it.
-        code = app(standalone_mode=False)
-    except (typer.Abort, KeyboardInterrupt):
+        code = _query(sys.argv) if sys.argv[1:2] and sys.argv[1] in _QUERIES else _typer(sys.argv)
+    except KeyboardInterrupt:
         _say("aborted")
         sys.exit(130)
     except Exception as exc:
@@ -60,7 +45,27 @@ def main() -> None:
         if line:
             _say(f"[bold red]error:[/] {line}")
         sys.exit(exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+    sys.exit(code)
+
+
+def _query(argv: list[str]) -> int:
+    from mendflow.cli import query
+
+    return query.run(argv[1], argv[2:])
+
+
+def _typer(argv: list[str]) -> int:
+    import typer
+
+    from mendflow.cli.app import app
+
+    _register_commands(argv)
+    try:
+        # Without standalone mode click returns the code of a typer.Exit instead of exiting with it.
+        code = app(standalone_mode=False)
+    except typer.Abort:
+        raise KeyboardInterrupt from None
+    return code if isinstance(code, int) else 0
 
 
 def _say(markup: str) -> None:

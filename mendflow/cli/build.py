@@ -12,7 +12,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TaskID, TaskProgre
 from rich.table import Table
 
 from mendflow import progress
-from mendflow.cli import app
+from mendflow.cli.app import app
 from mendflow.cli.common import LauncherName, prepare
 from mendflow.contracts import BuildReport, BuildStatus
 from mendflow.render import baseline_label, coverage_rows

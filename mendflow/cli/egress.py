@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from mendflow.cli import app
+from mendflow.cli.app import app
 from mendflow.errors import InputError
 from mendflow.launcher.egress import Allowlist, EgressProxy, index_hosts
 from mendflow.settings import Settings, get_settings

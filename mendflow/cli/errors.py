@@ -1,7 +1,8 @@
 """What the CLI says for each kind of bad input: one line on stderr and its exit code, never a traceback.
 
 typer bundles its own copy of click (``typer._click``), so click's own exception classes never match what a
-typer app raises; the bundled ones are imported here, the one place that knows about it.
+typer app raises; the bundled ones are imported here, the one place that knows about it. They and pydantic are
+imported only once an error is being explained: ``mendflow grep`` starts without either.
 """
 
 from __future__ import annotations
@@ -9,12 +10,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-from typer._click.exceptions import ClickException, NoArgsIsHelpError
-
 from mendflow.errors import MendflowError
 
 if TYPE_CHECKING:  # pydantic_settings costs ~70 ms to import; only a settings error needs it (then it is loaded)
+    from pydantic import ValidationError
     from pydantic_settings import BaseSettings
 
 USAGE_EXIT = 2
@@ -24,6 +23,9 @@ def one_line(exc: BaseException) -> tuple[str, int] | None:
     """``(line, exit code)`` for an error the user can fix; None for anything else (a bug: let it show)."""
     if isinstance(exc, MendflowError):
         return exc.one_line(), exc.exit_code
+    from pydantic import ValidationError
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
+
     if isinstance(exc, NoArgsIsHelpError):
         return "", USAGE_EXIT  # click printed the help already
     if isinstance(exc, ClickException):

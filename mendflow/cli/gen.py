@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from mendflow.cli import app
+from mendflow.cli.app import app
 from mendflow.cli.common import repo_location
 from mendflow.cli.plan import read_model, write_atomic
 from mendflow.contracts import BuildStatus, GeneratedTests, TestSpec

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from mendflow.cli import app
+from mendflow.cli.app import app
 from mendflow.cli.build import print_report, short_name, showing_progress
 from mendflow.cli.common import LauncherName, prepare
 from mendflow.contracts import BuildReport, BuildStatus, HealOutcome, HealResult

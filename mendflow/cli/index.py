@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from mendflow.cli import app
+from mendflow.cli.app import app
 from mendflow.errors import InputError
 from mendflow.settings import get_settings
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from mendflow.cli import app
+from mendflow.cli.app import app
 from mendflow.cli.common import repo_location
 from mendflow.contracts import BuildReport, TestSpec
 from mendflow.errors import InputError

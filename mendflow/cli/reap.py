@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from mendflow.cli import app
+from mendflow.cli.app import app
 from mendflow.settings import get_settings
 
 

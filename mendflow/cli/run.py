@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
-from mendflow.cli import app
+from mendflow.cli.app import app
 from mendflow.cli.build import print_report, short_name, showing_progress
 from mendflow.cli.common import LauncherName, prepare
 from mendflow.contracts import PipelineOutcome, PipelineResult

@@ -11,7 +11,9 @@ sit beside it).
 
 from __future__ import annotations
 
+import array
 import functools
+import heapq
 import json
 import logging
 import math
@@ -21,14 +23,16 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar, cast
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from mendflow.errors import CodeIndexError
 from rag_indexer.grep import GrepQuery, NameList
 from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
 from rag_indexer.store import grams
+
+if TYPE_CHECKING:  # numpy (~0.1 s to import) only for vectors: BM25 search and grep start without it
+    import numpy as np
+
 from rag_indexer.store.base import (
     CAMEL_CASE_LANGUAGES,
     IndexStore,
@@ -170,20 +174,19 @@ class _Scope:
     index, then each incremental run) and a ranking restricted to those ranges skips most other refs' rows.
     """
 
-    def __init__(self, rowids: np.ndarray) -> None:
-        self.rowids = rowids
-        self.members = set(rowids.tolist())
+    def __init__(self, rowids: list[int]) -> None:
+        self.rowids = rowids  # sorted
+        self.members = set(rowids)
         self.ranges: list[tuple[int, int, int]] = []  # (first rowid, last rowid, chunks in scope between)
-        if not len(rowids):
+        if not rowids:
             return
-        gaps = np.diff(rowids) - 1
         # Split at the widest gaps only: a narrow one saves less than the extra query costs.
         worth = max(MIN_RANGE_GAP, len(rowids) // 50)
-        widest = np.argsort(gaps)[::-1][: MAX_RANGES - 1]
-        cuts = np.sort(widest[gaps[widest] >= worth])
-        starts = [0, *(cuts + 1).tolist()]
-        ends = [*cuts.tolist(), len(rowids) - 1]
-        self.ranges = [(int(rowids[a]), int(rowids[b]), b - a + 1) for a, b in zip(starts, ends, strict=True)]
+        gaps = ((rowids[i + 1] - rowids[i] - 1, i) for i in range(len(rowids) - 1))
+        cuts = sorted(i for gap, i in heapq.nlargest(MAX_RANGES - 1, gaps) if gap >= worth)
+        starts = [0, *(i + 1 for i in cuts)]
+        ends = [*cuts, len(rowids) - 1]
+        self.ranges = [(rowids[a], rowids[b], b - a + 1) for a, b in zip(starts, ends, strict=True)]
 
 
 class EmbeddedStore(IndexStore):
@@ -332,8 +335,8 @@ class EmbeddedStore(IndexStore):
                         )
                     )  # fmt: skip
                     fts_rows.append(_fts_row(rowid, c.symbol, c.signature, c.docstring, c.text, c.kind, c.language))
-                    if item.vectors is not None and item.vectors[i] is not None:
-                        vector_rows.append((rowid, np.asarray(item.vectors[i], dtype=np.float32).tobytes()))
+                    if item.vectors is not None and (vector := item.vectors[i]) is not None:
+                        vector_rows.append((rowid, array.array("f", vector).tobytes()))  # float32
             cur.executemany(f"INSERT INTO chunks VALUES ({','.join('?' * 16)})", chunk_rows)
             cur.executemany("INSERT INTO chunks_fts (rowid, names, body, facets) VALUES (?, ?, ?, ?)", fts_rows)
             cur.executemany("INSERT INTO vectors VALUES (?, ?)", vector_rows)
@@ -505,6 +508,8 @@ class EmbeddedStore(IndexStore):
         return str(self._query("SELECT value FROM meta WHERE key = 'generation'")[0][0])
 
     def _vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
         generation = self._generation()
         if self._matrix is None or self._matrix[0] != generation:
             rows = self._query("SELECT rowid, vec FROM vectors ORDER BY rowid")
@@ -520,6 +525,8 @@ class EmbeddedStore(IndexStore):
 
     def _scope_mask(self, filters: Filters, rowids: np.ndarray) -> np.ndarray:
         """Which of the vector matrix's rows the filters admit, kept until the index changes."""
+        import numpy as np
+
         return self._cached("vector mask", filters, lambda: np.isin(rowids, self._scope(filters).rowids))
 
     def _scope(self, filters: Filters) -> _Scope:
@@ -533,15 +540,17 @@ class EmbeddedStore(IndexStore):
             found = self._scope_cache[kind] = (key, load())
         return cast(T, found[1])
 
-    def _load_scope_rowids(self, filters: Filters) -> np.ndarray:
+    def _load_scope_rowids(self, filters: Filters) -> list[int]:
         where, params = _scope_sql(filters)
         rows = self._query(
             f"SELECT DISTINCT c.rowid FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha WHERE {where}",
             params,
         )
-        return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+        return sorted(r[0] for r in rows)
 
     def _nearest(self, vector: Sequence[float], limit: int, filters: Filters) -> list[tuple[Any, float]]:
+        import numpy as np
+
         rowids, matrix = self._vectors()
         if not len(rowids):
             return []

@@ -8,18 +8,24 @@ Hashing may let a few files through that do not match; it never drops one that d
 Why not an FTS5 ``tokenize='trigram'`` table: on SymPy (30 MB of text) building it cost 2.5 s of CPU, about
 70 % of the tree-sitter parse the whole cold index is measured against; these signatures cost 0.2 s and
 answer the same question (which files may contain these literals) for the grep sizes we serve.
+
+Writing a signature uses numpy (a whole file's trigrams at once); a query does not: its few trigrams are probed
+in each signature's bytes in Python, faster than numpy's import, which ``mendflow grep`` would otherwise pay.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 MIN_BITS_LOG2 = 10
 MAX_BITS_LOG2 = 18
-_MULTIPLIER = np.uint32(0x9E3779B1)  # Knuth's multiplicative hash; the top bits index the set
+_MULTIPLIER = 0x9E3779B1  # Knuth's multiplicative hash (modulo 2^32); the top bits index the set
+_HASH_MASK = 0xFFFFFFFF
 # The only non-ASCII characters re.IGNORECASE matches with an ASCII letter (U+0130, U+0131, U+017F, U+212A),
 # as UTF-8. They are folded to that letter on both sides (file and literal), so an ignore-case literal's ASCII
 # trigrams stay required. Replacing whole UTF-8 sequences keeps every occurrence of a literal an occurrence.
@@ -37,13 +43,21 @@ def _fold(data: bytes) -> bytes:
 
 
 def _hashes(data: bytes) -> np.ndarray:
-    """uint32 hashes of the ASCII-lower-cased trigrams of ``data`` (empty below 3 bytes)."""
+    """uint32 hashes of the ASCII-lower-cased trigrams of ``data`` (empty below 3 bytes), for a whole file."""
+    import numpy as np
+
     data = _fold(data)
     if len(data) < 3:
         return np.zeros(0, dtype=np.uint32)
     b = np.frombuffer(data, dtype=np.uint8).astype(np.uint32)
     grams = (b[:-2] << np.uint32(16)) | (b[1:-1] << np.uint32(8)) | b[2:]
-    return grams * _MULTIPLIER  # wraps modulo 2^32 by design
+    return grams * np.uint32(_MULTIPLIER)  # wraps modulo 2^32 by design
+
+
+def _few_hashes(data: bytes) -> set[int]:
+    """``_hashes`` of a short literal, in Python."""
+    data = _fold(data)
+    return {((data[i] << 16 | data[i + 1] << 8 | data[i + 2]) * _MULTIPLIER) & _HASH_MASK for i in range(len(data) - 2)}
 
 
 def bits_log2(size: int) -> int:
@@ -52,44 +66,41 @@ def bits_log2(size: int) -> int:
 
 def signature(data: bytes) -> tuple[int, bytes]:
     """(log2 of the number of bits, the packed bit set) for one file's bytes."""
+    import numpy as np
+
     k = bits_log2(len(data))
     bits = np.zeros(1 << k, dtype=bool)
     bits[_hashes(data) >> np.uint32(32 - k)] = True
     return k, np.packbits(bits).tobytes()
 
 
-def literal_hashes(literals: Iterable[str], ignore_case: bool) -> np.ndarray:
+def literal_hashes(literals: Iterable[str], ignore_case: bool) -> set[int]:
     """Hashes of the trigrams every matching file must contain (empty: no prefilter possible)."""
-    found: list[np.ndarray] = []
+    found: set[int] = set()
     for literal in literals:
         data = literal.encode("utf-8", "surrogatepass")
         if not ignore_case:
-            found.append(_hashes(data))
+            found |= _few_hashes(data)
             continue
         # Under ignore-case only ASCII runs have one spelling per trigram (after the folds above).
-        found.extend(_hashes(run) for run in _NON_ASCII.split(_fold(data)))
-    return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint32)
+        for run in _NON_ASCII.split(_fold(data)):
+            found |= _few_hashes(run)
+    return found
 
 
 class SignatureSet:
-    """The signatures of the files in one query scope, grouped by size so each group is one numpy matrix."""
+    """The signatures of the files in one query scope, grouped by size (a hash's bit depends on it)."""
 
     def __init__(self, rows: Sequence[tuple[str, int, bytes]]) -> None:
-        groups: dict[int, list[tuple[str, bytes]]] = {}
+        self.groups: dict[int, list[tuple[str, bytes]]] = {}
         for sha, k, sig in rows:
-            groups.setdefault(k, []).append((sha, sig))
-        self.groups = {
-            k: ([sha for sha, _ in items], np.frombuffer(b"".join(sig for _, sig in items), dtype=np.uint8))
-            for k, items in groups.items()
-        }
+            self.groups.setdefault(k, []).append((sha, sig))
 
-    def candidates(self, hashes: np.ndarray) -> set[str]:
-        """Blob SHAs whose signature holds every hash's bit."""
+    def candidates(self, hashes: set[int]) -> set[str]:
+        """Blob SHAs whose signature holds every hash's bit (``np.packbits`` order: the first bit is 0x80)."""
         out: set[str] = set()
-        for k, (shas, flat) in self.groups.items():
-            matrix = flat.reshape(len(shas), (1 << k) // 8)
-            pos = np.unique(hashes >> np.uint32(32 - k)).astype(np.int64)
-            masks = (np.uint8(0x80) >> (pos & 7).astype(np.uint8)).astype(np.uint8)
-            hit = np.all(matrix[:, pos >> 3] & masks, axis=1)
-            out.update(shas[i] for i in np.nonzero(hit)[0])
+        for k, items in self.groups.items():
+            bits = sorted({h >> (32 - k) for h in hashes})
+            probes = [(bit >> 3, 0x80 >> (bit & 7)) for bit in bits]
+            out.update(sha for sha, sig in items if all(sig[i] & mask for i, mask in probes))
         return out

@@ -8,7 +8,7 @@ import pygit2
 import pytest
 
 from mendflow.errors import InputError
-from mendflow.identity import CONFIGURED_ID_KEY, hosted_path, normalize, repo_id
+from mendflow.identity import CONFIGURED_ID_KEY, hosted_path, normalize, repo_id, work_tree_id
 from tests.fixtures.repos import RepoFactory
 
 FILES = {"README.md": "demo\n"}
@@ -62,3 +62,17 @@ def test_a_repo_without_remote_is_local(make_repo: RepoFactory) -> None:
 def test_an_id_needs_owner_and_name(bad: str) -> None:
     with pytest.raises(InputError, match="is not a repository id"):
         normalize(bad)
+
+
+def test_the_git_command_reads_the_same_identity_as_pygit2(make_repo: RepoFactory) -> None:
+    path = make_repo({**FILES, "pkg/mod.py": "x = 1\n"}, name="app")
+    repo = pygit2.Repository(str(path))
+    assert work_tree_id(path / "pkg") == repo_id(repo) == "local/app"
+    repo.remotes.create("origin", "git@github.com:acme/app.git")
+    assert work_tree_id(path / "pkg") == repo_id(repo) == "acme/app"
+    repo.config[CONFIGURED_ID_KEY] = "platform/app-mirror"
+    assert work_tree_id(path) == repo_id(repo) == "platform/app-mirror"
+
+
+def test_no_work_tree_has_no_identity(tmp_path: Path) -> None:
+    assert work_tree_id(tmp_path) is None

@@ -81,3 +81,9 @@ def test_name_list_matches_like_a_search_over_each_name() -> None:
     for pattern, regex, icase in [("divide", False, False), (r"^divide", True, False), ("DIVIDE", False, True)]:
         query = compile_query(pattern, regex, icase)
         assert listing.matching(query) == [n for n in names if query.matches(n)]
+
+
+@pytest.mark.parametrize("literal", ["ZeroDivisionError", "x", "naïve café", "a\x00b"])
+def test_a_literal_hashes_in_python_as_a_file_does_in_numpy(literal: str) -> None:
+    data = literal.encode("utf-8", "surrogatepass")
+    assert grams.literal_hashes([literal], ignore_case=False) == set(grams._hashes(data).tolist())

@@ -98,9 +98,25 @@ def test_search_files_lists_each_file_once(repo: Path, state_dir: Path) -> None:
     assert len(set(paths)) == len(paths) and sorted(paths[:2]) == ["pkg/calc.py", "pkg/util.py"]
 
 
-def test_search_and_grep_import_neither_prefect_nor_pydantic_settings(repo: Path, state_dir: Path) -> None:
-    for args in (["grep", "float"], ["search", "divide"]):
-        result = run_cli(args, state_dir, repo, "-X", "importtime")
-        assert result.returncode == 0, result.stderr
-        imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
-        assert not {m for m in imported if m.split(".")[0] in ("prefect", "pydantic_settings")}, args
+# What a query never needs: the flows' Prefect, the full settings, typer (query.py parses its own arguments),
+# numpy (vectors only), pygit2 (the work tree's identity comes from the git command).
+NOT_FOR_QUERIES = ("prefect", "pydantic_settings", "typer", "numpy", "pygit2")
+
+
+@pytest.mark.parametrize("args", [["grep", "float"], ["search", "divide"]])
+def test_search_and_grep_import_only_what_a_query_needs(args: list[str], repo: Path, state_dir: Path) -> None:
+    result = run_cli(args, state_dir, repo, "-X", "importtime")
+    assert result.returncode == 0, result.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+    assert not {m for m in imported if m.split(".")[0] in NOT_FOR_QUERIES}
+
+
+def test_grep_help_says_its_options(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["grep", "--help"], state_dir, repo)
+    assert result.returncode == 0, result.stderr
+    assert "--ignore-case" in result.stdout and "--regex" in result.stdout
+
+
+def test_the_command_list_names_search_and_grep(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["--help"], state_dir, repo)
+    assert "grep" in result.stdout and "search" in result.stdout

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mendflow.cli import _register_commands, app
+from mendflow.cli import _register_commands
+from mendflow.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[3]  # a git work tree with a HEAD: "." for build, run and index
 _register_commands()

@@ -1,0 +1,172 @@
+"""``mendflow search`` and ``mendflow grep``: query the code index from a shell, in a fraction of a second.
+
+These two parse their arguments with argparse, not typer: ``main()`` sends them here before typer is imported,
+because typer and its bundled click take ~0.15 s to import, half the time a grep may take end to end.
+``cli/search.py`` lists them in ``mendflow --help`` and passes its arguments through to ``run``. Only what a
+query needs is imported: no Prefect, no flow machinery, and rich only to draw the search table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from mendflow.errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from rag_indexer.api import CodeIndex
+    from rag_indexer.models import Hit
+
+SEARCH_HELP = "Search the code index (hybrid when embeddings are configured, else BM25 + symbol names)."
+GREP_HELP = "Print every matching line of an indexed repository as path:line:text, as `rg -n` does; exit 1 if none."
+NO_MATCH = 1  # grep's and rg's convention: 1 = no line matched
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises the CLI's one-line usage error instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InputError(message, hint="see --help")
+
+
+def _parser(command: str, help_text: str) -> _Parser:
+    return _Parser(prog=f"mendflow {command}", description=help_text, allow_abbrev=False)
+
+
+def _search_parser() -> _Parser:
+    p = _parser("search", SEARCH_HELP)
+    p.add_argument("query", nargs="?", help="Free text, identifiers welcome.")
+    p.add_argument("-k", "--k", type=int, default=10, help="Number of results.")
+    p.add_argument("--alpha", type=float, help="0 = BM25 only, 1 = vectors only.")
+    p.add_argument("--repo", help="Limit to this repository (owner/name, or a path).")
+    p.add_argument("--ref", help="Limit to this indexed ref.")
+    p.add_argument("--path", help="Path prefix or glob.")
+    p.add_argument("--language", help="e.g. python, go, typescript.")
+    p.add_argument("--files", action="store_true", help="Rank files (each with its best chunk), not chunks.")
+    p.add_argument("--json", dest="as_json", action="store_true", help="Print hits as JSON.")
+    return p
+
+
+def _grep_parser() -> _Parser:
+    p = _parser("grep", GREP_HELP)
+    p.add_argument("pattern", nargs="?", help="A literal string (a regular expression with --regex).")
+    p.add_argument("-i", "--ignore-case", action="store_true", help="Match regardless of case.")
+    p.add_argument("--regex", action="store_true", help="PATTERN is a Python regular expression.")
+    p.add_argument("--repo", help="The repository, by identity (owner/name) or path. Default: the current one.")
+    p.add_argument("--ref", help="The indexed ref. Default: HEAD, else the latest indexed.")
+    p.add_argument("--path", help="Path prefix or glob.")
+    return p
+
+
+def _parse(parser: _Parser, args: list[str], required: str, what: str) -> argparse.Namespace:
+    """Options are checked before the positional argument, so an unknown option is named as such."""
+    given, extra = parser.parse_known_args(args)
+    if extra:
+        what = "No such option" if extra[0].startswith("-") else "Got unexpected extra argument"
+        parser.error(f"{what}: {extra[0]}")
+    if getattr(given, required) is None:
+        parser.error(f"Missing argument '{required.upper()}': give the {required} {what}")
+    return given
+
+
+def run(command: str, args: list[str]) -> int:
+    """Run ``search`` or ``grep`` with its arguments; the exit code."""
+    commands: dict[str, Callable[[list[str]], int]] = {"search": search, "grep": grep}
+    return commands[command](args)
+
+
+def search(args: list[str]) -> int:
+    given = _parse(_search_parser(), args, "query", "to search for")
+    if not given.query.strip():
+        raise InputError("the query is empty", hint="give words or identifiers to search for")
+    filters = {"repo": given.repo, "ref": given.ref, "path": given.path, "language": given.language}
+    with _open() as code_index:
+        ranked = code_index.search_files if given.files else code_index.search
+        hits = ranked(given.query, k=given.k, alpha=given.alpha, filters=filters)
+    if given.as_json:
+        print(json.dumps([h.model_dump(mode="json") for h in hits], indent=2))
+    else:
+        _print_table(hits)
+    return 0
+
+
+def grep(args: list[str]) -> int:
+    given = _parse(_grep_parser(), args, "pattern", "to look for")
+    if not given.pattern:
+        raise InputError("the pattern is empty", hint="give a string (or with --regex a regular expression)")
+    from rag_indexer.grep import compile_query
+
+    compile_query(given.pattern, given.regex, given.ignore_case)  # a bad regex is named before the index opens
+    with _open() as code_index:
+        scope = _grep_scope(code_index, given.repo, given.ref)
+        lines = code_index.grep_lines(given.pattern, given.regex, given.ignore_case, {**scope, "path": given.path})
+        found = _write_lines(lines)
+    return 0 if found else NO_MATCH
+
+
+def _open() -> CodeIndex:
+    from mendflow.quick_settings import query_state_dir
+    from rag_indexer.api import open_index
+    from rag_indexer.config import IndexerConfig
+
+    state_dir = query_state_dir()
+    if state_dir is None:  # Weaviate or embeddings: the full settings, and the network is the cost anyway
+        from mendflow.settings import get_settings
+
+        return open_index(get_settings())
+    return open_index(config=IndexerConfig(index_dir=state_dir / "index"))
+
+
+def _print_table(hits: list[Hit]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not hits:
+        console.print("no results (is the repository indexed? run `mendflow index PATH`)")
+        return
+    table = Table()
+    for column in ("score", "location", "symbol", "kind", "ref"):
+        table.add_column(column, justify="right" if column == "score" else "left")
+    for h in hits:
+        table.add_row(f"{h.score:.3f}", h.location, h.symbol or "—", h.kind, h.ref)
+    console.print(table)
+
+
+def _grep_scope(code_index: CodeIndex, repo: str | None, ref: str | None) -> dict[str, str]:
+    """(repo, ref) to grep: lines of two refs or two repositories mixed would be ambiguous."""
+    given = repo if repo is not None else str(Path.cwd())
+    refs = code_index.refs(given)
+    if not refs:
+        hint = "run `mendflow index PATH` first, or pass --repo owner/name of an indexed repository"
+        raise InputError(f"{repo or 'the current directory'}: no indexed repository by that name", hint=hint)
+    if ref is None:
+        ref = next((r.ref for r in refs if r.ref == "HEAD"), max(refs, key=lambda r: r.indexed_at).ref)
+    elif not any(r.ref == ref for r in refs):
+        raise InputError(f"ref {ref!r} of {refs[0].repo} is not indexed", hint="run `mendflow index PATH --ref REF`")
+    return {"repo": refs[0].repo, "ref": ref}
+
+
+def _write_lines(lines: Iterable[tuple[str, int, str]]) -> int:
+    """Write ``path:line:text`` rows in blocks (print per line costs more than the search); count them."""
+    out: list[str] = []
+    count = 0
+    try:
+        for path, number, text in lines:
+            out.append(f"{path}:{number}:{text}\n")
+            count += 1
+            if len(out) >= 4096:
+                sys.stdout.write("".join(out))
+                out.clear()
+        sys.stdout.write("".join(out))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `mendflow grep ... | head`: the reader has what it wanted
+        # Python's own recipe: point stdout at /dev/null so the flush at exit raises nothing either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return count
