@@ -6,7 +6,7 @@ Contract (stdlib only; the job holds no credentials):
 * ``--source``: a local path or an http(s) URL (e.g. a presigned GET) of a .tar / .tar.gz snapshot whose
   member names are relative to the repository root (``git archive`` without ``--prefix``).
 * ``--out``: receives ``report.json`` (validates against ``mendflow.contracts.BuildReport``),
-  ``coverage.json`` (coverage.py's raw JSON with contexts), ``junit.xml`` and ``runner.log`` (every
+  ``coverage.json`` (coverage.py's raw JSON), ``junit.xml`` and ``runner.log`` (every
   command, exit code, output). coverage.py's data file lives in ``--out``/coverage-data/ so stray
   ``.coverage.*`` files never get combined into it.
 * ``--upload NAME=URL`` (repeatable): after writing, PUT ``--out``/NAME to URL (presigned; only Host and
@@ -42,8 +42,8 @@ the versions the repo pins; the interpreter its ``.python-version``/``requires-p
 deterministic failure says so in the report's ``transient``) → lint (ruff check, ruff format --check, mypy when
 configured; a repo that configures no ruff gets ruff's bug-level findings as ``lint_advisory``, never fatal;
 offline, like the tests: the repo's config and mypy plugins are its code) → tests (``coverage run --branch
--m pytest [-m MARKER | NODE_ID ...]`` with a plugin that sets per-test dynamic contexts to pytest node ids and
-journals each failure's exception, first line and location; pytest-cov is not used; ``--source`` the
+-m pytest [-m MARKER | NODE_ID ...]`` with a plugin that journals collection, each test's start and
+outcome, and each failure's exception, first line and location; pytest-cov is not used; ``--source`` the
 repo's packages when its coverage config names no files) → coverage combine (``parallel = true``) and JSON →
 report (``failed_tests`` complete, collection errors included as the file's path; ``failures`` details the
 first 200).
@@ -63,6 +63,7 @@ Exit code: 0 whenever report.json (fixes.json) was written and every upload succ
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -248,6 +249,17 @@ class Build:
         step = coverage_report.export_json(self.src, python, data, target, self.env, self.remaining(), self.log, wrap)
         if step.ok:
             self.rep.coverage = coverage_report.load(target, self.src)
+        elif coverage_report.no_json(step):
+            self._coverage_from_xml(python, data, target, wrap)
+
+    def _coverage_from_xml(self, python: str, data: Path, target: Path, wrap: proc.Wrap) -> None:
+        """coverage.py before 5.0: its Cobertura XML, read into the contract (``coverage.json`` holds that)."""
+        xml = data.parent / "coverage.xml"
+        step = coverage_report.export_xml(self.src, python, data, xml, self.env, self.remaining(), self.log, wrap)
+        if step.ok and (found := coverage_report.load_xml(xml, self.src)) is not None:
+            self.rep.coverage = found
+            target.write_text(json.dumps(found), encoding="utf-8")
+            self.rep.lint_advisory.append(".:0:0 coverage this coverage.py has no `coverage json` (5.0+): read its XML")
 
     def _judge(self, run: testing.TestRun) -> None:
         step, rep = run.step, self.rep
@@ -266,8 +278,8 @@ class Build:
             what = f"marked '{run.marker_used}'" if run.marker_used else what
             rep.failed("no_tests", f"pytest collected no tests {what}; add tests or check the test paths")
         elif step.returncode != 0:
-            if not rep.failed_tests and step.returncode != 1:
-                rep.error_reason = f"pytest exited {step.returncode}: {step.last_stderr_line()}"
+            if not rep.failed_tests:
+                rep.error_reason = f"pytest exited {step.returncode}: {testing.why_stopped(step, self.src)}"
             rep.failed("tests")
         elif rep.lint_errors:
             rep.failed("lint")

@@ -3,7 +3,7 @@
 Each importer reads what the ecosystem's own tool writes — Go's coverprofile (with ``go tool cover -func``),
 LCOV (c8, vitest, jest, ``node --test``, cargo-llvm-cov), Cobertura XML and JaCoCo XML — into per-file line hits,
 branches where the format has them, and functions where it names them. coverage.py's JSON keeps its own,
-richer importer (``coverage_report``: arcs and per-test contexts).
+richer importer (``coverage_report``: arcs, and symbols from the source).
 
 Branches: a format that records none (Go's coverprofile) says so with ``branch_data: false``, and its files carry
 no branch numbers rather than a zero. The formats other than coverage.py name no branch's target line, so a
@@ -87,7 +87,6 @@ def file_report(path: str, hits: FileHits, branch_data: bool) -> dict[str, Any]:
         "line_pct": _pct(covered, len(hits.lines)),
         "branch_pct": _pct(sum(flags), len(flags)) if branch_data and flags else None,
         "symbols": [_symbol(n, s, e, hits, branch_data) for n, s, e in _spans(hits.functions, last)],
-        "contexts": {},
     }
 
 
@@ -285,9 +284,12 @@ def _xml(text: str, what: str) -> ET.Element:
         raise CoverageFormatError(f"{what} is not well-formed XML: {exc}") from None
 
 
-def from_cobertura(text: str, root: Path) -> dict[str, Any]:
+def from_cobertura(
+    text: str, root: Path, functions: Callable[[Path], list[tuple[str, int, int | None]]] | None = None
+) -> dict[str, Any]:
     """Cobertura XML (coverage.py's ``coverage xml``, jest's and c8's ``cobertura`` reporter, JaCoCo converters):
-    ``<class filename>`` lines with hits and ``condition-coverage="50% (1/2)"`` branches, methods by name."""
+    ``<class filename>`` lines with hits and ``condition-coverage="50% (1/2)"`` branches, methods by name; a file
+    that names none gets ``functions(source)`` when given (coverage.py's XML lists no methods)."""
     tree = _xml(text, "Cobertura report")
     if tree.tag != "coverage":
         raise CoverageFormatError(f"not a Cobertura report: root element <{tree.tag}>")
@@ -313,6 +315,8 @@ def from_cobertura(text: str, root: Path) -> dict[str, Any]:
             numbers = [int(n) for ln in method.iter("line") if (n := ln.get("number", "")).isdigit()]
             if numbers:
                 hits.functions.append((method.get("name", "?"), min(numbers), max(numbers)))
+    for path, hits in files.items() if functions is not None else ():
+        hits.functions = hits.functions or functions(root / path)
     return report(files, "cobertura", has_branches)
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import coverage_formats
 from .proc import Log, StepResult, Wrap, run
 
 
@@ -35,8 +36,42 @@ def export_json(
     wrap: Wrap,
 ) -> StepResult:
     env = {**env, "COVERAGE_FILE": str(coverage_file)}
-    argv = wrap([python, "-m", "coverage", "json", "--show-contexts", "-o", str(out)])
+    argv = wrap([python, "-m", "coverage", "json", "-o", str(out)])
     return run(argv, cwd=root, env=env, timeout=timeout, log=log)
+
+
+def export_xml(
+    root: Path,
+    python: str,
+    coverage_file: Path,
+    out: Path,
+    env: dict[str, str],
+    timeout: float,
+    log: Log,
+    wrap: Wrap,
+) -> StepResult:
+    """Cobertura XML, for a coverage.py older than 5.0 (pinned by the repository: pyparsing's tests pin 4.4.2),
+    which has no ``coverage json``."""
+    env = {**env, "COVERAGE_FILE": str(coverage_file)}
+    return run(wrap([python, "-m", "coverage", "xml", "-o", str(out)]), cwd=root, env=env, timeout=timeout, log=log)
+
+
+def no_json(step: StepResult) -> bool:
+    """Whether ``coverage json`` failed because this coverage.py predates it."""
+    return "Unknown command: 'json'" in step.stderr
+
+
+def load_xml(path: Path, root: Path) -> dict[str, Any] | None:
+    """The contract from coverage.py's Cobertura XML, each file's functions read from its source."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        return coverage_formats.from_cobertura(text, root, functions=_function_spans)
+    except (OSError, coverage_formats.CoverageFormatError):
+        return None
+
+
+def _function_spans(source: Path) -> list[tuple[str, int, int | None]]:
+    return [(name, first, last) for name, (first, last) in symbol_spans(source, classes=False).items()]
 
 
 def _pct(summary: dict[str, Any], key: str) -> float:
@@ -53,8 +88,8 @@ def _branch_pct(summary: dict[str, Any]) -> float | None:
     return _pct(summary, "percent_branches_covered") if summary.get("num_branches") else None
 
 
-def symbol_spans(source: Path) -> dict[str, tuple[int, int]]:
-    """Qualified name → (first line, last line) of every function and class, as coverage.py names them."""
+def symbol_spans(source: Path, classes: bool = True) -> dict[str, tuple[int, int]]:
+    """Qualified name → (first line, last line) of every function (and class), as coverage.py names them."""
     try:
         tree = ast.parse(source.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
@@ -66,7 +101,8 @@ def symbol_spans(source: Path) -> dict[str, tuple[int, int]]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 name = f"{prefix}{child.name}"
                 first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
-                spans[name] = (first, child.end_lineno or child.lineno)
+                if classes or not isinstance(child, ast.ClassDef):
+                    spans[name] = (first, child.end_lineno or child.lineno)
                 visit(child, f"{name}.")
             else:
                 visit(child, prefix)
@@ -99,15 +135,6 @@ def _symbols(data: dict[str, Any], source: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _contexts(data: dict[str, Any]) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
-    for line, ctxs in (data.get("contexts") or {}).items():
-        tests = sorted({c for c in ctxs if c})  # '' is code run outside any test (imports, collection)
-        if tests:
-            out[int(line)] = tests
-    return dict(sorted(out.items()))
-
-
 def _file(path: str, data: dict[str, Any], root: Path) -> dict[str, Any]:
     summary = data.get("summary", {})
     return {
@@ -120,7 +147,6 @@ def _file(path: str, data: dict[str, Any], root: Path) -> dict[str, Any]:
         "line_pct": _line_pct(summary),
         "branch_pct": _branch_pct(summary),
         "symbols": _symbols(data, root / path),
-        "contexts": _contexts(data),
     }
 
 

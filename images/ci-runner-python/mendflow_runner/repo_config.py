@@ -140,14 +140,15 @@ def for_tests(name: str) -> bool:
 
 
 def wanted_extras(root: Path) -> list[str]:
-    """The project's extras a test run installs: PEP 621's, poetry's, or setup.cfg's ``extras_require``."""
+    """The project's extras a test run installs (PEP 621's, poetry's, or setup.cfg's ``extras_require``): those
+    named for tests, and those tox.ini's test environment installs (pyparsing's ``diagrams``)."""
     data = pyproject(root)
     names = set(data.get("project", {}).get("optional-dependencies", {}) or {})
     names |= set(data.get("tool", {}).get("poetry", {}).get("extras", {}) or {})
     cfg = _ini(root / "setup.cfg")
     if cfg is not None and cfg.has_section("options.extras_require"):
         names |= set(cfg.options("options.extras_require"))
-    return sorted(e for e in names if for_tests(e))
+    return sorted(e for e in names if for_tests(e) or e in tox_extras(root))
 
 
 def wanted_groups(root: Path) -> list[str]:
@@ -163,9 +164,11 @@ _REQUIREMENTS = re.compile(
 
 def requirement_files(root: Path) -> list[Path]:
     """``requirements.txt`` and its test and development siblings (``requirements-test.txt``,
-    ``requirements/dev.txt``, ``test-requirements.txt``), never docs or release ones; a ``.txt`` wins over
-    the ``.in`` it was compiled from."""
-    found = [p for p in root.glob("*requirements*.*") if _REQUIREMENTS.match(p.name)]
+    ``requirements/dev.txt``, ``test-requirements.txt``, and the test folder's own ``tests/requirements.txt``,
+    as packaging and pyparsing ship it), never docs or release ones; a ``.txt`` wins over the ``.in`` it was
+    compiled from."""
+    found = [p for where in (root, root / "tests", root / "test") for p in where.glob("*requirements*.*")]
+    found = [p for p in found if _REQUIREMENTS.match(p.name)]
     folder = root / "requirements"
     if folder.is_dir():
         found += [p for p in folder.glob("*.*") if re.match(r"^(?:base|main|test\w*|dev\w*|ci)\.(?:txt|in)$", p.name)]
@@ -226,6 +229,16 @@ def tox_deps(root: Path) -> list[str]:
         return []
     lines = [line.split("#", 1)[0].strip() for line in cp.get("testenv", "deps").splitlines()]
     return [line for line in lines if line and not line.startswith("-") and "{" not in line and ":" not in line]
+
+
+def tox_extras(root: Path) -> list[str]:
+    """The ``extras`` of tox.ini's ``[testenv]``, installed with the project for its tests; a line with a factor
+    condition (``py38: mock``) or a ``{...}`` substitution is left out."""
+    cp = _ini(root / "tox.ini")
+    if cp is None or not cp.has_option("testenv", "extras"):
+        return []
+    lines = [line.split("#", 1)[0] for line in cp.get("testenv", "extras").splitlines()]
+    return [e for line in lines if ":" not in line and "{" not in line for e in re.split(r"[,\s]+", line) if e]
 
 
 def configures_ruff(root: Path) -> bool:

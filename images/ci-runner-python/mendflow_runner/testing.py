@@ -15,6 +15,7 @@ from . import progress, repo_config
 from .proc import Log, StepResult, run, sandbox
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
+CONTEXTS_VARIABLE = "MENDFLOW_TEST_CONTEXTS"  # set: the plugin records which test ran which line
 # Without a coverage config of its own, a repo's tests are not counted as code under test.
 TEST_OMIT = "tests/*,test/*,*/tests/*,*/test/*,test_*.py,*/test_*.py,*_test.py,conftest.py,*/conftest.py"
 
@@ -25,6 +26,9 @@ ERROR_PHASES = ("collect", "setup", "teardown")  # the test's body never ran, or
 # "E   ImportError: cannot import name 'x' from 'calc'" in pytest's short text: the exception and its message.
 _E_LINE = re.compile(r"^E\s+(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Exit|Warning|Interrupt)):\s*(?P<msg>.*)$")
 _CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.?$", re.MULTILINE)
+_TRACEBACK = "Traceback (most recent call last):"
+_WARNING_LINE = re.compile(r"^\S+:\d+: \w*Warning: ")  # "path:12: CoverageWarning: …", printed after the error
+STOPPED_MAX = 500  # characters of what stopped pytest
 
 
 @dataclass
@@ -308,6 +312,24 @@ def _conftest_error(step: StepResult, root: Path, result: TestRun, details: dict
     where = next((line.split(": in ", 1)[0] for line in lines[1 : end + 1] if ": in " in line), "")
     result.failed.insert(0, node)
     details[node] = {"when": "collect", "text": "\n".join(lines[: end + 1]), "report_location": where}
+
+
+def why_stopped(step: StepResult, root: Path) -> str:
+    """What stopped pytest before it reported any failure (a conftest pytest refuses, a plugin that crashes):
+    the exception its last traceback ends with, continuation lines included, paths relative to the repository;
+    else its last line of output."""
+    at = step.stderr.rfind(_TRACEBACK)
+    lines = step.stderr[at:].splitlines()[1:] if at >= 0 else []
+    start = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith(" ")), None)
+    if start is None:
+        return step.last_stderr_line()
+    said: list[str] = []
+    for line in lines[start : start + 3]:
+        if not line.strip() or _WARNING_LINE.match(line):
+            break
+        said.append(line.strip())
+    text = " ".join(said).replace(f"{root.resolve()}{os.sep}", "").replace(f"{root}{os.sep}", "")
+    return text[:STOPPED_MAX]
 
 
 def junit_counts(path: Path) -> dict[str, int]:

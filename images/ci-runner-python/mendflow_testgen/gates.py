@@ -393,7 +393,7 @@ class Gates:
         folder = self.work / "coverage-new"  # its own folder: no stray .coverage.* gets combined in
         folder.mkdir(parents=True, exist_ok=True)
         data = folder / ".coverage"
-        env = {"COVERAGE_FILE": str(data)}
+        env = {"COVERAGE_FILE": str(data), testing.CONTEXTS_VARIABLE: "1"}  # which test ran which line
         argv = testing.coverage_argv(self.python, self.src)
         self._run([*argv, "-m", "pytest", *self._pytest_options(), "-q", *nodes], env)
         if coverage_report.parallel_files(data):

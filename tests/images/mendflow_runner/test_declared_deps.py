@@ -49,6 +49,8 @@ def test_test_requirement_files_are_installed_and_docs_ones_are_not(tmp_path: Pa
     (tmp_path / "requirements").mkdir()
     (tmp_path / "requirements" / "tests.txt").write_text("")
     (tmp_path / "requirements" / "docs.txt").write_text("")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "requirements.txt").write_text("")
     found = [p.relative_to(tmp_path).as_posix() for p in requirement_files(tmp_path)]
     assert found == [
         "requirements/tests.txt",
@@ -56,7 +58,16 @@ def test_test_requirement_files_are_installed_and_docs_ones_are_not(tmp_path: Pa
         "requirements.txt",
         "requirements_dev.txt",
         "test-requirements.txt",
+        "tests/requirements.txt",
     ]
+
+
+def test_extras_tox_installs_for_the_tests_are_installed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n[project.optional-dependencies]\ndiagrams = ["a"]\ndocs = ["b"]\nyaml = ["c"]\n'
+    )
+    (tmp_path / "tox.ini").write_text("[testenv]\ndeps = pytest\nextras = diagrams, undeclared\n    py38: yaml\n")
+    assert wanted_extras(tmp_path) == ["diagrams"]
 
 
 def test_tox_deps_are_plain_requirements_only(tmp_path: Path) -> None:

@@ -171,3 +171,13 @@ def test_a_selection_that_is_not_a_node_id_of_the_repo_is_bad_input(node: str, t
     report = _run(tmp_path, uv_cache, {}, "--select", json.dumps([node]))
     assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.BAD_INPUT)
     assert report.selected == [node] and report.tests.total == 0
+
+
+def test_a_conftest_pytest_refuses_is_named_as_what_stopped_it(tmp_path: Path, uv_cache: Path) -> None:
+    # A hook implementation with an argument its spec lacks: pluggy refuses the conftest before collection.
+    files = {"tests/conftest.py": "def pytest_collection_modifyitems(gone):\n    pass\n"}
+    report = _run(tmp_path, uv_cache, files)
+    assert report.status is BuildStatus.FAILED and report.failed_tests == []
+    reason = report.error_reason or ""
+    assert "PluginValidationError" in reason and "tests/conftest.py" in reason and "{'gone'}" in reason
+    assert "/src/" not in reason
