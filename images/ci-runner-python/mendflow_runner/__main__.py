@@ -247,6 +247,11 @@ class Build:
         if not data.exists():
             return
         step = coverage_report.export_json(self.src, python, data, target, self.env, self.remaining(), self.log, wrap)
+        if not step.ok and (skipped := coverage_report.not_python(step, self.src)):
+            self.rep.lint_advisory.append(f".:0:0 coverage not Python source, left out: {', '.join(skipped[:5])}")
+            step = coverage_report.export_json(
+                self.src, python, data, target, self.env, self.remaining(), self.log, wrap, ignore_errors=True
+            )
         if step.ok:
             self.rep.coverage = coverage_report.load(target, self.src)
         elif coverage_report.no_json(step):

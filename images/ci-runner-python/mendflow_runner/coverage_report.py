@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +35,21 @@ def export_json(
     timeout: float,
     log: Log,
     wrap: Wrap,
+    ignore_errors: bool = False,
 ) -> StepResult:
+    """coverage.py's JSON report; ``ignore_errors`` skips measured files it cannot read as Python."""
     env = {**env, "COVERAGE_FILE": str(coverage_file)}
-    argv = wrap([python, "-m", "coverage", "json", "-o", str(out)])
+    argv = wrap([python, "-m", "coverage", "json", "-o", str(out), *(["--ignore-errors"] if ignore_errors else [])])
     return run(argv, cwd=root, env=env, timeout=timeout, log=log)
+
+
+_NOT_PYTHON = re.compile(r"Couldn't parse '(?P<path>[^']+)' as Python source")
+
+
+def not_python(step: StepResult, root: Path) -> list[str]:
+    """Measured files coverage.py could not parse (jinja2's templates run as code compiled from them)."""
+    found = (_relative(m["path"], root) for m in _NOT_PYTHON.finditer(f"{step.stdout}\n{step.stderr}"))
+    return [path for path in found if path is not None]
 
 
 def export_xml(

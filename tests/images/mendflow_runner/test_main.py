@@ -273,3 +273,21 @@ def test_a_coverage_py_without_json_is_read_from_its_xml(
     assert demo is not None and 0 < demo.line_pct < 100
     assert {s.name for s in demo.symbols} == {"add", "sign", "Box.__init__", "Box.double"}
     assert any("coverage json" in advisory for advisory in report.lint_advisory)
+
+
+NOT_PYTHON_TEST = """\
+import pytest
+
+
+@pytest.mark.fast
+def test_code_compiled_from_a_template_is_measured() -> None:
+    exec(compile("x = 1", "demo/page", "exec"), {})
+"""
+
+
+def test_a_measured_file_that_is_not_python_is_left_out(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    # jinja2 compiles templates to code named after the template: coverage.py measures it, then cannot parse it.
+    files = {"demo/page": "{% if x %}{{ x }}{% endif %}\n", "tests/test_template.py": NOT_PYTHON_TEST}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
+    assert any("demo/page" in advisory for advisory in report.lint_advisory)
