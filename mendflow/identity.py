@@ -44,10 +44,10 @@ def work_tree_id(path: Path) -> str | None:
     if git is None:
         return None
     where = subprocess.run([git, "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
-    keys = f"^({re.escape(CONFIGURED_ID_KEY)}|{re.escape(SOURCE_URL_KEY)}|remote\\.origin\\.url)$"
-    found = subprocess.run([git, "-C", str(path), "config", "--get-regexp", keys], capture_output=True, text=True)
     if where.returncode != 0 or not where.stdout.strip():
         return None
+    keys = f"^({re.escape(CONFIGURED_ID_KEY)}|{re.escape(SOURCE_URL_KEY)}|remote\\.origin\\.url)$"
+    found = subprocess.run([git, "-C", str(path), "config", "--get-regexp", keys], capture_output=True, text=True)
     values = dict(line.partition(" ")[::2] for line in found.stdout.splitlines())
     try:
         return _identity(

@@ -128,15 +128,9 @@ class CodeIndex:
         return IndexStatus(repo=key, ref=ref, indexed=self.store.get_ref(key, ref), current_commit=current)
 
     def refs(self, repo: str | None = None) -> list[RefState]:
-        path = Path(repo) if repo is not None else None
-        if (
-            path is not None
-            and path.exists()
-            and (quick := work_tree_id(path))
-            and (found := self.store.list_refs(quick))
-        ):
-            return found  # a work tree's identity without pygit2: `mendflow grep`'s start-up
-        return self.store.list_refs(_repo_name(repo))
+        # A work tree's identity from git first: pygit2's import costs more than `mendflow grep`'s answer.
+        quick = work_tree_id(Path(repo)) if repo is not None and Path(repo).exists() else None
+        return (self.store.list_refs(quick) if quick else []) or self.store.list_refs(_repo_name(repo))
 
     def gc(self) -> int:
         """Drop blobs that no indexed ref maps to any more."""
