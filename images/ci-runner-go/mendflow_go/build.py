@@ -228,6 +228,9 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         if not self.profiles:
             return
         blocks = [ln for p, _ in self.profiles for ln in p.read_text(encoding="utf-8").splitlines()[1:] if ln.strip()]
+        if not blocks:  # no package's tests built or ran: nothing was measured, which is not 100 % of nothing
+            self.log.write("coverage: the coverprofiles hold no block; no coverage measured")
+            return
         merged = self.cfg.out / PROFILE
         merged.write_text("mode: atomic\n" + "".join(f"{b}\n" for b in blocks), encoding="utf-8")
         funcs = "".join(self._go(["tool", "cover", f"-func={p}"], module).stdout for p, module in self.profiles)

@@ -194,6 +194,9 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
                              transient=True)  # fmt: skip
         elif maven.fork_crashed(output):
             return True  # the reports say what ran; _judge reports the crash
+        elif maven.coverage_report_failed(output):  # the project's build and tests ran: Surefire's reports say how
+            self.rep.lint_advisory.append(f".:0:0 coverage JaCoCo could not report, no coverage: {said}")
+            return True
         else:
             self.rep.failed("build", f"`mvn` failed: {said}")
         return False

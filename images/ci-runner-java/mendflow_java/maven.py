@@ -150,6 +150,18 @@ def offline_miss(output: str) -> bool:
     return any(_OFFLINE_MISS.search(line) for line in output.splitlines() if line.startswith("[ERROR]"))
 
 
+# mendflow's own JaCoCo report (the ``report`` goal it names on the command line): not the project's build.
+_OWN_REPORT = re.compile(
+    r"^\[ERROR\] Failed to execute goal org\.jacoco:jacoco-maven-plugin:[^:\s]+:report \(default-cli\)", re.M
+)
+
+
+def coverage_report_failed(output: str) -> bool:
+    """Whether the run failed in the JaCoCo report mendflow adds after ``test`` (e.g. a multi-release jar's
+    ``META-INF/versions`` classes, which JaCoCo refuses as duplicates), once the project's own goals are done."""
+    return bool(_OWN_REPORT.search(output))
+
+
 def fork_crashed(output: str) -> bool:
     return bool(_CRASH.search(output))
 

@@ -4,8 +4,8 @@ repository configures it, and the test runner its ``test`` script names, with co
 
 Every tool is the repository's own, from ``node_modules/.bin`` at the version its lockfile pins; the image brings
 Node and npm only (``npm exec`` fetches the pnpm or yarn a project uses, in the dependency phase). Coverage comes
-from the runner's own provider (jest's, vitest's v8 or istanbul, c8 for mocha, Node's own for ``node --test``) as
-LCOV, read into the Coverage contract.
+from the runner's own provider (jest's, vitest's v8 or istanbul, c8 or else nyc for mocha, Node's own for
+``node --test``, without the test files it ran) as LCOV, read into the Coverage contract.
 """
 
 from __future__ import annotations
@@ -49,6 +49,16 @@ CACHE_VARIABLES = {
 
 def _caches(root: Path) -> dict[str, str]:
     return {name: str(root / sub) for name, sub in CACHE_VARIABLES.items()}
+
+
+def _last_words(step: StepResult) -> str:
+    """The step's last line on stderr, else stdout, passing over npm's own warnings (``npm run`` warns of the
+    pnpm store variable mendflow sets for every manager): what the failing command said, not what npm did."""
+    for text in (step.stderr, step.stdout):
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lower().startswith("npm warn")]
+        if lines:
+            return lines[-1]
+    return step.last_stderr_line()
 
 
 class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
@@ -165,6 +175,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         argv = self._test_argv()
         self.rep.test_command = argv
         step = self._node(argv, self.test.env)
+        mocha_json = self.results_dir / "mocha.json"
+        if runner == "mocha" and not mocha_json.is_file() and (printed := results.mocha_json_from_stdout(step.stdout)):
+            mocha_json.write_text(printed, encoding="utf-8")
         try:
             run = self._read_results(runner)
         except results.ResultsError as exc:
@@ -207,11 +220,12 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             "--reporter-option",
             f"output={out / 'mocha.json'}",
         ]
-        c8 = self.proj.bin("c8")
-        if c8 is None:
-            self.rep.lint_advisory.append(".:0:0 coverage mocha without c8: no coverage (add c8 to devDependencies)")
-            return mocha
-        return [str(c8), "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={out / 'c8'}", *mocha]
+        if c8 := self.proj.bin("c8"):
+            return [str(c8), "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={out / 'c8'}", *mocha]
+        if nyc := self.proj.bin("nyc"):  # istanbul's wrapper, with the repository's own nyc configuration
+            return [str(nyc), "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-dir={out / 'nyc'}", *mocha]
+        self.rep.lint_advisory.append(".:0:0 coverage mocha without c8 or nyc: no coverage (add c8 to devDependencies)")
+        return mocha
 
     def _node_test_argv(self, files: list[str]) -> list[str]:
         reporter = resources.files(__package__).joinpath("reporter.mjs")
@@ -240,6 +254,14 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         """The runner's LCOV read into the Coverage contract (``coverage.json`` and the report)."""
         if not self.lcov.is_file():
             return
+        if self.test.runner == "node":
+            # Node 20 measures the test files it runs as code; later Node (nodejs/node#56060) and c8 leave them out.
+            tests = results.node_test_files(self.results_dir / "node-events.jsonl", self.src)
+            text = results.lcov_without(self.lcov.read_text(encoding="utf-8"), tests, self.src)
+            if "SF:" not in text:  # the tests measured only themselves: nothing under test was measured
+                self.log.write("coverage: node --test measured no file but its test files")
+                return
+            self.lcov.write_text(text, encoding="utf-8")
         try:
             self.rep.coverage = coverage_formats.from_lcov(self.lcov.read_text(encoding="utf-8"), self.src)
         except coverage_formats.CoverageFormatError as exc:
@@ -260,7 +282,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         elif not step.ok:  # no test failed, yet the runner did: a suite that cannot load, a bare script's failure
             said = "" if run.read or self.test.runner == "script" else " and wrote no results"
             what = f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
-            rep.failed("tests", f"{what} exited {step.returncode}{said}: {step.last_stderr_line()}")
+            rep.failed("tests", f"{what} exited {step.returncode}{said}: {_last_words(step)}")
         elif run.read and run.counts["total"] == 0:
             what = "of the selected ids" if self.cfg.select else "at all"
             rep.failed("no_tests", f"`{self.test.runner}` ran no tests {what}")

@@ -51,9 +51,12 @@ def read(script: str | None, scripts: dict[str, str] | None = None, depth: int =
         return TestCommand("script")
     for segment in _segments(words):
         command = _runner_of(segment)
-        if command is None and scripts and depth < _MAX_DEPTH and (name := _script_named(segment)) in scripts:
+        env, rest = _unwrapped(segment)  # `nyc npm run test-spec`: the script a wrapper or launcher runs
+        if command is None and scripts and depth < _MAX_DEPTH and (name := _script_named(rest)) in scripts:
             command = read(scripts[name], scripts, depth + 1)
             command = None if command.runner in ("none", "script") else command
+            if command is not None and env:
+                command = TestCommand(command.runner, command.args, {**env, **command.env})
         if command is not None:
             return command
     return TestCommand("script")
@@ -80,7 +83,8 @@ def _segments(words: list[str]) -> list[list[str]]:
     return [s for s in segments if s]
 
 
-def _runner_of(words: list[str]) -> TestCommand | None:
+def _unwrapped(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The segment's environment assignments, and the command left once launchers and wrappers are passed."""
     env: dict[str, str] = {}
     rest = list(words)
     while rest and (rest[0] in _LAUNCHERS or _ASSIGNMENT.match(rest[0]) or rest[0] in _WRAPPERS):
@@ -91,6 +95,11 @@ def _runner_of(words: list[str]) -> TestCommand | None:
         elif word in _WRAPPERS:  # c8 --reporter=lcov mocha …: skip the wrapper's own options
             while rest and rest[0].startswith("-"):
                 rest.pop(0)
+    return env, rest
+
+
+def _runner_of(words: list[str]) -> TestCommand | None:
+    env, rest = _unwrapped(words)
     if not rest:
         return None
     name = PurePosixPath(rest[0]).name

@@ -129,6 +129,19 @@ def from_jest_json(path: Path, root: Path) -> TestRun:
 # -- mocha: its ``json`` reporter ---------------------------------------------------------------------------
 
 
+def mocha_json_from_stdout(stdout: str) -> str | None:
+    """The json reporter's report where it printed it: mocha before 9 ignores ``--reporter-option output=`` and
+    prints the report (``JSON.stringify(…, null, 2)``, after whatever the tests printed) to stdout."""
+    start = stdout.rfind('{\n  "stats": {')
+    if start < 0:
+        return None
+    try:
+        data, _ = json.JSONDecoder().raw_decode(stdout, start)
+    except json.JSONDecodeError:
+        return None
+    return json.dumps(data) if isinstance(data, dict) else None
+
+
 def from_mocha_json(path: Path, root: Path) -> TestRun:
     data = _load(path)
     run = TestRun(read=True)
@@ -167,6 +180,35 @@ def from_node_events(path: Path, root: Path) -> TestRun:
             node = node_id(file, root, titles) if loaded else node_id(file or titles[0], root, [])
             run.fail(node, str(event.get("error") or ""), root, "failed" if loaded else "error")
     return run
+
+
+def node_test_files(path: Path, root: Path) -> set[str]:
+    """The files ``node --test`` ran as tests (relative to ``root``), from mendflow's reporter's events."""
+    files: set[str] = set()
+    if not path.is_file():
+        return files
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict) and event.get("file"):
+            files.add(relative(str(event["file"]), root))
+    return files
+
+
+def lcov_without(text: str, files: set[str], root: Path) -> str:
+    """LCOV ``text`` without the records of ``files`` (relative to ``root``; an ``SF`` relative to it too)."""
+    kept: list[str] = []
+    record: list[str] = []
+    for line in text.splitlines(keepends=True):
+        record.append(line)
+        if line.strip() == "end_of_record":
+            source = next((ln.strip()[3:] for ln in record if ln.startswith("SF:")), "")
+            if relative(source, root) not in files:
+                kept.extend(record)
+            record = []
+    return "".join(kept + record)
 
 
 def _load(path: Path) -> dict[str, Any]:

@@ -210,7 +210,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
                 "export",
                 "--format=lcov",
                 f"--instr-profile={merged}",
-                f"--ignore-filename-regex={coverage.IGNORED}",
+                f"--ignore-filename-regex={coverage.ignored(self.src)}",
                 *objects,
             ]
         )

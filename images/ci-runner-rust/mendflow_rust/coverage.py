@@ -21,6 +21,13 @@ _FN = re.compile(r"^(FN|FNDA):([^,]+),(.+)$")
 IGNORED = r"^/rustc/|/\.cargo/registry/|/\.cargo/git/|/cargo/registry/|/cargo/git/"
 
 
+def ignored(root: Path) -> str:
+    """``IGNORED`` and, as cargo-llvm-cov leaves them out by default, the crate's own test, example and bench
+    targets: any ``tests/``, ``examples/`` or ``benches/`` directory under ``root`` (the code under test is the
+    rest; Go's, Java's and Node's runners measure no test code either)."""
+    return rf"{IGNORED}|^{re.escape(root.resolve().as_posix())}(/.*)?/(tests|examples|benches)/"
+
+
 class CoverageToolsMissing(LookupError):
     """No llvm-profdata/llvm-cov for rustc's LLVM: the run has no coverage (said as advice)."""
 

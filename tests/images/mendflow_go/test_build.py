@@ -87,7 +87,7 @@ def test_code_that_does_not_compile_fails_the_build_in_the_compilers_words(
     assert "not enough return values" in report.error_reason
 
 
-def test_a_test_file_that_does_not_compile_fails_its_package(
+def test_a_test_file_that_does_not_compile_fails_its_package_and_measures_nothing(
     make_repo: RepoFactory, tmp_path: Path, go_cache: Path
 ) -> None:
     report = _build(
@@ -96,6 +96,7 @@ def test_a_test_file_that_does_not_compile_fails_its_package(
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
     assert report.failed_tests == ["."]
     assert report.failures[0].kind is FailureKind.ERROR and "broken_test.go" in report.failures[0].traceback
+    assert report.coverage is None  # the only package's tests never ran: no coverage, not 100 % of no statement
 
 
 # Self-assignment is a vet check `go test` does not run itself (its printf check would fail the tests instead).

@@ -195,3 +195,50 @@ def test_maven_s_own_jvm_writes_its_temp_files_in_the_workspace(
     finally:
         shutil.rmtree(outside, ignore_errors=True)
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5), report.error_reason
+
+
+# plexus-utils 3.5.1's shape: a multi-release jar, one class again under META-INF/versions, which JaCoCo's report
+# refuses ("Can't add different class with same name") after the tests ran.
+MULTI_RELEASE = """\
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.14.1</version>
+        <executions>
+          <execution>
+            <id>java17-versioned</id>
+            <goals><goal>compile</goal></goals>
+            <configuration>
+              <compileSourceRoots>${project.basedir}/src/main/java17</compileSourceRoots>
+              <multiReleaseOutput>true</multiReleaseOutput>
+            </configuration>
+          </execution>
+        </executions>
+      </plugin>"""
+VERSIONED = 'package org.example.isbn;\n\nfinal class Runtime {\n  static String name() {\n    return "%s";\n  }\n}\n'
+
+
+def test_a_jacoco_report_that_fails_after_the_tests_keeps_their_results(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    compiler = """\
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-compiler-plugin</artifactId>
+        <version>3.14.1</version>
+      </plugin>"""
+    assert compiler in POM
+    wrong = TESTS.replace('assertEquals("9780306406157", isbn.digits());', 'assertEquals("0", isbn.digits());')
+    files = example_files(
+        **{
+            "pom.xml": POM.replace(compiler, MULTI_RELEASE),
+            "src/main/java/org/example/isbn/Runtime.java": VERSIONED % "base",
+            "src/main/java17/org/example/isbn/Runtime.java": VERSIONED % "java 17",
+            TEST_FILE: wrong,
+        }
+    )
+    report = _build(make_repo, tmp_path, java_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS), report.error_reason
+    assert report.failed_tests == [f"{TEST_FILE}::parsesHyphenatedIsbn13"] and report.tests.passed == 4
+    assert report.coverage is None
+    assert any("JaCoCo could not report" in line for line in report.lint_advisory)

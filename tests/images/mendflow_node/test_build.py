@@ -183,6 +183,18 @@ def test_node_test_coverage_comes_from_node_itself(make_repo: RepoFactory, tmp_p
     assert report.coverage is not None
     lib = report.coverage.file("lib.mjs")
     assert lib is not None and lib.missing_lines == [6, 7]
+    assert [f.path for f in report.coverage.files] == ["lib.mjs"]  # the test file it ran is not code under test
+
+
+def test_node_test_measuring_only_its_test_files_has_no_coverage(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    alone = NODE_TESTS.replace('import { add } from "../lib.mjs";\n', "").replace("add(1, 2)", "1 + 2")
+    report = _build(
+        make_repo, tmp_path, node_cache, {"package.json": package_json("node --test test/"), "test/one.test.mjs": alone}
+    )
+    assert (report.tests.passed, report.tests.failed) == (1, 1)
+    assert report.coverage is None  # not 100 % of nothing
 
 
 def test_node_test_select_runs_the_named_test_only(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
@@ -214,10 +226,13 @@ def test_the_runner_placed_under_tmp_still_lends_node_its_reporter(
 def test_a_script_mendflow_cannot_read_is_judged_by_its_exit_code(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
-    files = {"package.json": package_json("node check.js"), "check.js": "process.exit(3);\n"}
+    check = 'console.log("2 of 5 checks failed");\nprocess.exit(3);\n'
+    files = {"package.json": package_json("node check.js"), "check.js": check}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
     assert report.error_reason is not None and "exited 3" in report.error_reason
+    # What the script said (pino-std-serializers' borp prints to stdout), not npm's warning about mendflow's env.
+    assert report.error_reason.endswith("2 of 5 checks failed"), report.error_reason
 
 
 def test_no_test_script_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
@@ -306,3 +321,21 @@ def test_mocha_without_c8_reports_its_tests_and_says_there_is_no_coverage(
     assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/calc.js::div divides wrongly"])
     assert (report.tests.passed, report.tests.failed) == (1, 1)
     assert report.coverage is None and any("without c8" in line for line in report.lint_advisory)
+
+
+# Mocha 8 prints its json reporter's report to stdout (no `output` option): json-schema-traverse 1.0.0 resolves 8.4.0.
+@pytest.mark.parametrize("mocha", ["8.4.0", "11.7.5"])
+def test_mocha_under_nyc_in_another_script_reports_its_tests_and_nycs_coverage(
+    mocha: str, make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # json-schema-traverse 1.0.0's shape: "nyc npm run test-spec", "mocha spec -R spec", nyc configured in package.json.
+    manifest = json.loads(package_json("nyc npm run spec", mocha=mocha, nyc="17.1.0"))
+    manifest["scripts"]["spec"] = "mocha test -R spec"
+    manifest["nyc"] = {"exclude": ["test/**"]}
+    files: Files = {"package.json": json.dumps(manifest), "calc.js": CALC, "test/calc.js": MOCHA_TESTS}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/calc.js::div divides wrongly"])
+    assert (report.tests.passed, report.tests.failed) == (1, 1)
+    assert report.coverage is not None and [f.path for f in report.coverage.files] == ["calc.js"]
+    calc = report.coverage.file("calc.js")
+    assert calc is not None and calc.missing_lines == [3]

@@ -67,3 +67,16 @@ def test_pnpm_and_yarn_name_scripts_without_run() -> None:
 def test_a_script_that_runs_itself_ends() -> None:
     scripts = {"test": "npm test"}
     assert command.read(scripts["test"], scripts).runner == "script"
+
+
+def test_a_script_run_under_a_coverage_wrapper_is_followed_to_its_runner() -> None:
+    # json-schema-traverse 1.0.0 as published: nyc wraps `npm run test-spec`, which runs mocha.
+    scripts = {"test": "npm run lint && nyc npm run test-spec", "lint": "eslint .", "test-spec": "mocha spec -R spec"}
+    read = command.read(scripts["test"], scripts)
+    assert (read.runner, read.args) == ("mocha", ["spec", "-R", "spec"])
+
+
+def test_assignments_before_a_script_go_with_the_runner_it_runs() -> None:
+    scripts = {"test": "cross-env TZ=UTC npm run unit", "unit": "jest"}
+    read = command.read(scripts["test"], scripts)
+    assert (read.runner, read.env) == ("jest", {"TZ": "UTC"})

@@ -42,6 +42,8 @@ def test_coverage_names_the_functions_and_says_it_has_no_branches(
     report = _build(make_repo, tmp_path, rust_cache, example_files())
     assert report.coverage is not None
     assert (report.coverage.format, report.coverage.branch_data) == (CoverageFormat.LCOV, False)
+    # tests/roundtrip.rs is a test target, not code under test (cargo-llvm-cov's default leaves it out too).
+    assert [f.path for f in report.coverage.files] == ["src/lib.rs"]
     lib = report.coverage.file("src/lib.rs")
     assert lib is not None
     names = {s.name: s for s in lib.symbols}
