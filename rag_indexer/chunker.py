@@ -11,13 +11,14 @@ from __future__ import annotations
 import hashlib
 import inspect
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import tree_sitter as ts
 
 from rag_indexer.config import IndexerConfig
-from rag_indexer.languages import grammar, has_grammar
+from rag_indexer.languages import Anchors, grammar, has_grammar
 from rag_indexer.models import Chunk, chunk_id, content_hash
 
 CLASS_LIKE = {"class", "interface", "type", "scope"}  # a function in a module stays a function
@@ -93,15 +94,46 @@ def _parser(language: str) -> ts.Parser:
 
 def _definitions(source: bytes, language: str) -> list[_Def]:
     g = grammar(language)
-    tree = _parser(language).parse(source)
+    root = _parser(language).parse(source).root_node
+    if g.anchors is not None and not root.has_error:
+        found = _anchored_definitions(root, source, g.anchors)
+    else:
+        found = _queried_definitions(root, g.query)
     seen: dict[tuple[int, int], _Def] = {}
-    for _, captures in ts.QueryCursor(g.query).matches(tree.root_node):
-        d = _def_from_captures(captures)
-        if d is not None:
-            seen.setdefault((d.node.start_byte, d.node.end_byte), d)
+    for d in found:
+        seen.setdefault((d.node.start_byte, d.node.end_byte), d)
     defs = sorted(seen.values(), key=lambda d: (d.span.start_byte, -d.span.end_byte))
     _nest(defs)
     return defs
+
+
+def _queried_definitions(root: ts.Node, query: ts.Query) -> Iterator[_Def]:
+    for _, captures in ts.QueryCursor(query).matches(root):
+        d = _def_from_captures(captures)
+        if d is not None:
+            yield d
+
+
+def _anchored_definitions(root: ts.Node, source: bytes, anchors: Anchors) -> Iterator[_Def]:
+    """The definitions the tags query matches, found from their keywords instead of a query cursor.
+
+    Why: the query cursor visits every node of the tree (SymPy: 7.6 M nodes, a third of the parse's CPU);
+    this looks up only the keywords' occurrences (49k), each a descent from the root in C: 5x cheaper.
+    Why it finds them all: in a tree without errors (no MISSING keyword) every definition node has its
+    keyword as a leaf child whose bytes are the keyword, so some match of the pattern is that leaf. Matches
+    in strings, comments or longer words resolve to other nodes and are dropped.
+    """
+    for match in anchors.pattern.finditer(source):
+        leaf = root.descendant_for_byte_range(match.start(), match.end())
+        if leaf is None or leaf.is_named:
+            continue
+        anchor = anchors.by_keyword.get(leaf.type)
+        node = leaf.parent
+        if anchor is None or node is None or node.type != anchor.node_type:
+            continue
+        name = node.child_by_field_name("name")
+        if name is not None and name.type == anchor.name_type:
+            yield _Def(anchor.kind, _text(name), node, _span(node))
 
 
 def _def_from_captures(captures: dict[str, list[ts.Node]]) -> _Def | None:
@@ -112,10 +144,15 @@ def _def_from_captures(captures: dict[str, list[ts.Node]]) -> _Def | None:
         if capture == "scope" or capture.startswith("definition."):
             node = nodes[0]
             kind = "scope" if capture == "scope" else capture.split(".", 1)[1]
-            span = node.parent if node.parent is not None and node.parent.type in WRAPPER_TYPES else node
             receiver = captures.get("receiver", [])
-            return _Def(kind, _text(names[0]), node, span, _text(receiver[0]) if receiver else "")
+            return _Def(kind, _text(names[0]), node, _span(node), _text(receiver[0]) if receiver else "")
     return None
+
+
+def _span(node: ts.Node) -> ts.Node:
+    """The node a definition's symbol covers: its decorators or export statement included."""
+    parent = node.parent
+    return parent if parent is not None and parent.type in WRAPPER_TYPES else node
 
 
 def _nest(defs: list[_Def]) -> None:

@@ -61,11 +61,13 @@ class Indexer:
                 todo.setdefault(entry.blob_sha, entry)
         report.blobs_reused = len({e.blob_sha for e in listing.entries} - set(todo))
         languages = dict(known)
+        symbol_counts: dict[str, int] = {}  # of the blobs written now
         writer = BlobWriter(reader, self.store, self.embeddings, self.config)
         for batch in self._write_all(writer, list(todo.values())):
             report.texts_embedded += batch.texts_embedded
             for blob in batch.blobs:
                 languages[blob.blob_sha] = blob.language
+                symbol_counts[blob.blob_sha] = blob.symbols
                 report.chunks_written += blob.chunks
         report.blobs_parsed = sum(1 for sha in todo if languages.get(sha) != BINARY)
 
@@ -78,7 +80,7 @@ class Indexer:
         if binaries:
             report.skipped[BINARY] = report.skipped.get(BINARY, 0) + binaries
         old_files = self.store.ref_files(key, ref) if previous else {}
-        self._count_changes(report, old_files, {f.path: f for f in files})
+        self._count_changes(report, old_files, {f.path: f for f in files}, symbol_counts)
         self.store.set_ref(self._state(key, ref, listing.commit, listing.tree, len(files)), files)
         report.seconds = time.perf_counter() - started
         return report
@@ -103,25 +105,37 @@ class Indexer:
         with HelperPool(writer.reader.repo.path, self.config, helpers) as pool:
             yield from pool.share(batches, writer.write)
 
-    def _count_changes(self, report: IndexReport, old: dict[str, RefFile], new: dict[str, RefFile]) -> None:
-        changed_blobs: set[str] = set()
+    def _count_changes(
+        self, report: IndexReport, old: dict[str, RefFile], new: dict[str, RefFile], written: dict[str, int]
+    ) -> None:
+        """File and symbol changes between two mappings. ``written``: symbol counts of the blobs this run wrote.
+
+        A path new to the ref adds all its blob's symbols; when this run wrote that blob its count is known, so
+        the store is asked only for the blobs a diff needs (a cold index asks for none).
+        """
+        changed: list[tuple[RefFile | None, RefFile | None]] = []
         for path in old.keys() | new.keys():
             before, after = old.get(path), new.get(path)
-            if before and after and before.blob_sha == after.blob_sha:
-                continue
-            changed_blobs.update(f.blob_sha for f in (before, after) if f)
-        symbols = self.store.blob_symbols(changed_blobs)
+            if not (before and after and before.blob_sha == after.blob_sha):
+                changed.append((before, after))
+        needed: set[str] = set()
+        for before, after in changed:
+            if before is not None:
+                needed.add(before.blob_sha)
+            if after is not None and (before is not None or after.blob_sha not in written):
+                needed.add(after.blob_sha)
+        symbols = self.store.blob_symbols(needed) if needed else {}
         files, syms = ChangeCounts(), ChangeCounts()
-        for path in old.keys() | new.keys():
-            before, after = old.get(path), new.get(path)
-            if before and after and before.blob_sha == after.blob_sha:
-                continue
+        for before, after in changed:
             if before is None:
                 files.added += 1
             elif after is None:
                 files.removed += 1
             else:
                 files.changed += 1
+            if before is None and after is not None and after.blob_sha in written:
+                syms.added += written[after.blob_sha]
+                continue
             _diff_symbols(
                 syms,
                 symbols.get(before.blob_sha, {}) if before else {},

