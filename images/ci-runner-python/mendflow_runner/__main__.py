@@ -247,12 +247,12 @@ class Build:
         if not data.exists():
             return
         step = coverage_report.export_json(self.src, python, data, target, self.env, self.remaining(), self.log, wrap)
-        if not step.ok and (skipped := coverage_report.not_python(step, self.src)):
+        if not coverage_report.wrote(step) and (skipped := coverage_report.not_python(step, self.src)):
             self.rep.lint_advisory.append(f".:0:0 coverage not Python source, left out: {', '.join(skipped[:5])}")
             step = coverage_report.export_json(
                 self.src, python, data, target, self.env, self.remaining(), self.log, wrap, ignore_errors=True
             )
-        if step.ok:
+        if coverage_report.wrote(step):
             self.rep.coverage = coverage_report.load(target, self.src)
         elif coverage_report.no_json(step):
             self._coverage_from_xml(python, data, target, wrap)
@@ -261,7 +261,7 @@ class Build:
         """coverage.py before 5.0: its Cobertura XML, read into the contract (``coverage.json`` holds that)."""
         xml = data.parent / "coverage.xml"
         step = coverage_report.export_xml(self.src, python, data, xml, self.env, self.remaining(), self.log, wrap)
-        if step.ok and (found := coverage_report.load_xml(xml, self.src)) is not None:
+        if coverage_report.wrote(step) and (found := coverage_report.load_xml(xml, self.src)) is not None:
             self.rep.coverage = found
             target.write_text(json.dumps(found), encoding="utf-8")
             self.rep.lint_advisory.append(".:0:0 coverage this coverage.py has no `coverage json` (5.0+): read its XML")

@@ -99,18 +99,30 @@ def has_coverage_config(root: Path) -> bool:
     return False
 
 
-def coverage_run_options(root: Path) -> set[str]:
-    """The option names of coverage.py's ``[run]`` section, from the file it takes its configuration from
-    (its own order: ``.coveragerc``, ``setup.cfg``, ``tox.ini``, ``pyproject.toml``)."""
+def coverage_run_section(root: Path) -> dict[str, Any]:
+    """coverage.py's ``[run]`` section, from the file it takes its configuration from (its own order:
+    ``.coveragerc``, ``setup.cfg``, ``tox.ini``, ``pyproject.toml``)."""
     rc = _ini(root / ".coveragerc")
     if rc is not None:  # coverage.py reads an existing .coveragerc and nothing else
-        return set(rc.options("run")) if rc.has_section("run") else set()
+        return dict(rc.items("run", raw=True)) if rc.has_section("run") else {}
     for filename in ("setup.cfg", "tox.ini"):
         cp = _ini(root / filename)
         if cp is not None and any(s.startswith("coverage:") for s in cp.sections()):
-            return set(cp.options("coverage:run")) if cp.has_section("coverage:run") else set()
+            return dict(cp.items("coverage:run", raw=True)) if cp.has_section("coverage:run") else {}
     run = pyproject(root).get("tool", {}).get("coverage", {}).get("run", {})
-    return set(run) if isinstance(run, dict) else set()
+    return run if isinstance(run, dict) else {}
+
+
+def coverage_run_options(root: Path) -> set[str]:
+    return set(coverage_run_section(root))
+
+
+def coverage_plugins(root: Path) -> list[str]:
+    """The plugin modules coverage.py's configuration loads (pycodestyle's ``covdefaults``): a run without
+    them fails, and a repository declares them only in its CI's own requirements, which its sdist may lack."""
+    plugins = coverage_run_section(root).get("plugins", [])
+    names = re.split(r"[,\s]+", plugins) if isinstance(plugins, str) else [str(p) for p in plugins]
+    return [n for n in names if re.fullmatch(r"[A-Za-z_][\w.]*", n)]
 
 
 def coverage_chooses_files(root: Path) -> bool:

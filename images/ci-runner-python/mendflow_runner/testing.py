@@ -126,14 +126,16 @@ def check_selection(root: Path, select: list[str]) -> list[str]:
 
 
 def addopts_without_cov(root: Path) -> list[str]:
-    """pytest arguments that drop pytest-cov's options from the repo's addopts ([] when it has none).
+    """pytest arguments that keep pytest-cov out of the run: the plugin blocked, and its options dropped from the
+    repo's addopts.
 
-    mendflow measures with coverage.py itself: pytest-cov would start a second tracer over ours, and where
-    the plugin is not installed its options end the run as a usage error.
+    mendflow measures with coverage.py itself: pytest-cov would start a second tracer over ours and save its
+    data over ours (pytest-enabler adds ``--cov`` whenever pytest-cov is installed: zipp's coverage was 0 %),
+    and where the plugin is not installed its options end the run as a usage error.
     """
     addopts = repo_config.pytest_addopts(root)
     kept = without_cov(addopts)
-    return [] if kept == addopts else ["-p", "no:cov", "-o", f"addopts={shlex.join(kept)}"]
+    return ["-p", "no:cov", *([] if kept == addopts else ["-o", f"addopts={shlex.join(kept)}"])]
 
 
 def without_cov(args: list[str]) -> list[str]:

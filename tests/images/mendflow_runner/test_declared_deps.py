@@ -14,6 +14,7 @@ from mendflow_runner.deps import DependencyError, Installer
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.repo_config import (
     RepoConfigError,
+    coverage_plugins,
     for_tests,
     nox_deps,
     pdm_dev_deps,
@@ -68,6 +69,19 @@ def test_extras_tox_installs_for_the_tests_are_installed(tmp_path: Path) -> None
     )
     (tmp_path / "tox.ini").write_text("[testenv]\ndeps = pytest\nextras = diagrams, undeclared\n    py38: yaml\n")
     assert wanted_extras(tmp_path) == ["diagrams"]
+
+
+@pytest.mark.parametrize(
+    ("filename", "config"),
+    [
+        ("setup.cfg", "[coverage:run]\nplugins = covdefaults\nomit = testing/data\n"),
+        (".coveragerc", "[run]\nplugins =\n    covdefaults\n    coverage_conditional_plugin\n"),
+        ("pyproject.toml", '[tool.coverage.run]\nplugins = ["covdefaults"]\n'),
+    ],
+)
+def test_coverage_plugins_come_from_the_file_coverage_reads(tmp_path: Path, filename: str, config: str) -> None:
+    (tmp_path / filename).write_text(config)
+    assert coverage_plugins(tmp_path)[0] == "covdefaults"
 
 
 def test_tox_deps_are_plain_requirements_only(tmp_path: Path) -> None:

@@ -261,6 +261,28 @@ def test_pytest_cov_options_in_addopts_do_not_break_the_build(
     assert "--strict-markers" in (tmp_path / "out" / "runner.log").read_text()
 
 
+def test_pytest_cov_enabled_by_a_plugin_does_not_take_the_coverage_over(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # zipp and the other jaraco projects: pytest-enabler adds --cov at start-up whenever pytest-cov is installed.
+    pyproject = PYPROJECT.replace("dependencies = []", 'dependencies = []\n\n[project.optional-dependencies]\n'
+                                  'test = ["pytest", "pytest-cov", "pytest-enabler"]')  # fmt: skip
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject})
+    assert report.coverage is not None
+    demo = report.coverage.file("demo/__init__.py")
+    assert demo is not None and demo.line_pct > 0
+
+
+def test_a_coverage_plugin_the_config_loads_is_installed(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # pycodestyle's sdist: setup.cfg loads covdefaults, which only its CI's requirements (not shipped) install;
+    # and covdefaults' fail_under = 100, which makes `coverage json` exit 2 with its report written.
+    report = build(make_repo, tmp_path, uv_cache, **{"setup.cfg": "[coverage:run]\nplugins = covdefaults\n"})
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
+
+
 def test_a_coverage_py_without_json_is_read_from_its_xml(
     make_repo: RepoFactory, tmp_path_factory: pytest.TempPathFactory, uv_cache: Path
 ) -> None:
