@@ -2,7 +2,8 @@
 per language), and which one a run builds first.
 
 A language counts when its manifest is at the root (``pyproject.toml``, ``go.mod``, ``package.json``, ...) or,
-for Go, when a ``go.work`` or a ``go.mod`` below the root makes modules of it. The order is by how many source
+for Go, when a ``go.work`` or a ``go.mod`` below the root makes modules of it; with no manifest at all, the
+language most source files are in (its runner then says which manifest is missing). The order is by how many source
 files each has, so a Go service with a Python script or a Python package with a JavaScript docs site builds as
 what it mostly is.
 """
@@ -53,6 +54,8 @@ def detect(paths: Iterable[str]) -> list[Language]:
         if (lang := _SUFFIXES.get(path.suffix)) is not None:
             files[lang] += 1
     order = list(Language)
+    if not manifests and files:  # sources but no manifest (a pre-modules Go release): its runner says what is missing
+        manifests = {max(files, key=lambda lang: (files[lang], -order.index(lang)))}
     return sorted(manifests, key=lambda lang: (-files[lang], order.index(lang)))
 
 

@@ -36,3 +36,8 @@ def test_vendored_and_fixture_code_does_not_count() -> None:
 
 def test_a_repository_of_no_known_language_has_none() -> None:
     assert detect(["README.md", "main.c", "Makefile"]) == []
+
+
+def test_sources_without_any_manifest_are_their_language() -> None:
+    # github.com/pkg/errors v0.9.1 as the module proxy serves it: no go.mod, Go files only.
+    assert detect(["LICENSE", "errors.go", "errors_test.go", "stack.go"]) == [Language.GO]
