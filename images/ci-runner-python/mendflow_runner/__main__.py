@@ -246,21 +246,24 @@ class Build:
             coverage_report.combine(self.src, python, data, self.env, self.remaining(), self.log, wrap)
         if not data.exists():
             return
-        step = coverage_report.export_json(self.src, python, data, target, self.env, self.remaining(), self.log, wrap)
+
+        def report(*args: str) -> proc.StepResult:
+            return coverage_report.command(
+                self.src, python, list(args), data, self.env, self.remaining(), self.log, wrap
+            )
+
+        step = report("json", "-o", str(target))
         if not coverage_report.wrote(step) and (skipped := coverage_report.not_python(step, self.src)):
             self.rep.lint_advisory.append(f".:0:0 coverage not Python source, left out: {', '.join(skipped[:5])}")
-            step = coverage_report.export_json(
-                self.src, python, data, target, self.env, self.remaining(), self.log, wrap, ignore_errors=True
-            )
+            step = report("json", "-o", str(target), "--ignore-errors")
         if coverage_report.wrote(step):
             self.rep.coverage = coverage_report.load(target, self.src)
         elif coverage_report.no_json(step):
-            self._coverage_from_xml(python, data, target, wrap)
+            xml = data.parent / "coverage.xml"
+            self._coverage_from_xml(report("xml", "-o", str(xml)), xml, target)
 
-    def _coverage_from_xml(self, python: str, data: Path, target: Path, wrap: proc.Wrap) -> None:
+    def _coverage_from_xml(self, step: proc.StepResult, xml: Path, target: Path) -> None:
         """coverage.py before 5.0: its Cobertura XML, read into the contract (``coverage.json`` holds that)."""
-        xml = data.parent / "coverage.xml"
-        step = coverage_report.export_xml(self.src, python, data, xml, self.env, self.remaining(), self.log, wrap)
         if coverage_report.wrote(step) and (found := coverage_report.load_xml(xml, self.src)) is not None:
             self.rep.coverage = found
             target.write_text(json.dumps(found), encoding="utf-8")

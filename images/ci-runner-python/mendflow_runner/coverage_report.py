@@ -17,30 +17,23 @@ def parallel_files(coverage_file: Path) -> list[Path]:
     return sorted(coverage_file.parent.glob(f"{coverage_file.name}.*"))
 
 
+def command(
+    root: Path, python: str, args: list[str], coverage_file: Path, env: dict[str, str], timeout: float, log: Log,
+    wrap: Wrap,
+) -> StepResult:  # fmt: skip
+    """``coverage ARGS`` on ``coverage_file`` in ``wrap`` (the repo's coverage plugins are its code): ``json``,
+    or ``xml`` (Cobertura) for a coverage.py before 5.0, which has no ``json``."""
+    argv = wrap([python, "-m", "coverage", *args])
+    return run(argv, cwd=root, env={**env, "COVERAGE_FILE": str(coverage_file)}, timeout=timeout, log=log)
+
+
 def combine(
     root: Path, python: str, coverage_file: Path, env: dict[str, str], timeout: float, log: Log, wrap: Wrap
 ) -> StepResult:
     """``coverage combine`` of the parallel data files into ``coverage_file``, as the repo's own CI would before
-    reporting; in ``wrap`` (the repo's coverage plugins are its code)."""
-    argv = wrap([python, "-m", "coverage", "combine", *map(str, parallel_files(coverage_file))])
-    return run(argv, cwd=root, env={**env, "COVERAGE_FILE": str(coverage_file)}, timeout=timeout, log=log)
-
-
-def export_json(
-    root: Path,
-    python: str,
-    coverage_file: Path,
-    out: Path,
-    env: dict[str, str],
-    timeout: float,
-    log: Log,
-    wrap: Wrap,
-    ignore_errors: bool = False,
-) -> StepResult:
-    """coverage.py's JSON report; ``ignore_errors`` skips measured files it cannot read as Python."""
-    env = {**env, "COVERAGE_FILE": str(coverage_file)}
-    argv = wrap([python, "-m", "coverage", "json", "-o", str(out), *(["--ignore-errors"] if ignore_errors else [])])
-    return run(argv, cwd=root, env=env, timeout=timeout, log=log)
+    reporting."""
+    args = ["combine", *map(str, parallel_files(coverage_file))]
+    return command(root, python, args, coverage_file, env, timeout, log, wrap)
 
 
 FAIL_UNDER = 2  # coverage.py's exit status for a total under the repository's ``fail_under``: the report is written
@@ -58,22 +51,6 @@ def not_python(step: StepResult, root: Path) -> list[str]:
     """Measured files coverage.py could not parse (jinja2's templates run as code compiled from them)."""
     found = (_relative(m["path"], root) for m in _NOT_PYTHON.finditer(f"{step.stdout}\n{step.stderr}"))
     return [path for path in found if path is not None]
-
-
-def export_xml(
-    root: Path,
-    python: str,
-    coverage_file: Path,
-    out: Path,
-    env: dict[str, str],
-    timeout: float,
-    log: Log,
-    wrap: Wrap,
-) -> StepResult:
-    """Cobertura XML, for a coverage.py older than 5.0 (pinned by the repository: pyparsing's tests pin 4.4.2),
-    which has no ``coverage json``."""
-    env = {**env, "COVERAGE_FILE": str(coverage_file)}
-    return run(wrap([python, "-m", "coverage", "xml", "-o", str(out)]), cwd=root, env=env, timeout=timeout, log=log)
 
 
 def no_json(step: StepResult) -> bool:
