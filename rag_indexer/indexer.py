@@ -113,17 +113,19 @@ class Indexer:
         A path new to the ref adds all its blob's symbols; when this run wrote that blob its count is known, so
         the store is asked only for the blobs a diff needs (a cold index asks for none).
         """
-        changed: list[tuple[RefFile | None, RefFile | None]] = []
-        for path in old.keys() | new.keys():
-            before, after = old.get(path), new.get(path)
-            if not (before and after and before.blob_sha == after.blob_sha):
-                changed.append((before, after))
-        needed: set[str] = set()
-        for before, after in changed:
-            if before is not None:
-                needed.add(before.blob_sha)
-            if after is not None and (before is not None or after.blob_sha not in written):
-                needed.add(after.blob_sha)
+        changed = [
+            (old.get(path), new.get(path))
+            for path in old.keys() | new.keys()
+            if path not in old or path not in new or old[path].blob_sha != new[path].blob_sha
+        ]
+
+        def counted(before: RefFile | None, after: RefFile | None) -> int | None:
+            """The symbols a path new to the ref adds, when this run wrote its blob (else the store says)."""
+            return written.get(after.blob_sha) if before is None and after is not None else None
+
+        needed = {
+            f.blob_sha for before, after in changed if counted(before, after) is None for f in (before, after) if f
+        }
         symbols = self.store.blob_symbols(needed) if needed else {}
         files, syms = ChangeCounts(), ChangeCounts()
         for before, after in changed:
@@ -133,8 +135,8 @@ class Indexer:
                 files.removed += 1
             else:
                 files.changed += 1
-            if before is None and after is not None and after.blob_sha in written:
-                syms.added += written[after.blob_sha]
+            if (count := counted(before, after)) is not None:
+                syms.added += count
                 continue
             _diff_symbols(
                 syms,

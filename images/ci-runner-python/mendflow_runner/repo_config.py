@@ -113,10 +113,6 @@ def coverage_run_section(root: Path) -> dict[str, Any]:
     return run if isinstance(run, dict) else {}
 
 
-def coverage_run_options(root: Path) -> set[str]:
-    return set(coverage_run_section(root))
-
-
 def coverage_plugins(root: Path) -> list[str]:
     """The plugin modules coverage.py's configuration loads (pycodestyle's ``covdefaults``): a run without
     them fails, and a repository declares them only in its CI's own requirements, which its sdist may lack."""
@@ -127,7 +123,7 @@ def coverage_plugins(root: Path) -> list[str]:
 
 def coverage_chooses_files(root: Path) -> bool:
     """Whether the repo's coverage configuration says which files are measured (``source`` or ``include``)."""
-    return bool(coverage_run_options(root) & {"source", "include", "source_pkgs"})
+    return bool(coverage_run_section(root).keys() & {"source", "include", "source_pkgs"})
 
 
 def is_installable(root: Path) -> bool:
