@@ -12,7 +12,7 @@ import re
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -128,15 +128,6 @@ class FileCoverage(Contract):
     line_pct: float
     branch_pct: float | None = None
     symbols: list[SymbolCoverage] = Field(default_factory=list)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_contexts(cls, data: Any) -> Any:
-        """Reports stored before 2026-11-27 carry per-line test contexts: no stage read them, and on large suites
-        they made a report hundreds of MB, so builds no longer write them and reads drop them."""
-        if isinstance(data, dict) and "contexts" in data:
-            return {k: v for k, v in data.items() if k != "contexts"}
-        return data
 
 
 class CoverageFormat(StrEnum):
