@@ -204,6 +204,20 @@ class KubernetesSettings(BaseModel):
         description="URL of the proxy's store-only port (k8s/egress: ...:3129): every other pod's HTTPS_PROXY, for "
         "presigned transfers to a store outside the cluster. Unset: no proxy (an in-cluster store).",
     )
+    ca_bundle_configmap: str | None = Field(
+        None,
+        description="A ConfigMap in the jobs' namespace whose key ca.crt is a CA bundle (a TLS-intercepting proxy's, "
+        "a private index's): mounted read-only in every pod and named by SSL_CERT_FILE and each toolchain's CA "
+        "variable. Unset: the image's own bundle.",
+    )
+    runtime_class: str | None = Field(
+        None, description="runtimeClassName of every job pod (e.g. gVisor or Kata for a stronger sandbox)."
+    )
+    offline_runtime_class: str | None = Field(
+        None,
+        description="runtimeClassName of the offline pod of a split job (egress_proxy set): a class whose network "
+        "reaches the store only enforces 'no egress' from the pod's first packet. Unset: runtime_class.",
+    )
 
 
 class LimitsSettings(BaseModel):

@@ -32,6 +32,20 @@ _LABEL_KEYS = ("repo", "commit", "stage", "attempt", "flow-run", "phase")
 # proxy (k8s/egress lets pods labelled mendflow.dev/phase=dependencies through); the second runs offline.
 DEPENDENCIES, OFFLINE = "dependencies", "offline"
 HANDOFF_NAME = "env.tar.gz"
+CA_DIR = "/etc/mendflow-ca"
+CA_FILE = f"{CA_DIR}/ca.crt"
+# Each toolchain's own name for "trust this bundle" (Go and Python's ssl read SSL_CERT_FILE; uv, pip, requests,
+# npm, Node, cargo, git and curl each have theirs). Java's truststore is not a PEM file: not covered.
+_CA_VARIABLES = (
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "PIP_CERT",
+    "NODE_EXTRA_CA_CERTS",
+    "NPM_CONFIG_CAFILE",
+    "CARGO_HTTP_CAINFO",
+    "GIT_SSL_CAINFO",
+    "CURL_CA_BUNDLE",
+)
 _STORE_HINT = "set MENDFLOW_STORE_URL=s3://bucket/prefix (and MENDFLOW_S3__*) for MENDFLOW_LAUNCHER=kubernetes"
 
 
@@ -142,10 +156,15 @@ def _proxy_env(spec: JobSpec, settings: Settings) -> dict[str, str]:
     return {"HTTPS_PROXY": proxy, "https_proxy": proxy, "NO_PROXY": direct, "no_proxy": direct}
 
 
+def _ca_env(settings: Settings) -> dict[str, str]:
+    return dict.fromkeys(_CA_VARIABLES, CA_FILE) if settings.kubernetes.ca_bundle_configmap else {}
+
+
 def _env(spec: JobSpec, settings: Settings) -> list[k.V1EnvVar]:
     transfer = json.dumps({"inputs": spec.inputs, "outputs": spec.outputs})
     env = {
         **_proxy_env(spec, settings),
+        **_ca_env(settings),
         "HOME": "/tmp",
         "TMPDIR": "/tmp",
         "XDG_CACHE_HOME": CACHE_DIR,
@@ -169,7 +188,17 @@ def _volumes(settings: Settings) -> tuple[list[k.V1Volume], list[k.V1VolumeMount
         k.V1Volume(name=n, empty_dir=k.V1EmptyDirVolumeSource(size_limit=f"{mb}Mi")) for n, (_, mb) in sizes.items()
     ]
     mounts = [k.V1VolumeMount(name=n, mount_path=path) for n, (path, _) in sizes.items()]
+    if configmap := settings.kubernetes.ca_bundle_configmap:
+        source = k.V1ConfigMapVolumeSource(name=configmap, items=[k.V1KeyToPath(key="ca.crt", path="ca.crt")])
+        volumes.append(k.V1Volume(name="ca", config_map=source))
+        mounts.append(k.V1VolumeMount(name="ca", mount_path=CA_DIR, read_only=True))
     return volumes, mounts
+
+
+def _runtime_class(spec: JobSpec, settings: Settings) -> str | None:
+    if spec.labels.get("phase") == OFFLINE and settings.kubernetes.offline_runtime_class:
+        return settings.kubernetes.offline_runtime_class
+    return settings.kubernetes.runtime_class
 
 
 def build_job(spec: JobSpec, settings: Settings, name: str, flow_run_id: str | None = None) -> k.V1Job:
@@ -197,6 +226,7 @@ def build_job(spec: JobSpec, settings: Settings, name: str, flow_run_id: str | N
         automount_service_account_token=False,
         enable_service_links=False,
         termination_grace_period_seconds=10,
+        runtime_class_name=_runtime_class(spec, settings),
         security_context=k.V1PodSecurityContext(
             run_as_non_root=True,
             run_as_user=JOB_UID,

@@ -205,3 +205,41 @@ def test_the_offline_pod_downloads_the_archive_within_what_time_is_left() -> Non
 
 def test_without_an_egress_proxy_the_pod_gets_no_proxy_variables() -> None:
     assert not {"HTTPS_PROXY", "https_proxy", "NO_PROXY"} & set(_pod_env(Settings()))
+
+
+def _pod(settings: Settings, spec: JobSpec | None = None) -> dict[str, Any]:
+    return _dict(build_job(spec or _spec(), settings, "b1-x"))["spec"]["template"]["spec"]
+
+
+def test_a_ca_bundle_configmap_is_mounted_read_only_and_named_by_each_toolchains_variable() -> None:
+    pod = _pod(Settings(kubernetes={"ca_bundle_configmap": "egress-ca"}))
+    mount = next(m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "ca")
+    volume = next(v for v in pod["volumes"] if v["name"] == "ca")
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert (mount["mountPath"], mount["readOnly"]) == ("/etc/mendflow-ca", True)
+    assert volume["configMap"] == {"name": "egress-ca", "items": [{"key": "ca.crt", "path": "ca.crt"}]}
+    assert env["SSL_CERT_FILE"] == env["REQUESTS_CA_BUNDLE"] == env["NODE_EXTRA_CA_CERTS"] == "/etc/mendflow-ca/ca.crt"
+
+
+def test_without_a_ca_bundle_the_pod_keeps_the_images_own() -> None:
+    pod = _pod(Settings())
+    assert "ca" not in {v["name"] for v in pod["volumes"]}
+    assert "SSL_CERT_FILE" not in {e["name"] for e in pod["containers"][0]["env"]}
+
+
+CLASSES = Settings(kubernetes={"runtime_class": "gvisor", "offline_runtime_class": "isolated"})
+
+
+@pytest.mark.parametrize(
+    ("settings", "spec", "expected"),
+    [
+        (Settings(), _spec(), None),
+        (CLASSES, _spec(), "gvisor"),
+        (CLASSES, phase_spec(SPLITTABLE, DEPENDENCIES, 600), "gvisor"),
+        (CLASSES, phase_spec(SPLITTABLE, OFFLINE, 600), "isolated"),
+        (Settings(kubernetes={"runtime_class": "gvisor"}), phase_spec(SPLITTABLE, OFFLINE, 600), "gvisor"),
+    ],
+    ids=["unset", "unsplit", "dependency pod", "offline pod", "offline without its own class"],
+)
+def test_the_runtime_class_follows_the_phase(settings: Settings, spec: JobSpec, expected: str | None) -> None:
+    assert _pod(settings, spec).get("runtimeClassName") == expected
