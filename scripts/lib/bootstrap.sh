@@ -16,18 +16,35 @@ bootstrap_services() {
     bash scripts/build-weaviate.sh
     bash scripts/build-go-tools.sh
     bootstrap_debian_tools
+    # After the Debian tools (mmdebstrap, umoci). Root only, like the real node that runs them: without root the
+    # real_node tests skip (they fail instead under CI=true).
+    if [ "$(id -u)" = 0 ]; then
+        bash scripts/build-images.sh
+    else
+        echo "bootstrap: not root, so no CI images are built and the real_node tests will skip" >&2
+    fi
 }
 
 # Debian packages the suite runs for real: chromium (UI screenshot check), prometheus + promtool (metrics scrape
 # and alert rules), bubblewrap (the local launcher's network and filesystem namespaces), LLVM 22's coverage tools
 # (Rust jobs' coverage: they must match the LLVM inside rustc 1.95, which rustup's llvm-tools would give, but
-# that component is not on this machine). Installed only where we may: as root with apt.
-DEBIAN_TOOLS=(chromium:chromium prometheus:prometheus promtool:prometheus bwrap:bubblewrap llvm-cov-22:llvm-22 javac:openjdk-17-jdk-headless mvn:maven)
+# that component is not on this machine), the real Kubernetes node's runtime (containerd + ctr, runc, iptables
+# and the CNI plugins, which live in /usr/lib/cni rather than on PATH), and the offline CI image build
+# (mmdebstrap, umoci; gcc and the static libc for the pause image; curl for the wheels). Installed only where we
+# may: as root with apt. An entry is NAME:PACKAGE; NAME is a command looked up on PATH (plus the sbin dirs, which
+# a non-root PATH lacks) or the absolute path of a file the package installs.
+DEBIAN_TOOLS=(chromium:chromium prometheus:prometheus promtool:prometheus bwrap:bubblewrap llvm-cov-22:llvm-22 javac:openjdk-17-jdk-headless mvn:maven
+    containerd:containerd ctr:containerd runc:runc iptables:iptables /usr/lib/cni/bridge:containernetworking-plugins
+    mmdebstrap:mmdebstrap umoci:umoci gcc:gcc /usr/include/stdio.h:libc6-dev curl:curl)
 
 bootstrap_debian_tools() {
-    local missing=() entry
+    local missing=() entry name
     for entry in "${DEBIAN_TOOLS[@]}"; do
-        command -v "${entry%%:*}" >/dev/null 2>&1 || missing+=("${entry#*:}")
+        name=${entry%%:*}
+        case "$name" in
+            /*) [ -e "$name" ] ;;
+            *) PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" command -v "$name" >/dev/null 2>&1 ;;
+        esac || missing+=("${entry#*:}")
     done
     [ ${#missing[@]} -eq 0 ] && return
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
