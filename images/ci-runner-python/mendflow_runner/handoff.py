@@ -95,11 +95,25 @@ def restore(root: Path, dirs: list[Path]) -> dict[str, Any]:
                 if member.name == META and member.isfile():
                     meta = dict(json.load(tar.extractfile(member) or io.BytesIO(b"{}")))
                 elif _under(member.name, wanted) and (member.isfile() or member.isdir() or member.issym()):
-                    # 'tar': inside root, no device, no setuid; a venv's bin/python links to the image's interpreter
-                    tar.extract(member, root, filter="tar")
+                    _extract(tar, member, root)
     except (tarfile.TarError, OSError, ValueError) as exc:
         raise HandoffError(f"cannot restore the dependency phase's archive: {exc}") from exc
     return meta
+
+
+def _extract(tar: tarfile.TarFile, member: tarfile.TarInfo, root: Path) -> None:
+    """Tar's own 'tar' filter: inside root (through links already extracted too), no setuid, no group or other
+    write; links may point outside, as a venv's bin/python links to the image's interpreter."""
+    if hasattr(tarfile, "tar_filter"):
+        tar.extract(member, root, filter="tar")
+        return
+    # Python < 3.11.4 (Debian 12's 3.11.2, the offline-built image's): the same checks by hand.
+    base = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(base, member.name))
+    if os.path.commonpath([base, target]) != base:
+        raise ValueError(f"archive member {member.name!r} would land outside {root}")
+    member.mode &= 0o7777 & ~(0o6000 | 0o022)
+    tar.extract(member, root)
 
 
 def _under(name: str, tops: list[str]) -> bool:

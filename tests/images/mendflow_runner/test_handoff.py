@@ -134,3 +134,30 @@ def test_the_archive_restores_nothing_outside_its_environments(tmp_path: Path, m
     handoff.restore(root, [root / "venv"])
     assert (root / "venv" / "ok.txt").is_file()
     assert not (root / "src").exists() and not (tmp_path / "escape.txt").exists()
+
+
+def _archive_through_a_link(tmp_path: Path, outside: Path) -> Path:
+    archive = tmp_path / "env.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        link = tarfile.TarInfo("venv/lib")
+        link.type, link.linkname = tarfile.SYMTYPE, str(outside)
+        tar.addfile(link)
+        payload = tmp_path / "payload"
+        payload.write_text("planted")
+        tar.add(payload, arcname="venv/lib/planted.txt")
+    return archive
+
+
+@pytest.mark.parametrize("tar_filter", [True, False], ids=["tarfile's filter", "python before 3.11.4"])
+def test_the_archive_cannot_write_through_a_link_it_planted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tar_filter: bool
+) -> None:
+    if not tar_filter:  # Debian 12's Python 3.11.2, the offline-built image's, has no extraction filters
+        monkeypatch.delattr(tarfile, "tar_filter")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monkeypatch.setenv(handoff.ARCHIVE_ENV, str(_archive_through_a_link(tmp_path, outside)))
+    root = tmp_path / "work"
+    with pytest.raises(handoff.HandoffError, match="cannot restore"):
+        handoff.restore(root, [root / "venv"])
+    assert not (outside / "planted.txt").exists()
