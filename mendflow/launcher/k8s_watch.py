@@ -102,14 +102,18 @@ class JobWatcher:
         return None
 
     def _after_pod_deleted(self, pod: Any) -> Verdict:
-        """The pod is going away before we saw it finish: the Job controller (deadline) or someone else."""
-        verdict = self._job_verdict()
-        if verdict and verdict.state is not JobState.SUCCEEDED:
-            return verdict
+        """The pod is going away before we saw it finish: the Job controller's deadline, or someone else (a drain,
+        an eviction through the API, a person). Then its exit code is only the signal that stopped it, and the Job's
+        failure only follows from it: the deletion is the reason."""
         final = pod_verdict(pod, self.memory_mb)
-        if isinstance(final, Verdict):
+        if isinstance(final, Verdict) and final.state in (JobState.SUCCEEDED, JobState.OOM_KILLED):
             return final
-        return verdict or Verdict(JobState.ERROR, f"pod {pod.metadata.name} was deleted before it finished")
+        job = self._job_verdict()
+        if job and job.state in (JobState.TIMED_OUT, JobState.SUCCEEDED):
+            return job
+        gone = f"pod {pod.metadata.name} was deleted before it finished (drained, evicted or deleted by someone)"
+        why = final.reason if isinstance(final, Verdict) else job.reason if job else ""
+        return Verdict(JobState.ERROR, f"{gone}: {why}" if why else gone)
 
     def _job_verdict(self) -> Verdict | None:
         stream = watch.Watch()
