@@ -4,6 +4,9 @@
 #
 #   pause              registry.k8s.io/pause:3.10, built from pause.c (the test node's sandbox image)
 #   ci-runner-python   mendflow.local/ci-runner-python:<tag>, what images/ci-runner-python/Dockerfile builds
+#   ci-runner-java     ... and likewise for Java (Debian's JDK and Maven), Go (the toolchain from the Go module
+#   ci-runner-go       proxy, checked against the checksum database), Node (node and npm from the npm registry,
+#   ci-runner-node     checked against its sha512 integrity)
 #
 # An image is a directory images/<name>/ with an offline.sh description (see images/README.md): Debian packages
 # (root filesystem by mmdebstrap, then a customize hook) or a function that fills the root filesystem, and the
@@ -17,9 +20,10 @@
 # and point the launcher at them with MENDFLOW_KUBERNETES__IMAGE_REGISTRY=mendflow.local and
 # MENDFLOW_KUBERNETES__IMAGE_TAG=<tag>.
 #
-# Idempotent: an image is rebuilt only when its inputs' stamp changed; a warm run is a no-op (~0.05 s).
+# Idempotent: an image is rebuilt only when its inputs' stamp changed; a warm run is a no-op (~0.15 s).
 # Caches: .debs in $MENDFLOW_CACHE/debs, PyPI wheels in $MENDFLOW_CACHE/wheels (sha256-checked against the
-# index). Needs root (mmdebstrap --mode=root), mmdebstrap, umoci, gcc (static libc), curl, python3.
+# index), npm tarballs in $MENDFLOW_CACHE/npm (sha512), Go toolchains in $MENDFLOW_CACHE/go-toolchains (a module
+# cache). Needs root (mmdebstrap --mode=root), mmdebstrap, umoci, gcc (static libc), curl, python3, go (Go image).
 #
 # Usage: scripts/build-images.sh [--check] [--smoke] [IMAGE...]     (default: every images/*/offline.sh)
 #   --check   exit 0 if the images (and index.json) are built and current, 1 otherwise; build nothing.
@@ -42,6 +46,9 @@ DEBIAN_MIRROR=${MENDFLOW_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 DEBIAN_SECURITY_MIRROR=${MENDFLOW_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 PYPI_SIMPLE=${MENDFLOW_PYPI_SIMPLE:-https://pypi.org/simple}
 WHEEL_PLATFORM=manylinux_2_17_x86_64
+NPM_REGISTRY=${MENDFLOW_NPM_REGISTRY:-https://registry.npmjs.org}
+# The Go toolchain module is checked against this checksum database whatever the proxy (the host's GOPROXY).
+GO_SUMDB=${MENDFLOW_GOSUMDB:-sum.golang.org}
 ARCH=amd64
 export SOURCE_DATE_EPOCH=1700000000
 
@@ -50,7 +57,7 @@ for a in "$@"; do
   case "$a" in
     --check) check_only=1 ;;
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "build-images.sh: unknown option: $a" >&2; exit 2 ;;
     *) names+=("$a") ;;
   esac
@@ -106,7 +113,8 @@ dockerfile_arg() {
 # load NAME: source the description (call in a subshell).
 load() {
   IMAGE_NAME=$1 IMAGE_DIR="$ROOT/images/$1"
-  IMAGE_REF='' IMAGE_INPUTS=() DEBIAN_PACKAGES=() IMAGE_BASE_ENV=() IMAGE_WHEELS=() IMAGE_CONFIG=() IMAGE_SMOKE=()
+  IMAGE_REF='' IMAGE_INPUTS=() DEBIAN_PACKAGES=() DEBIAN_HOOKS=() IMAGE_BASE_ENV=() IMAGE_WHEELS=() IMAGE_CONFIG=()
+  IMAGE_SMOKE=() IMAGE_NPM=() IMAGE_GO='' IMAGE_GO_INSTALL=()
   unset -f image_rootfs
   # shellcheck source=/dev/null
   source "$IMAGE_DIR/offline.sh"
@@ -121,6 +129,9 @@ inputs() {
     hash_paths "${own[@]}" "${IMAGE_INPUTS[@]}"
     printf '%s\n' "ref=$IMAGE_REF uid=$JOB_UID epoch=$SOURCE_DATE_EPOCH arch=$ARCH"
     printf '%s\n' "debian=${DEBIAN_PACKAGES[*]} suite=$DEBIAN_SUITE $DEBIAN_MIRROR $DEBIAN_SECURITY_MIRROR"
+    [[ ${#DEBIAN_HOOKS[@]} -eq 0 ]] || printf '%s\n' "hooks=${DEBIAN_HOOKS[*]}"
+    [[ ${#IMAGE_NPM[@]} -eq 0 ]] || printf '%s\n' "npm=${IMAGE_NPM[*]} $NPM_REGISTRY"
+    [[ -z "$IMAGE_GO" ]] || printf '%s\n' "go=$IMAGE_GO $GO_SUMDB install=${IMAGE_GO_INSTALL[*]}"
     printf '%s\n' "wheels=${IMAGE_WHEELS[*]} $WHEEL_PLATFORM env=${IMAGE_BASE_ENV[*]} config=${IMAGE_CONFIG[*]}"
   } | sha16
 }
@@ -214,16 +225,98 @@ for f in files:
   printf '%s\n' "$dir/$file"
 }
 
+# fetch_npm NAME@VERSION: path of the cached npm registry tarball, downloaded and checked against the sha512 of
+# the registry's dist.integrity (on download and on every use).
+fetch_npm() {
+  local name=${1%@*} version=${1##*@} dir="$cache/npm" f meta sum url
+  f="$dir/${name//\//+}-$version.tgz"
+  if [[ -f "$f" && -f "$f.sha512" && "$(sha512sum <"$f" | cut -c1-128)" == "$(<"$f.sha512")" ]]; then
+    printf '%s\n' "$f"
+    return 0
+  fi
+  mkdir -p "$dir"
+  meta=$(curl -fsSL --retry 3 "$NPM_REGISTRY/${name//\//%2f}/$version" | python3 -c '
+import base64, json, sys
+dist = json.load(sys.stdin)["dist"]
+alg, _, b64 = dist["integrity"].partition("-")
+if alg != "sha512":
+    sys.exit(f"integrity is {alg}, not sha512")
+print(base64.b64decode(b64).hex(), dist["tarball"])
+') || die "cannot read $NPM_REGISTRY/$name/$version"
+  read -r sum url <<<"$meta"
+  log "downloading $url"
+  curl -fsSL --retry 3 -o "$f.part" "$url" || die "cannot download $url"
+  [[ "$(sha512sum <"$f.part" | cut -c1-128)" == "$sum" ]] || {
+    rm -f "$f.part"
+    die "$name@$version: sha512 differs from the registry's integrity"
+  }
+  printf '%s\n' "$sum" >"$f.sha512"
+  mv -f "$f.part" "$f"
+  printf '%s\n' "$f"
+}
+
+# go_toolchain VERSION: the GOROOT of Go VERSION for linux/$ARCH: the module golang.org/toolchain from the host's
+# GOPROXY, which `go mod download` checks against $GO_SUMDB, in the module cache $cache/go-toolchains. The module
+# zip carries no file modes: set the execute bits as the go command does when it switches to a toolchain.
+go_toolchain() {
+  local v=$1 dir
+  dir=$(env GOMODCACHE="$cache/go-toolchains" GOFLAGS=-modcacherw GOTOOLCHAIN=local GOSUMDB="$GO_SUMDB" \
+    GONOSUMDB='' GONOSUMCHECK='' GOPRIVATE='' GOINSECURE='' GOPROXY="${MENDFLOW_GOPROXY:-$(go env GOPROXY)}" \
+    go mod download -json "golang.org/toolchain@v0.0.1-go$v.linux-$ARCH" |
+    python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(d["Error"]) if "Error" in d else print(d["Dir"])') ||
+    die "cannot download Go $v (golang.org/toolchain) from the module proxy"
+  find "$dir/pkg/tool" "$dir/bin" -type f -exec chmod 0555 {} +
+  find "$dir/lib" -type f -name 'go_?*_?*_exec' -exec chmod 0555 {} +
+  [[ "$("$dir/bin/go" version)" == "go version go$v linux/$ARCH" ]] || die "$dir/bin/go is not go$v linux/$ARCH"
+  printf '%s\n' "$dir"
+}
+
+# go_binary GOROOT PACKAGE@VERSION BIN: is BIN that command, built by GOROOT's release with -trimpath and
+# CGO_ENABLED=0?
+go_binary() {
+  local info v
+  info=$("$1/bin/go" version -m "$3" 2>/dev/null) || return 1
+  v=$("$1/bin/go" env GOVERSION)
+  [[ "$(head -n 1 <<<"$info")" == "$3: $v" ]] &&
+    grep -qxF "$(printf '\tpath\t%s' "${2%@*}")" <<<"$info" &&
+    grep -qE "^$(printf '\t')mod$(printf '\t').*$(printf '\t')${2##*@}($(printf '\t')|$)" <<<"$info" &&
+    grep -qxF "$(printf '\tbuild\t-trimpath=true')" <<<"$info" &&
+    grep -qxF "$(printf '\tbuild\tCGO_ENABLED=0')" <<<"$info"
+}
+
+# go_install GOROOT PACKAGE@VERSION: path of the command, `go install`ed (CGO_ENABLED=0) by GOROOT's go, modules
+# checked against $GO_SUMDB. -trimpath, so the binary does not depend on where the toolchain and the module cache
+# are (as golangci-lint's release binaries). scripts/build-go-tools.sh's binary ($cache/bin) is taken when it is
+# the same build (it is not while that script builds without -trimpath).
+go_install() {
+  local goroot=$1 name=${2%@*} out bin
+  name=${name##*/} out="$cache/go-toolchains/bin/$("$goroot/bin/go" env GOVERSION)"
+  for bin in "$cache/bin/$name" "$out/$name"; do
+    if go_binary "$goroot" "$2" "$bin"; then
+      printf '%s\n' "$bin"
+      return 0
+    fi
+  done
+  log "building $2 with $goroot/bin/go"
+  env GOPATH="$cache/go-tools" GOMODCACHE="$cache/go-tools/mod" GOCACHE="$cache/go-tools/build" GOBIN="$out" \
+    GOFLAGS=-modcacherw CGO_ENABLED=0 GOTOOLCHAIN=local GOSUMDB="$GO_SUMDB" GONOSUMDB='' GONOSUMCHECK='' \
+    GOPRIVATE='' GOINSECURE='' GOPROXY="${MENDFLOW_GOPROXY:-$(go env GOPROXY)}" \
+    "$goroot/bin/go" install -trimpath "$2" >&2 || die "cannot build $2"
+  go_binary "$goroot" "$2" "$out/$name" || die "$out/$name is not $2"
+  printf '%s\n' "$out/$name"
+}
+
 # dockerfile_config DOCKERFILE: umoci config flags (NUL-separated) for the final stage's ENV, USER, WORKDIR,
 # ENTRYPOINT and CMD, with ARG defaults substituted; the USER's uid must be JOB_UID.
 dockerfile_config() {
-  python3 - "$1" "$JOB_UID" <<'PY'
+  python3 - "$1" "$JOB_UID" "${IMAGE_BASE_ENV[@]}" <<'PY'
 import json, re, shlex, sys
 path, job_uid = sys.argv[1], sys.argv[2]
+base = dict(e.partition("=")[::2] for e in sys.argv[3:])  # what $VAR means before the stage's ENV sets it
 text = re.sub(r"\\\n", " ", "\n".join(l for l in open(path).read().splitlines() if not l.lstrip().startswith("#")))
 args, env, user, workdir, cmd, entry = {}, [], None, None, None, None
 def sub(s):
-    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args.get(m[1] or m[2], dict(env).get(m[1] or m[2], "")), s)
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args.get(m[1] or m[2], {**base, **dict(env)}.get(m[1] or m[2], "")), s)
 for line in text.splitlines():
     if not line.strip():
         continue
@@ -267,7 +360,13 @@ debian_rootfs() {
   local tar=$1 w hook=()
   MF_WHEELS=''
   for w in "${IMAGE_WHEELS[@]}"; do MF_WHEELS+="$(fetch_wheel "$w") "; done
-  export MF_WHEELS MF_UID=$JOB_UID MF_REPO=$ROOT
+  MF_NPM='' MF_GOROOT='' MF_GOBIN=''
+  for w in "${IMAGE_NPM[@]}"; do MF_NPM+="$(fetch_npm "$w") "; done
+  if [[ -n "$IMAGE_GO" ]]; then
+    MF_GOROOT=$(go_toolchain "$IMAGE_GO")
+    for w in "${IMAGE_GO_INSTALL[@]}"; do MF_GOBIN+="$(go_install "$MF_GOROOT" "$w") "; done
+  fi
+  export MF_WHEELS MF_NPM MF_GOROOT MF_GOBIN MF_UID=$JOB_UID MF_REPO=$ROOT
   [[ -x "$IMAGE_DIR/rootfs-hook.sh" ]] && hook=(--customize-hook="$(printf '%q' "$IMAGE_DIR/rootfs-hook.sh") \"\$1\"")
   mkdir -p "$cache/debs"
   # The .deb cache: sync-in before apt downloads, sync-out after install; --skip=essential/unlink keeps the
@@ -281,6 +380,7 @@ debian_rootfs() {
     --skip=download/empty --skip=essential/unlink \
     --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
     --setup-hook="sync-in $(printf '%q' "$cache/debs") /var/cache/apt/archives" \
+    "${DEBIAN_HOOKS[@]}" \
     --customize-hook="sync-out /var/cache/apt/archives $(printf '%q' "$cache/debs")" \
     "${hook[@]}" \
     --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/cache/apt/*.bin "$1"/var/lib/apt/lists/*' \
@@ -411,7 +511,8 @@ for n in "${stale[@]}"; do
     need "$n" umoci python3 tar
     if [[ ${#DEBIAN_PACKAGES[@]} -gt 0 ]]; then
       need "$n" mmdebstrap
-      [[ ${#IMAGE_WHEELS[@]} -eq 0 ]] || need "$n" curl
+      [[ ${#IMAGE_WHEELS[@]} -eq 0 && ${#IMAGE_NPM[@]} -eq 0 ]] || need "$n" curl
+      [[ -z "$IMAGE_GO" ]] || need "$n" go
       [[ "$(id -u)" == 0 ]] || die "building $n needs root (mmdebstrap --mode=root)"
     fi
     if declare -F image_rootfs >/dev/null; then need "$n" gcc; fi
