@@ -9,7 +9,9 @@ from mendflow.settings import get_settings
 os.environ.setdefault("MENDFLOW_PYNGUIN__SEARCH_TIME_MAX_SEC", "20")
 
 # Real services, each started once per session by its fixture module.
-pytest_plugins = [f"tests.fixtures.{name}" for name in ("repos", "prefect", "s3", "kube", "weaviate", "llm_server")]
+pytest_plugins = [
+    f"tests.fixtures.{name}" for name in ("repos", "prefect", "s3", "kube", "kube_node", "weaviate", "llm_server")
+]
 
 
 @pytest.fixture
