@@ -6,7 +6,7 @@
 # by that toolchain as the Dockerfile's go stage does (`go install`, CGO_ENABLED=0, and -trimpath, so the binary
 # does not depend on the cache's path). ENV/USER/WORKDIR/CMD are read from ./Dockerfile.
 
-IMAGE_INPUTS=(images/ci-runner-python/mendflow_runner images/ci-runner-go/mendflow_go)
+IMAGE_INPUTS=(images/rootfs-lib.sh images/ci-runner-python/mendflow_runner images/ci-runner-go/mendflow_go)
 DEBIAN_PACKAGES=(python3 python-is-python3 ca-certificates gcc libc6-dev)
 IMAGE_BASE_ENV=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
 IMAGE_GO=$(dockerfile_arg GO_VERSION)

