@@ -210,6 +210,12 @@ class KubernetesSettings(BaseModel):
         "a private index's): mounted read-only in every pod and named by SSL_CERT_FILE and each toolchain's CA "
         "variable. Unset: the image's own bundle.",
     )
+    ca_java_truststore_key: str | None = Field(
+        None,
+        description="A key of ca_bundle_configmap holding the same CAs as a Java keystore made by keytool (JKS or "
+        "PKCS12, password 'changeit', e.g. a host's /etc/ssl/certs/java/cacerts), for the JVM, which reads no PEM "
+        "bundle. Unset: Java jobs trust the image's own keystore.",
+    )
     runtime_class: str | None = Field(
         None, description="runtimeClassName of every job pod (e.g. gVisor or Kata for a stronger sandbox)."
     )

@@ -35,7 +35,8 @@ HANDOFF_NAME = "env.tar.gz"
 CA_DIR = "/etc/mendflow-ca"
 CA_FILE = f"{CA_DIR}/ca.crt"
 # Each toolchain's own name for "trust this bundle" (Go and Python's ssl read SSL_CERT_FILE; uv, pip, requests,
-# npm, Node, cargo, git and curl each have theirs). Java's truststore is not a PEM file: not covered.
+# npm, Node, cargo, git and curl each have theirs). The JVM reads no PEM bundle: it gets a keystore of its own
+# (settings.kubernetes.ca_java_truststore_key) through JAVA_TOOL_OPTIONS.
 _CA_VARIABLES = (
     "SSL_CERT_FILE",
     "REQUESTS_CA_BUNDLE",
@@ -156,8 +157,24 @@ def _proxy_env(spec: JobSpec, settings: Settings) -> dict[str, str]:
     return {"HTTPS_PROXY": proxy, "https_proxy": proxy, "NO_PROXY": direct, "no_proxy": direct}
 
 
+def _ca_keys(settings: Settings) -> list[str]:
+    """The CA ConfigMap's keys mounted in the pod: the PEM bundle, and the JVM's keystore of the same CAs."""
+    if not settings.kubernetes.ca_bundle_configmap:
+        return []
+    java = settings.kubernetes.ca_java_truststore_key
+    return ["ca.crt", *([java] if java else [])]
+
+
 def _ca_env(settings: Settings) -> dict[str, str]:
-    return dict.fromkeys(_CA_VARIABLES, CA_FILE) if settings.kubernetes.ca_bundle_configmap else {}
+    keys = _ca_keys(settings)
+    if not keys:
+        return {}
+    env = dict.fromkeys(_CA_VARIABLES, CA_FILE)
+    if len(keys) > 1:  # relay.py adds the egress proxy's options to these, as Maven's own JVM reads them
+        env["JAVA_TOOL_OPTIONS"] = (
+            f"-Djavax.net.ssl.trustStore={CA_DIR}/{keys[1]} -Djavax.net.ssl.trustStorePassword=changeit"
+        )
+    return env
 
 
 def _env(spec: JobSpec, settings: Settings) -> list[k.V1EnvVar]:
@@ -188,8 +205,9 @@ def _volumes(settings: Settings) -> tuple[list[k.V1Volume], list[k.V1VolumeMount
         k.V1Volume(name=n, empty_dir=k.V1EmptyDirVolumeSource(size_limit=f"{mb}Mi")) for n, (_, mb) in sizes.items()
     ]
     mounts = [k.V1VolumeMount(name=n, mount_path=path) for n, (path, _) in sizes.items()]
-    if configmap := settings.kubernetes.ca_bundle_configmap:
-        source = k.V1ConfigMapVolumeSource(name=configmap, items=[k.V1KeyToPath(key="ca.crt", path="ca.crt")])
+    if keys := _ca_keys(settings):
+        items = [k.V1KeyToPath(key=key, path=key) for key in keys]
+        source = k.V1ConfigMapVolumeSource(name=settings.kubernetes.ca_bundle_configmap, items=items)
         volumes.append(k.V1Volume(name="ca", config_map=source))
         mounts.append(k.V1VolumeMount(name="ca", mount_path=CA_DIR, read_only=True))
     return volumes, mounts

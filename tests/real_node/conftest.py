@@ -22,7 +22,7 @@ import pytest
 from mendflow.settings import KubernetesSettings, Settings, get_settings
 from mendflow.store.s3 import S3Store
 from tests.fixtures import s3 as s3fx
-from tests.fixtures.kube_node import CA_CONFIGMAP, RealNode
+from tests.fixtures.kube_node import CA_CONFIGMAP, JAVA_TRUSTSTORE_KEY, RealNode
 
 IMAGE_PULL_GRACE_SEC = 8
 
@@ -89,6 +89,7 @@ def kubernetes_settings(real_node: RealNode, namespace: str, **changes: Any) -> 
         "image_pull_grace_sec": IMAGE_PULL_GRACE_SEC,
         "ttl_seconds_after_finished": 60,
         "ca_bundle_configmap": CA_CONFIGMAP,
+        "ca_java_truststore_key": JAVA_TRUSTSTORE_KEY,
     }
     return KubernetesSettings(**{**base, **changes})
 
@@ -142,6 +143,7 @@ class PodSeen:
     finished: float | None = None  # when it reached Succeeded/Failed
     phase: str = ""
     labels: dict[str, str] = field(default_factory=dict)
+    image: str = ""  # the container's, as the Job asked for it
 
 
 @dataclass
@@ -159,6 +161,7 @@ class PodLog:
         seen.container_context = pod.spec.containers[0].security_context
         seen.phase = pod.status.phase or seen.phase
         seen.labels = dict(pod.metadata.labels or {})
+        seen.image = pod.spec.containers[0].image
         if seen.phase in ("Succeeded", "Failed") and seen.finished is None:
             seen.finished = time.monotonic()
 

@@ -243,3 +243,15 @@ CLASSES = Settings(kubernetes={"runtime_class": "gvisor", "offline_runtime_class
 )
 def test_the_runtime_class_follows_the_phase(settings: Settings, spec: JobSpec, expected: str | None) -> None:
     assert _pod(settings, spec).get("runtimeClassName") == expected
+
+
+def test_a_java_truststore_key_is_mounted_beside_the_bundle_and_named_to_the_jvm() -> None:
+    pod = _pod(Settings(kubernetes={"ca_bundle_configmap": "egress-ca", "ca_java_truststore_key": "cacerts.jks"}))
+    volume = next(v for v in pod["volumes"] if v["name"] == "ca")
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert [item["key"] for item in volume["configMap"]["items"]] == ["ca.crt", "cacerts.jks"]
+    assert "-Djavax.net.ssl.trustStore=/etc/mendflow-ca/cacerts.jks" in env["JAVA_TOOL_OPTIONS"].split()
+
+
+def test_without_a_java_truststore_key_the_jvm_keeps_its_own() -> None:
+    assert "JAVA_TOOL_OPTIONS" not in _pod_env(Settings(kubernetes={"ca_bundle_configmap": "egress-ca"}))
