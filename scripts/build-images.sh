@@ -6,7 +6,8 @@
 #   ci-runner-python   mendflow.local/ci-runner-python:<tag>, what images/ci-runner-python/Dockerfile builds
 #   ci-runner-java     ... and likewise for Java (Debian's JDK and Maven), Go (the toolchain from the Go module
 #   ci-runner-go       proxy, checked against the checksum database), Node (node and npm from the npm registry,
-#   ci-runner-node     checked against its sha512 integrity)
+#   ci-runner-node     checked against its sha512 integrity), Rust (the toolchain's components from
+#   ci-runner-rust     static.rust-lang.org, checked against the sha256 of the release's channel manifest)
 #
 # An image is a directory images/<name>/ with an offline.sh description (see images/README.md): Debian packages
 # (root filesystem by mmdebstrap, then a customize hook) or a function that fills the root filesystem, and the
@@ -23,7 +24,8 @@
 # Idempotent: an image is rebuilt only when its inputs' stamp changed; a warm run is a no-op (~0.15 s).
 # Caches: .debs in $MENDFLOW_CACHE/debs, PyPI wheels in $MENDFLOW_CACHE/wheels (sha256-checked against the
 # index), npm tarballs in $MENDFLOW_CACHE/npm (sha512), Go toolchains in $MENDFLOW_CACHE/go-toolchains (a module
-# cache). Needs root (mmdebstrap --mode=root), mmdebstrap, umoci, gcc (static libc), curl, python3, go (Go image).
+# cache), Rust components in $MENDFLOW_CACHE/rust-dist (sha256 of the channel manifest). Needs root (mmdebstrap
+# --mode=root), mmdebstrap, umoci, gcc (static libc), curl, python3, go (Go image), xz (Rust image).
 #
 # Usage: scripts/build-images.sh [--check] [--smoke] [IMAGE...]     (default: every images/*/offline.sh)
 #   --check   exit 0 if the images (and index.json) are built and current, 1 otherwise; build nothing.
@@ -49,6 +51,9 @@ WHEEL_PLATFORM=manylinux_2_17_x86_64
 NPM_REGISTRY=${MENDFLOW_NPM_REGISTRY:-https://registry.npmjs.org}
 # The Go toolchain module is checked against this checksum database whatever the proxy (the host's GOPROXY).
 GO_SUMDB=${MENDFLOW_GOSUMDB:-sum.golang.org}
+# rustup's distribution server: dist/channel-rust-<version>.toml names each component's tarball and its sha256.
+RUST_DIST=${MENDFLOW_RUST_DIST:-https://static.rust-lang.org/dist}
+RUST_TARGET=x86_64-unknown-linux-gnu
 ARCH=amd64
 export SOURCE_DATE_EPOCH=1700000000
 
@@ -57,7 +62,7 @@ for a in "$@"; do
   case "$a" in
     --check) check_only=1 ;;
     --smoke) smoke=1 ;;
-    -h|--help) sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "build-images.sh: unknown option: $a" >&2; exit 2 ;;
     *) names+=("$a") ;;
   esac
@@ -74,7 +79,7 @@ need() {
       die "$t not found on PATH (needed to build $what; Debian: apt-get install $(pkg_of "$t"))"
   done
 }
-pkg_of() { case "$1" in gcc) echo "gcc libc6-dev" ;; python3) echo python3 ;; *) echo "$1" ;; esac; }
+pkg_of() { case "$1" in gcc) echo "gcc libc6-dev" ;; xz) echo xz-utils ;; *) echo "$1" ;; esac; }
 
 sha16() { sha256sum | cut -c1-16; }
 
@@ -114,7 +119,7 @@ dockerfile_arg() {
 load() {
   IMAGE_NAME=$1 IMAGE_DIR="$ROOT/images/$1"
   IMAGE_REF='' IMAGE_INPUTS=() DEBIAN_PACKAGES=() DEBIAN_HOOKS=() IMAGE_BASE_ENV=() IMAGE_WHEELS=() IMAGE_CONFIG=()
-  IMAGE_SMOKE=() IMAGE_NPM=() IMAGE_GO='' IMAGE_GO_INSTALL=()
+  IMAGE_SMOKE=() IMAGE_NPM=() IMAGE_GO='' IMAGE_GO_INSTALL=() IMAGE_RUST='' IMAGE_RUST_COMPONENTS=()
   unset -f image_rootfs
   # shellcheck source=/dev/null
   source "$IMAGE_DIR/offline.sh"
@@ -132,6 +137,7 @@ inputs() {
     [[ ${#DEBIAN_HOOKS[@]} -eq 0 ]] || printf '%s\n' "hooks=${DEBIAN_HOOKS[*]}"
     [[ ${#IMAGE_NPM[@]} -eq 0 ]] || printf '%s\n' "npm=${IMAGE_NPM[*]} $NPM_REGISTRY"
     [[ -z "$IMAGE_GO" ]] || printf '%s\n' "go=$IMAGE_GO $GO_SUMDB install=${IMAGE_GO_INSTALL[*]}"
+    [[ -z "$IMAGE_RUST" ]] || printf '%s\n' "rust=$IMAGE_RUST ${IMAGE_RUST_COMPONENTS[*]} $RUST_TARGET $RUST_DIST"
     printf '%s\n' "wheels=${IMAGE_WHEELS[*]} $WHEEL_PLATFORM env=${IMAGE_BASE_ENV[*]} config=${IMAGE_CONFIG[*]}"
   } | sha16
 }
@@ -306,6 +312,52 @@ go_install() {
   printf '%s\n' "$out/$name"
 }
 
+# cached_sha256 FILE: FILE exists with its FILE.sha256 (recorded when it was downloaded and checked) and matches.
+cached_sha256() { [[ -f "$1" && -f "$1.sha256" && "$(sha256sum <"$1" | cut -c1-64)" == "$(<"$1.sha256")" ]]; }
+
+# download_sha256 URL SHA256 FILE: URL to FILE (atomically) if its sha256 is SHA256, recorded in FILE.sha256.
+download_sha256() {
+  log "downloading $1"
+  curl -fsSL --retry 3 -o "$3.part" "$1" || die "cannot download $1"
+  [[ "$(sha256sum <"$3.part" | cut -c1-64)" == "$2" ]] || { rm -f "$3.part"; die "$1: sha256 is not $2"; }
+  printf '%s\n' "$2" >"$3.sha256"
+  mv -f "$3.part" "$3"
+}
+
+# rust_dist VERSION COMPONENT...: paths of the cached component tarballs of Rust VERSION for $RUST_TARGET (rustc,
+# rust-std, cargo, clippy-preview, ...: the channel manifest's package names). The manifest
+# (dist/channel-rust-VERSION.toml, checked against the server's .sha256 of it) gives each tarball's URL and
+# sha256; each tarball is checked on download and on every use, as is the cached manifest.
+rust_dist() {
+  local v=$1 dir="$cache/rust-dist" manifest sum list url hash f
+  shift
+  manifest="$dir/channel-rust-$v.toml"
+  mkdir -p "$dir"
+  if ! cached_sha256 "$manifest"; then
+    sum=$(curl -fsSL --retry 3 "$RUST_DIST/channel-rust-$v.toml.sha256" | cut -c1-64) ||
+      die "cannot read $RUST_DIST/channel-rust-$v.toml.sha256"
+    download_sha256 "$RUST_DIST/channel-rust-$v.toml" "$sum" "$manifest"
+  fi
+  list=$(python3 - "$manifest" "$v" "$RUST_TARGET" "$@" <<'PY'
+import sys, tomllib
+path, version, target, *components = sys.argv[1:]
+m = tomllib.load(open(path, "rb"))
+if not m["pkg"]["rust"]["version"].startswith(version + " "):
+    sys.exit(f"{path}: Rust {m['pkg']['rust']['version']}, not {version}")
+for c in components:
+    t = m["pkg"].get(c, {}).get("target", {}).get(target, {})
+    if not t.get("available") or "xz_url" not in t:
+        sys.exit(f"{path}: no {c} for {target}")
+    print(t["xz_url"], t["xz_hash"])
+PY
+  ) || die "Rust $v: cannot read its components from $manifest"
+  while read -r url hash; do
+    f="$dir/${url##*/}"
+    if ! cached_sha256 "$f" || [[ "$(<"$f.sha256")" != "$hash" ]]; then download_sha256 "$url" "$hash" "$f"; fi
+    printf '%s\n' "$f"
+  done <<<"$list"
+}
+
 # dockerfile_config DOCKERFILE: umoci config flags (NUL-separated) for the final stage's ENV, USER, WORKDIR,
 # ENTRYPOINT and CMD, with ARG defaults substituted; the USER's uid must be JOB_UID.
 dockerfile_config() {
@@ -360,13 +412,16 @@ debian_rootfs() {
   local tar=$1 w hook=()
   MF_WHEELS=''
   for w in "${IMAGE_WHEELS[@]}"; do MF_WHEELS+="$(fetch_wheel "$w") "; done
-  MF_NPM='' MF_GOROOT='' MF_GOBIN=''
+  MF_NPM='' MF_GOROOT='' MF_GOBIN='' MF_RUST=''
   for w in "${IMAGE_NPM[@]}"; do MF_NPM+="$(fetch_npm "$w") "; done
   if [[ -n "$IMAGE_GO" ]]; then
     MF_GOROOT=$(go_toolchain "$IMAGE_GO")
     for w in "${IMAGE_GO_INSTALL[@]}"; do MF_GOBIN+="$(go_install "$MF_GOROOT" "$w") "; done
   fi
-  export MF_WHEELS MF_NPM MF_GOROOT MF_GOBIN MF_UID=$JOB_UID MF_REPO=$ROOT
+  if [[ -n "$IMAGE_RUST" ]]; then
+    MF_RUST=$(rust_dist "$IMAGE_RUST" "${IMAGE_RUST_COMPONENTS[@]}" | tr '\n' ' ')
+  fi
+  export MF_WHEELS MF_NPM MF_GOROOT MF_GOBIN MF_RUST MF_UID=$JOB_UID MF_REPO=$ROOT
   [[ -x "$IMAGE_DIR/rootfs-hook.sh" ]] && hook=(--customize-hook="$(printf '%q' "$IMAGE_DIR/rootfs-hook.sh") \"\$1\"")
   mkdir -p "$cache/debs"
   # The .deb cache: sync-in before apt downloads, sync-out after install; --skip=essential/unlink keeps the
@@ -511,8 +566,9 @@ for n in "${stale[@]}"; do
     need "$n" umoci python3 tar
     if [[ ${#DEBIAN_PACKAGES[@]} -gt 0 ]]; then
       need "$n" mmdebstrap
-      [[ ${#IMAGE_WHEELS[@]} -eq 0 && ${#IMAGE_NPM[@]} -eq 0 ]] || need "$n" curl
+      [[ ${#IMAGE_WHEELS[@]} -eq 0 && ${#IMAGE_NPM[@]} -eq 0 && -z "$IMAGE_RUST" ]] || need "$n" curl
       [[ -z "$IMAGE_GO" ]] || need "$n" go
+      [[ -z "$IMAGE_RUST" ]] || need "$n" xz
       [[ "$(id -u)" == 0 ]] || die "building $n needs root (mmdebstrap --mode=root)"
     fi
     if declare -F image_rootfs >/dev/null; then need "$n" gcc; fi

@@ -199,7 +199,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         major = coverage.llvm_major(version)
         tools = {
             name: coverage.find_tool(name, major, Path(sysroot) if sysroot else None, self.env.get("PATH"))
-            for name in ("llvm-profdata", "llvm-cov", "llvm-cxxfilt")
+            for name in ("llvm-profdata", "llvm-cov")
         }
         merged = self.cfg.workspace / "merged.profdata"
         merge = self._tool([tools["llvm-profdata"], "merge", "-sparse", *map(str, raw), "-o", str(merged)])
@@ -218,7 +218,8 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             self.log.write(f"coverage: {(export if merge.ok else merge).last_stderr_line()}")
             return None
         names = coverage.symbols(export.stdout)
-        demangled = self._tool([tools["llvm-cxxfilt"], *names]).stdout.splitlines() if names else []
+        demangler = coverage.find_demangler(major, Path(sysroot) if sysroot else None, self.env.get("PATH"))
+        demangled = self._tool([demangler, *names]).stdout.splitlines() if names and demangler else []
         return coverage.demangle_names(export.stdout, dict(zip(names, demangled, strict=False)))
 
     def _tool(self, argv: list[str]) -> StepResult:

@@ -48,6 +48,15 @@ def find_tool(name: str, major: str, sysroot: Path | None, path: str | None) -> 
     return found
 
 
+def find_demangler(major: str, sysroot: Path | None, path: str | None) -> str | None:
+    """LLVM's llvm-cxxfilt, else binutils' c++filt (which knows Rust's manglings too; gcc brings it, and rustup's
+    llvm-tools has no llvm-cxxfilt), else None: the functions keep their mangled names."""
+    try:
+        return find_tool("llvm-cxxfilt", major, sysroot, path)
+    except CoverageToolsMissing:
+        return shutil.which("c++filt", path=path)
+
+
 def demangle_names(lcov: str, demangled: dict[str, str]) -> str:
     """LCOV with each ``FN``/``FNDA`` symbol replaced by its demangled path, without its crate (``demo::add`` →
     ``add``), and each function once per file (a lib and its test binary both name it)."""
