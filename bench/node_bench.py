@@ -244,19 +244,6 @@ def trivial_pods(node: Any, settings: Any, namespace: str, samples: int) -> dict
 # --------------------------------------------------------------------------- stages
 
 
-def calc_repo(work: Path) -> Path:
-    """A git copy of examples/calc on branch main (tests/fixtures/repos.py's ``calc_repo``)."""
-    import pygit2
-
-    from tests.fixtures.repos import EXAMPLE, commit_files
-
-    repo = work / "calc"
-    shutil.copytree(EXAMPLE, repo)
-    pygit2.init_repository(str(repo), initial_head="main")
-    commit_files(repo, {}, "calc: initial import")
-    return repo
-
-
 def stage_rows(recorder: PodRecorder, watch: PodWatch, reports: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per pod, in order: the launcher's duration, the watch's created->finished, the runner's total."""
     seen = sorted(watch.log.pods.values(), key=lambda p: p.created)
@@ -304,8 +291,9 @@ def fresh_namespace(node: Any, what: str) -> str:
 
 def run_b1(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder) -> dict[str, Any]:
     from flows.ci import ci_build
+    from tests.fixtures.repos import copy_calc
 
-    repo = calc_repo(work / "b1")
+    repo = copy_calc(work / "b1")
     namespace = fresh_namespace(node, "b1")
     watch = PodWatch(node.cluster.api_client(), namespace)
     recorder.pods.clear()
@@ -329,8 +317,9 @@ def run_b1(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder
 def run_loop(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder) -> dict[str, Any]:
     from flows.pipeline import self_healing_pipeline
     from mendflow.settings import get_settings
+    from tests.fixtures.repos import copy_calc
 
-    repo = calc_repo(work / "loop")
+    repo = copy_calc(work / "loop")
     namespace = fresh_namespace(node, "loop")
     # A store and state of its own: the same commit's B1 above is published, and the loop would reuse it.
     bucket = os.environ["MENDFLOW_STORE_URL"].removeprefix("s3://").split("/", 1)[0]
@@ -351,33 +340,6 @@ def run_loop(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecord
 
 
 # --------------------------------------------------------------------------- set-up
-
-
-def start_s3(node: Any) -> tuple[subprocess.Popen[bytes], Any, str]:
-    """moto on the isolated network's gateway at the one port pods may reach (tests/real_node/conftest.py)."""
-    import boto3
-
-    from tests.fixtures import s3 as s3fx
-
-    host, port = node.isolated_ip, node.s3_port
-    argv = [sys.executable, "-m", "moto.server", "-H", host, "-p", str(port)]
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    server = s3fx.S3Server(endpoint_url=f"http://{host}:{port}", process=process)
-    try:
-        s3fx._wait_until_up(server)
-        bucket = f"node-{uuid.uuid4().hex[:12]}"
-        boto3.client(
-            "s3",
-            endpoint_url=server.endpoint_url,
-            region_name=s3fx.REGION,
-            aws_access_key_id=s3fx.ACCESS_KEY,
-            aws_secret_access_key=s3fx.SECRET_KEY,
-        ).create_bucket(Bucket=bucket)
-    except BaseException:
-        process.terminate()
-        process.wait(10)
-        raise
-    return process, server, bucket
 
 
 def configure(node: Any, namespace: str, server: Any, bucket: str, work: Path) -> Any:
@@ -485,7 +447,8 @@ def run(args: argparse.Namespace, out: dict[str, Any]) -> None:
     # First, before anything imports Prefect: its settings come from the environment.
     prefect_proc, env = prefectfx.start_server(work / "prefect")
     os.environ.update(env)
-    s3_proc: subprocess.Popen[bytes] | None = None
+    from tests.fixtures import s3 as s3fx
+
     try:
         cluster = kube.start_cluster()
         try:
@@ -494,20 +457,18 @@ def run(args: argparse.Namespace, out: dict[str, Any]) -> None:
                 try:
                     node = kube_node.start_node(cluster, netns_before)
                     out["node"] = {"start_sec": node.start_seconds, "cluster_sec": cluster.start_seconds, **imported}
-                    s3_proc, server, bucket = start_s3(node)
-                    namespace = f"bench-{uuid.uuid4().hex[:8]}"
-                    node.create_namespace(namespace)
-                    settings = configure(node, namespace, server, bucket, work)
-                    out["trivial"] = trivial_pods(node, settings, namespace, args.samples)
-                    recorder = PodRecorder()
-                    reports = record_reports()
-                    out["b1"] = run_b1(node, work, reports, recorder)
-                    if args.loop:
-                        out["loop"] = run_loop(node, work, reports, recorder)
+                    # moto on the isolated network's gateway, at the one port pods may reach (as the tests do)
+                    with s3fx.moto_server(node.isolated_ip, node.s3_port) as server:
+                        namespace = f"bench-{uuid.uuid4().hex[:8]}"
+                        node.create_namespace(namespace)
+                        settings = configure(node, namespace, server, server.create_bucket("node"), work)
+                        out["trivial"] = trivial_pods(node, settings, namespace, args.samples)
+                        recorder = PodRecorder()
+                        reports = record_reports()
+                        out["b1"] = run_b1(node, work, reports, recorder)
+                        if args.loop:
+                            out["loop"] = run_loop(node, work, reports, recorder)
                 finally:
-                    if s3_proc is not None:
-                        s3_proc.terminate()
-                        s3_proc.wait(10)
                     out["left"] = kube_node.stop_node(cluster, netns_before)
         finally:
             cluster.stop()

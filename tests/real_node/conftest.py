@@ -7,8 +7,6 @@ network's host rules let through, so presigned URLs work from pods on either net
 from __future__ import annotations
 
 import contextlib
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -16,7 +14,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
 import pytest
 
 from mendflow.settings import KubernetesSettings, Settings, get_settings
@@ -29,16 +26,8 @@ IMAGE_PULL_GRACE_SEC = 8
 
 @pytest.fixture(scope="session")
 def node_s3(real_node: RealNode) -> Iterator[s3fx.S3Server]:
-    host, port = real_node.isolated_ip, real_node.s3_port
-    argv = [sys.executable, "-m", "moto.server", "-H", host, "-p", str(port)]
-    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    server = s3fx.S3Server(endpoint_url=f"http://{host}:{port}", process=process)
-    try:
-        s3fx._wait_until_up(server)
+    with s3fx.moto_server(real_node.isolated_ip, real_node.s3_port) as server:
         yield server
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 @pytest.fixture
@@ -49,15 +38,7 @@ def node_bucket(node_s3: s3fx.S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
         ("AWS_DEFAULT_REGION", s3fx.REGION),
     ):
         monkeypatch.setenv(name, value)
-    name = f"node-{uuid.uuid4().hex[:12]}"
-    boto3.client(
-        "s3",
-        endpoint_url=node_s3.endpoint_url,
-        region_name=s3fx.REGION,
-        aws_access_key_id=s3fx.ACCESS_KEY,
-        aws_secret_access_key=s3fx.SECRET_KEY,
-    ).create_bucket(Bucket=name)
-    return name
+    return node_s3.create_bucket("node")
 
 
 @pytest.fixture
