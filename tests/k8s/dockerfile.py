@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 
 
@@ -27,7 +28,13 @@ def parse(text: str) -> list[tuple[str, str]]:
 
 
 def build_args(text: str) -> dict[str, str]:
-    return dict(arg.split("=", 1) for kind, arg in parse(text) if kind == "ARG" and "=" in arg)
+    """ARG defaults, each with the earlier ARGs it names expanded, as Docker does (`GO_IMAGE=golang:${GO_VERSION}`)."""
+    args: dict[str, str] = {}
+    for kind, arg in parse(text):
+        if kind == "ARG" and "=" in arg:
+            name, value = arg.split("=", 1)
+            args[name] = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args.get(m[1] or m[2], m[0]), value)
+    return args
 
 
 def env_of(text: str) -> dict[str, str]:

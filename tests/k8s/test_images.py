@@ -94,3 +94,8 @@ def test_the_go_image_and_the_local_jobs_build_the_same_golangci_lint() -> None:
     script = (ROOT / "scripts" / "build-go-tools.sh").read_text()
     assert re.fullmatch(r"v\d+\.\d+\.\d+", image)
     assert f'GOLANGCI_LINT_VERSION="${{GOLANGCI_LINT_VERSION:-{image}}}"' in script
+
+
+def test_build_args_expand_the_earlier_args_they_name() -> None:
+    text = "ARG V=1.2.3\nARG IMAGE=golang:${V}-bookworm\nARG OTHER=$V/${UNSET}\n"
+    assert build_args(text) == {"V": "1.2.3", "IMAGE": "golang:1.2.3-bookworm", "OTHER": "1.2.3/${UNSET}"}
