@@ -166,13 +166,12 @@ def _ca_keys(settings: Settings) -> list[str]:
 
 
 def _ca_env(settings: Settings) -> dict[str, str]:
-    keys = _ca_keys(settings)
-    if not keys:
+    if not settings.kubernetes.ca_bundle_configmap:
         return {}
     env = dict.fromkeys(_CA_VARIABLES, CA_FILE)
-    if len(keys) > 1:  # relay.py adds the egress proxy's options to these, as Maven's own JVM reads them
+    if java := settings.kubernetes.ca_java_truststore_key:  # relay.py adds the egress proxy's options to these
         env["JAVA_TOOL_OPTIONS"] = (
-            f"-Djavax.net.ssl.trustStore={CA_DIR}/{keys[1]} -Djavax.net.ssl.trustStorePassword=changeit"
+            f"-Djavax.net.ssl.trustStore={CA_DIR}/{java} -Djavax.net.ssl.trustStorePassword=changeit"
         )
     return env
 
