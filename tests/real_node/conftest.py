@@ -19,7 +19,7 @@ import pytest
 from mendflow.settings import KubernetesSettings, Settings, get_settings
 from mendflow.store.s3 import S3Store
 from tests.fixtures import s3 as s3fx
-from tests.fixtures.kube_node import CA_CONFIGMAP, JAVA_TRUSTSTORE_KEY, RealNode
+from tests.fixtures.kube_node import CA_CONFIGMAP, JAVA_TRUSTSTORE_KEY, NODE_NAME, RealNode
 
 IMAGE_PULL_GRACE_SEC = 8
 
@@ -145,6 +145,16 @@ class PodLog:
         seen.image = pod.spec.containers[0].image
         if seen.phase in ("Succeeded", "Failed") and seen.finished is None:
             seen.finished = time.monotonic()
+
+    def running_pod(self, timeout: float = 60.0) -> str:
+        """The name of the namespace's pod once the real node runs it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for pod in list(self.pods.values()):
+                if pod.phase == "Running" and pod.node_name == NODE_NAME:
+                    return pod.name
+            time.sleep(0.1)
+        raise TimeoutError(f"no pod Running within {timeout}s: {self.pods}")
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from kubernetes import client as k
 from mendflow.launcher.base import JobResult, JobSpec, JobState
 from mendflow.launcher.kubernetes import KubernetesLauncher
 from mendflow.settings import Settings
-from tests.fixtures.kube_node import NODE_NAME, RealNode
+from tests.fixtures.kube_node import RealNode
 from tests.real_node.conftest import IMAGE_PULL_GRACE_SEC, PodLog, wait_gone
 
 pytestmark = [pytest.mark.real_node, pytest.mark.slow]
@@ -40,17 +40,6 @@ def timed(run: Callable[[], JobResult]) -> tuple[JobResult, float]:
     started = time.monotonic()
     result = run()
     return result, time.monotonic() - started
-
-
-def running_pod(pod_log: PodLog, timeout: float = 60.0) -> str:
-    """The name of the namespace's pod once the real node runs it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for pod in pod_log.pods.values():
-            if pod.phase == "Running" and pod.node_name == NODE_NAME:
-                return pod.name
-        time.sleep(0.1)
-    raise TimeoutError(f"no pod Running within {timeout}s: {pod_log.pods}")
 
 
 def in_background(launcher: KubernetesLauncher, job: JobSpec) -> tuple[threading.Thread, list[JobResult]]:
@@ -97,7 +86,7 @@ def test_a_pod_deleted_mid_run_is_an_error(
     real_node: RealNode, node_settings: Settings, node_namespace: str, pod_log: PodLog
 ) -> None:
     thread, results = in_background(KubernetesLauncher(node_settings), spec("sleep", "600"))
-    name = running_pod(pod_log)
+    name = pod_log.running_pod()
     k.CoreV1Api(real_node.cluster.api_client()).delete_namespaced_pod(name, node_namespace)
     thread.join(60)
     assert results and results[0].state is JobState.ERROR, results
@@ -113,7 +102,7 @@ def test_a_kubelet_restart_mid_run_does_not_stop_the_pod(
 ) -> None:
     job = spec("sh", "-c", "sleep 8; echo survived")
     thread, results = in_background(KubernetesLauncher(node_settings), job)
-    running_pod(pod_log)
+    pod_log.running_pod()
     real_node.restart_kubelet(down_sec=2)  # the container lives in containerd, not in the kubelet
     thread.join(90)
     assert results and results[0].state is JobState.SUCCEEDED, results
@@ -128,7 +117,7 @@ def test_a_run_interrupted_mid_stage_deletes_its_job(
     main = threading.get_ident()
 
     def interrupt_once_running() -> None:
-        running_pod(pod_log)
+        pod_log.running_pod()
         signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=interrupt_once_running, daemon=True).start()

@@ -1,0 +1,102 @@
+"""A flow run cancelled from Prefect while its stage runs as a pod on the real node.
+
+The flow is served the way Prefect's runner serves a deployment; the cancel is what a user does in the UI or with
+`prefect flow-run cancel`: the run goes Cancelling, the runner terminates the flow's process, and the stage's Job and
+pod must go with it while the run ends Cancelled.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.objects import StateType
+
+from mendflow.settings import Settings
+from tests.fixtures.kube_node import RealNode
+from tests.fixtures.prefect import stop
+from tests.fixtures.repos import RepoFactory
+from tests.real_node.conftest import PodLog, wait_gone
+
+pytestmark = [pytest.mark.real_node, pytest.mark.slow, pytest.mark.usefixtures("prefect_server")]
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOYMENT = "ci-build/real-node-cancel"
+SERVE = "from flows.ci import ci_build\nci_build.serve(name='real-node-cancel')\n"
+SLOW_PROJECT = {  # B1's tests sleep, so the pod is still running when the cancel comes
+    "pyproject.toml": '[project]\nname = "slow"\nversion = "0"\n',
+    "slow/__init__.py": "",
+    "tests/test_slow.py": "import time\n\n\ndef test_slow() -> None:\n    time.sleep(600)\n",
+}
+
+
+@pytest.fixture
+def served(node_env: Settings, tmp_path: Path) -> Iterator[UUID]:
+    """ci_build served by Prefect's runner with the node's settings (inherited from this process's environment)."""
+    env = {**os.environ, "PREFECT_RUNNER_POLL_FREQUENCY": "1", "MENDFLOW_STATE_DIR": str(tmp_path / "state")}
+    log = tmp_path / "runner.log"
+    with log.open("wb") as out:
+        runner = subprocess.Popen(
+            [sys.executable, "-c", SERVE],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        yield deployment_id(runner, log)
+    finally:
+        stop(runner)
+
+
+def deployment_id(runner: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> UUID:
+    deadline = time.monotonic() + timeout
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline and runner.poll() is None:
+            try:
+                return client.read_deployment_by_name(DEPLOYMENT).id
+            except Exception:  # ObjectNotFound until the runner has registered it
+                time.sleep(0.5)
+    raise AssertionError(f"{DEPLOYMENT} was never served:\n{log.read_text()[-3000:]}")
+
+
+def run_state(run_id: UUID) -> StateType | None:
+    with get_client(sync_client=True) as client:
+        state = client.read_flow_run(run_id).state
+    return state.type if state else None
+
+
+def wait_for_state(run_id: UUID, wanted: StateType, timeout: float) -> StateType | None:
+    deadline = time.monotonic() + timeout
+    while (state := run_state(run_id)) is not wanted and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return state
+
+
+def test_a_flow_run_cancelled_mid_stage_deletes_its_job_and_ends_cancelled(
+    real_node: RealNode, node_namespace: str, pod_log: PodLog, served: UUID, make_repo: RepoFactory
+) -> None:
+    repo = make_repo(SLOW_PROJECT, name="slow")
+    with get_client(sync_client=True) as client:
+        run = client.create_flow_run_from_deployment(served, parameters={"repo": str(repo), "stage": "B1"})
+    pod_log.running_pod(timeout=180)  # the runner's poll, the flow's start and B1's dependency phase
+
+    cancelled_at = time.monotonic()
+    cancel = subprocess.run(
+        [sys.executable, "-m", "prefect", "flow-run", "cancel", str(run.id)], capture_output=True, text=True, timeout=60
+    )
+    assert cancel.returncode == 0, cancel.stdout + cancel.stderr
+
+    assert wait_for_state(run.id, StateType.CANCELLED, timeout=90) is StateType.CANCELLED
+    assert wait_gone(real_node, node_namespace) == []
+    took = time.monotonic() - cancelled_at
+    assert took < 90  # the pod stopped: it was not left to sleep out its 600 s
+    sys.stderr.write(f"\ncancel -> run Cancelled, Job and pod gone: {took:.1f}s\n")
