@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from tests.fixtures.cache import build_cache
 from tests.images.mendflow_runner.helpers import RUNNER_DIR, run_language_runner, runner_env
 
 GO_RUNNER_DIR = RUNNER_DIR.parent / "ci-runner-go"
@@ -21,11 +22,9 @@ def example_files(**overrides: str | None) -> dict[str, str | bytes | None]:
     return {k: v for k, v in files.items() if v is not None}
 
 
-BUILT_TOOLS = Path.home() / ".cache" / "mendflow" / "bin"  # scripts/build-go-tools.sh
-
-
 def golangci_lint() -> str | None:
-    return shutil.which("golangci-lint") or shutil.which("golangci-lint", path=str(BUILT_TOOLS))
+    built = build_cache() / "bin"  # scripts/build-go-tools.sh
+    return shutil.which("golangci-lint") or shutil.which("golangci-lint", path=str(built))
 
 
 def go_env(cache: Path, golangci: bool = True, **extra: str) -> dict[str, str]:

@@ -16,10 +16,11 @@ from mendflow_runner import coverage_formats
 from mendflow_runner.coverage_report import to_report
 
 from mendflow.contracts import Coverage, CoverageFormat
+from tests.fixtures.cache import build_cache
 from tests.images.mendflow_go.helpers import EXAMPLE
 
 # Maven's local repository, kept between runs like the rest of mendflow's heavy downloads (.ci/run caches it).
-MAVEN_REPO = Path.home() / ".cache" / "mendflow" / "m2"
+MAVEN_REPO = build_cache() / "m2"
 
 
 def _run(argv: list[str], cwd: Path, **env: str) -> None:
