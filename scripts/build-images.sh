@@ -293,7 +293,7 @@ go_binary() {
 # go_install GOROOT PACKAGE@VERSION: path of the command, `go install`ed (CGO_ENABLED=0) by GOROOT's go, modules
 # checked against $GO_SUMDB. -trimpath, so the binary does not depend on where the toolchain and the module cache
 # are (as golangci-lint's release binaries). scripts/build-go-tools.sh's binary ($cache/bin) is taken when it is
-# the same build (it is not while that script builds without -trimpath).
+# the same build (that script builds it so).
 go_install() {
   local goroot=$1 name=${2%@*} out bin
   name=${name##*/} out="$cache/go-toolchains/bin/$("$goroot/bin/go" env GOVERSION)"
