@@ -133,7 +133,7 @@ def image_table() -> list[dict[str, Any]]:
         rootfs = None
         if log.is_file() and (m := re.search(r"I: success in ([0-9.]+) seconds", log.read_text(errors="replace"))):
             rootfs = float(m.group(1))
-        size = image.get("size") or Path(image["archive"]).stat().st_size
+        size = image.get("size") or kube_node.image_archive(image).stat().st_size
         rows.append({"image": name, "archive_mb": size / 1e6, "rootfs_build_sec": rootfs})
     return rows
 

@@ -170,7 +170,7 @@ index_json() {
     ((first)) || printf ','
     first=0
     printf '\n    "%s": {\n      "archive": "%s",\n      "ref": "%s",\n      "digest": "%s",\n      "size": %s\n    }' \
-      "$n" "$out/$n.tar" "${REF[$n]}" "$d" "$s"
+      "$n" "$n.tar" "${REF[$n]}" "$d" "$s"
   done
   printf '\n  }\n}'
 }
