@@ -18,11 +18,12 @@ from uuid import UUID
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import StateType
+from prefect.exceptions import ObjectNotFound
 
 from mendflow.settings import Settings
 from tests.fixtures.kube_node import RealNode
 from tests.fixtures.prefect import stop
-from tests.fixtures.repos import RepoFactory
+from tests.fixtures.repos import SLOW_PROJECT, RepoFactory
 from tests.real_node.conftest import PodLog, wait_gone
 
 pytestmark = [pytest.mark.real_node, pytest.mark.slow, pytest.mark.usefixtures("prefect_server")]
@@ -30,11 +31,6 @@ pytestmark = [pytest.mark.real_node, pytest.mark.slow, pytest.mark.usefixtures("
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOYMENT = "ci-build/real-node-cancel"
 SERVE = "from flows.ci import ci_build\nci_build.serve(name='real-node-cancel')\n"
-SLOW_PROJECT = {  # B1's tests sleep, so the pod is still running when the cancel comes
-    "pyproject.toml": '[project]\nname = "slow"\nversion = "0"\n',
-    "slow/__init__.py": "",
-    "tests/test_slow.py": "import time\n\n\ndef test_slow() -> None:\n    time.sleep(600)\n",
-}
 
 
 @pytest.fixture
@@ -63,7 +59,7 @@ def deployment_id(runner: subprocess.Popen[bytes], log: Path, timeout: float = 6
         while time.monotonic() < deadline and runner.poll() is None:
             try:
                 return client.read_deployment_by_name(DEPLOYMENT).id
-            except Exception:  # ObjectNotFound until the runner has registered it
+            except ObjectNotFound:  # until the runner has registered it
                 time.sleep(0.5)
     raise AssertionError(f"{DEPLOYMENT} was never served:\n{log.read_text()[-3000:]}")
 
@@ -98,5 +94,5 @@ def test_a_flow_run_cancelled_mid_stage_deletes_its_job_and_ends_cancelled(
     assert wait_for_state(run.id, StateType.CANCELLED, timeout=90) is StateType.CANCELLED
     assert wait_gone(real_node, node_namespace) == []
     took = time.monotonic() - cancelled_at
-    assert took < 90  # the pod stopped: it was not left to sleep out its 600 s
+    assert took < 90  # the pod stopped: it was not left to sleep out its 300 s
     sys.stderr.write(f"\ncancel -> run Cancelled, Job and pod gone: {took:.1f}s\n")

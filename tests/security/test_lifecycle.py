@@ -15,15 +15,9 @@ import pytest
 from mendflow.launcher.local import LocalLauncher
 from mendflow.settings import Settings
 from tests.fixtures.prefect import PrefectServer
-from tests.fixtures.repos import RepoFactory
+from tests.fixtures.repos import SLOW_PROJECT, RepoFactory
 
 pytestmark = [pytest.mark.slow]
-
-SLOW_TESTS = {
-    "pyproject.toml": '[project]\nname = "slow"\nversion = "0"\n',
-    "slow/__init__.py": "",
-    "tests/test_slow.py": "import time\n\n\ndef test_slow() -> None:\n    time.sleep(300)\n",
-}
 
 
 def _descendants(pid: int) -> set[int]:
@@ -87,7 +81,7 @@ def _last_run_state(server: PrefectServer) -> str:
 def test_a_signal_stops_the_jobs_and_cancels_the_run(
     sig: signal.Signals, make_repo: RepoFactory, prefect_server: PrefectServer, tmp_path: Path
 ) -> None:
-    repo = make_repo(SLOW_TESTS, name="slow")
+    repo = make_repo(SLOW_PROJECT, name="slow")
     env = {**os.environ, "MENDFLOW_STATE_DIR": str(tmp_path / "state"), "PREFECT_API_URL": prefect_server.api_url}
     cli = subprocess.Popen([sys.executable, "-m", "mendflow.cli", "build", str(repo)], env=env)
     try:
@@ -112,7 +106,7 @@ def _temporary_servers(cli: subprocess.Popen[bytes]) -> set[int]:
 
 
 def test_the_temporary_prefect_server_dies_with_a_killed_command(make_repo: RepoFactory, tmp_path: Path) -> None:
-    repo = make_repo(SLOW_TESTS, name="slow")
+    repo = make_repo(SLOW_PROJECT, name="slow")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     env.update(MENDFLOW_STATE_DIR=str(tmp_path / "state"), PREFECT_HOME=str(tmp_path / "prefect"))
     cli = subprocess.Popen([sys.executable, "-m", "mendflow.cli", "build", str(repo)], env=env)
