@@ -1,6 +1,6 @@
 """Benchmark: stage pods on the real kubelet node (issue 17) against a bare pod by `kubectl create` + `kubectl wait`.
 
-    uv run --frozen python bench/node_bench.py [--samples 5] [--loop] [--json]
+    uv run --frozen python bench/node_bench.py [--samples 5] [--loop] [--repo PATH ...] [--json]
 
 Must run as root (containerd, bridges, iptables). Starts, outside pytest, the test control plane
 (``tests/fixtures/kube.py``) and the real node (``tests/fixtures/kube_node.py``: containerd, the CI images
@@ -14,7 +14,10 @@ imported, a kubelet), moto S3 on the isolated network's gateway and a Prefect se
 * B1 of examples/calc (``ci_build`` as tests/real_node/test_b1.py runs it): per pod, the launcher's JobResult
   duration against the runner's own total (the report's ``durations``) and ``ci_build``'s wall time;
 * with ``--loop``, the whole offline loop (B1 -> test builder -> B2, tests/real_node/test_loop.py): each pod's
-  JobResult duration.
+  JobResult duration;
+* with ``--repo PATH`` (any number), B1 of each git repository's HEAD as a pod on the node, then the same commit
+  through the local launcher: status, line coverage and ``ci_build``'s wall time side by side (what a pod changes
+  on a real project).
 
 The node is always torn down, and what teardown could not remove is printed (exit 1 if anything is left).
 """
@@ -289,11 +292,13 @@ def fresh_namespace(node: Any, what: str) -> str:
     return namespace
 
 
-def run_b1(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder) -> dict[str, Any]:
+def run_b1(
+    node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder, repo: Path | None = None
+) -> dict[str, Any]:
     from flows.ci import ci_build
     from tests.fixtures.repos import copy_calc
 
-    repo = copy_calc(work / "b1")
+    repo = repo or copy_calc(work / "b1")
     namespace = fresh_namespace(node, "b1")
     watch = PodWatch(node.cluster.api_client(), namespace)
     recorder.pods.clear()
@@ -314,18 +319,49 @@ def run_b1(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder
     }
 
 
+def own_store(work: Path, name: str) -> None:
+    """A store prefix and state of its own: a commit's B1 published by an earlier measurement would be reused."""
+    from mendflow.settings import get_settings
+
+    bucket = os.environ["MENDFLOW_STORE_URL"].removeprefix("s3://").split("/", 1)[0]
+    os.environ["MENDFLOW_STORE_URL"] = f"s3://{bucket}/{name}"
+    os.environ["MENDFLOW_STATE_DIR"] = str(work / f"{name}-state")
+    get_settings.cache_clear()
+
+
+def run_repo(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder, repo: Path) -> dict[str, Any]:
+    """B1 of ``repo`` as a pod, then through the local launcher (each with a store of its own)."""
+    from flows.ci import ci_build
+    from mendflow.settings import get_settings
+
+    tag = f"repo-{uuid.uuid4().hex[:6]}"
+    own_store(work, f"{tag}-pod")
+    pod = run_b1(node, work, reports, recorder, repo)
+    own_store(work, f"{tag}-local")
+    os.environ["MENDFLOW_LAUNCHER"] = "local"
+    get_settings.cache_clear()
+    try:
+        started = time.monotonic()
+        report = ci_build(repo=str(repo), branch="main", stage="B1")
+        wall = time.monotonic() - started
+    finally:
+        os.environ["MENDFLOW_LAUNCHER"] = "kubernetes"
+        get_settings.cache_clear()
+    local = {
+        "status": report.status.value,
+        "line_pct": report.coverage.line_pct if report.coverage else None,
+        "flow_wall_sec": wall,
+    }
+    return {"repo": repo.name, "pod": pod, "local": local}
+
+
 def run_loop(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder) -> dict[str, Any]:
     from flows.pipeline import self_healing_pipeline
-    from mendflow.settings import get_settings
     from tests.fixtures.repos import copy_calc
 
     repo = copy_calc(work / "loop")
     namespace = fresh_namespace(node, "loop")
-    # A store and state of its own: the same commit's B1 above is published, and the loop would reuse it.
-    bucket = os.environ["MENDFLOW_STORE_URL"].removeprefix("s3://").split("/", 1)[0]
-    os.environ["MENDFLOW_STORE_URL"] = f"s3://{bucket}/loop"
-    os.environ["MENDFLOW_STATE_DIR"] = str(work / "loop-state")
-    get_settings.cache_clear()
+    own_store(work, "loop")
     watch = PodWatch(node.cluster.api_client(), namespace)
     recorder.pods.clear()
     reports.clear()
@@ -424,6 +460,15 @@ def print_tables(out: dict[str, Any]) -> None:
         if name == "b1":
             steps = ", ".join(f"{k} {v:.2f}" for k, v in stage["durations"].items())
             print(f"\nB1 runner steps (s): {steps}")
+    if out.get("repos"):
+        print("\n| repository | pod B1 | pod line % | pod s | local B1 | local line % | local s |")
+        print("|---|---|---|---|---|---|---|")
+        for row in out["repos"]:
+            pod, local = row["pod"], row["local"]
+            print(
+                f"| {row['repo']} | {pod['status']} | {fmt(pod['line_pct'])} | {pod['flow_wall_sec']:.1f} "
+                f"| {local['status']} | {fmt(local['line_pct'])} | {local['flow_wall_sec']:.1f} |"
+            )
     print(f"\nteardown left: {out['left'] or 'nothing'}")
 
 
@@ -468,6 +513,7 @@ def run(args: argparse.Namespace, out: dict[str, Any]) -> None:
                         out["b1"] = run_b1(node, work, reports, recorder)
                         if args.loop:
                             out["loop"] = run_loop(node, work, reports, recorder)
+                        out["repos"] = [run_repo(node, work, reports, recorder, r) for r in args.repo]
                 finally:
                     out["left"] = kube_node.stop_node(cluster, netns_before)
         finally:
@@ -481,8 +527,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=5, help="trivial pods per method (default 5)")
     parser.add_argument("--loop", action="store_true", help="also the whole loop B1 -> test builder -> B2")
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        action="append",
+        default=[],
+        help="a git repository: B1 of its HEAD as a pod and through the local launcher (repeatable)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
     args = parser.parse_args()
+    if missing := [str(r) for r in args.repo if not (r / ".git").exists()]:
+        parser.error(f"--repo: not a git repository: {', '.join(missing)}")
+    args.repo = [r.resolve() for r in args.repo]
     out: dict[str, Any] = {"left": []}
     try:
         run(args, out)
