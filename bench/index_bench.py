@@ -16,11 +16,15 @@ import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import tarfile
 import time
 from pathlib import Path
 
 import pygit2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import mine_queries
 
 from rag_indexer.api import open_index
 from rag_indexer.config import IndexerConfig
@@ -28,7 +32,6 @@ from rag_indexer.languages import grammar, has_grammar
 from rag_indexer.reader import TreeReader, decode_blob, is_binary
 
 SIG = pygit2.Signature("bench", "bench@mendflow.invalid", 1_700_000_000, 0)
-QUERIES = Path("/work/shared/bench-data/retrieval/sympy-1.14.0.jsonl")
 
 
 def scratch_repo(sdist: Path, work: Path) -> Path:
@@ -212,7 +215,7 @@ def main() -> None:
         chunks = store._query("SELECT count(*) FROM chunks")[0][0]  # type: ignore[attr-defined]
     rows.append(("store size for queries", f"{chunks} chunks", f"{1 + n} refs"))
 
-    queries = [json.loads(line)["query"] for line in QUERIES.read_text().splitlines()]
+    queries = [json.loads(line)["query"] for line in mine_queries.SYMPY_QUERIES.read_text().splitlines()]
     repo_key = str(root.resolve())
     scope = {"repo": repo_key, "ref": "HEAD"}
     for ratio, label in ((config.bm25_max_df_ratio, "default df pruning"), (1.0, "exact BM25")):

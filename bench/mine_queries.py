@@ -1,8 +1,8 @@
 """Mine a retrieval query set from a repository's git history (run by hand). Not a test.
 
-The rules are the shared SymPy set's (/work/shared/bench-data/retrieval/README.md): non-merge commits reachable
-from the tag that change 1-3 non-test source files, all still present at the tag; chores and reverts dropped;
-a fixed-seed sample. Each line: {"query": <subject>, "files": [<gold paths>], "commit": <sha>}.
+The rules are the shared SymPy set's (``../shared/bench-data/retrieval/README.md`` beside the checkout): non-merge
+commits reachable from the tag that change 1-3 non-test source files, all still present at the tag; chores and
+reverts dropped; a fixed-seed sample. Each line: {"query": <subject>, "files": [<gold paths>], "commit": <sha>}.
 
     uv run --frozen python bench/mine_queries.py --git-dir /work/.mirror/psf+requests/repo --tag v2.34.2 \\
         --ext .py --out bench/data/retrieval/requests-2.34.2.jsonl [--exclude docs/ --limit 500 --seed 18]
@@ -28,6 +28,9 @@ CHORE = re.compile(
 )
 REVERT = re.compile(r"^\s*revert\b", re.IGNORECASE)
 # Where no one keeps hand-written source: build output and vendored code.
+# The shared query sets live in ../shared beside the checkout (as CI lays them out).
+SHARED_RETRIEVAL = Path(__file__).resolve().parents[2] / "shared" / "bench-data" / "retrieval"
+SYMPY_QUERIES = SHARED_RETRIEVAL / "sympy-1.14.0.jsonl"
 GENERATED_DIRS = ("dist/", "build/", "vendor/", "node_modules/", "third_party/")
 
 

@@ -35,7 +35,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mine_queries  # bench/ is not a package: its own folder goes on the path
 
-SYMPY = Path("/work/shared/bench-data/retrieval/sympy-1.14.0.jsonl")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 # camelCase / PascalCase / ACRONYMWords / digits: "parseHTTPResponse2" -> parse, HTTP, Response, 2.
 CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -161,7 +160,9 @@ def prepare(repo: Path, source: Path, tag: str | None) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--queries", type=Path, default=SYMPY, help="JSON lines {query, files, commit}")
+    ap.add_argument(
+        "--queries", type=Path, default=mine_queries.SYMPY_QUERIES, help="JSON lines {query, files, commit}"
+    )
     ap.add_argument("--repo", type=Path, required=True, help="the corpus: a git work tree at the set's tag")
     ap.add_argument("--prepare", type=Path, help="make --repo first: a bare git dir (with --tag) or an sdist")
     ap.add_argument("--tag")
