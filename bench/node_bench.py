@@ -292,10 +292,23 @@ def fresh_namespace(node: Any, what: str) -> str:
     return namespace
 
 
+def timed_b1(repo: Path) -> dict[str, Any]:
+    """``ci_build``'s B1 of ``repo`` with the process's settings: its verdict, coverage, steps and wall time."""
+    from flows.ci import ci_build
+
+    started = time.monotonic()
+    report = ci_build(repo=str(repo), branch="main", stage="B1")
+    return {
+        "status": report.status.value,
+        "line_pct": report.coverage.line_pct if report.coverage else None,
+        "durations": report.durations,
+        "flow_wall_sec": time.monotonic() - started,
+    }
+
+
 def run_b1(
     node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder, repo: Path | None = None
 ) -> dict[str, Any]:
-    from flows.ci import ci_build
     from tests.fixtures.repos import copy_calc
 
     repo = repo or copy_calc(work / "b1")
@@ -304,19 +317,11 @@ def run_b1(
     recorder.pods.clear()
     reports.clear()
     try:
-        started = time.monotonic()
-        report = ci_build(repo=str(repo), branch="main", stage="B1")
-        wall = time.monotonic() - started
+        b1 = timed_b1(repo)
     finally:
         time.sleep(1)  # the watch's last event
         watch.stop()
-    return {
-        "status": report.status.value,
-        "line_pct": report.coverage.line_pct if report.coverage else None,
-        "durations": report.durations,
-        "flow_wall_sec": wall,
-        "pods": stage_rows(recorder, watch, reports),
-    }
+    return {**b1, "pods": stage_rows(recorder, watch, reports)}
 
 
 def own_store(work: Path, name: str) -> None:
@@ -331,7 +336,6 @@ def own_store(work: Path, name: str) -> None:
 
 def run_repo(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecorder, repo: Path) -> dict[str, Any]:
     """B1 of ``repo`` as a pod, then through the local launcher (each with a store of its own)."""
-    from flows.ci import ci_build
     from mendflow.settings import get_settings
 
     tag = f"repo-{uuid.uuid4().hex[:6]}"
@@ -341,17 +345,10 @@ def run_repo(node: Any, work: Path, reports: dict[str, Any], recorder: PodRecord
     os.environ["MENDFLOW_LAUNCHER"] = "local"
     get_settings.cache_clear()
     try:
-        started = time.monotonic()
-        report = ci_build(repo=str(repo), branch="main", stage="B1")
-        wall = time.monotonic() - started
+        local = timed_b1(repo)
     finally:
         os.environ["MENDFLOW_LAUNCHER"] = "kubernetes"
         get_settings.cache_clear()
-    local = {
-        "status": report.status.value,
-        "line_pct": report.coverage.line_pct if report.coverage else None,
-        "flow_wall_sec": wall,
-    }
     return {"repo": repo.name, "pod": pod, "local": local}
 
 
