@@ -21,6 +21,7 @@ from prefect.client.schemas.objects import StateType
 from prefect.exceptions import ObjectNotFound
 
 from mendflow.settings import Settings
+from tests.deploy.conftest import poll
 from tests.fixtures.kube_node import RealNode
 from tests.fixtures.prefect import stop
 from tests.fixtures.repos import SLOW_PROJECT, RepoFactory
@@ -53,28 +54,23 @@ def served(node_env: Settings, tmp_path: Path) -> Iterator[UUID]:
         stop(runner)
 
 
-def deployment_id(runner: subprocess.Popen[bytes], log: Path, timeout: float = 60) -> UUID:
-    deadline = time.monotonic() + timeout
-    with get_client(sync_client=True) as client:
-        while time.monotonic() < deadline and runner.poll() is None:
+def deployment_id(runner: subprocess.Popen[bytes], log: Path) -> UUID:
+    def served() -> UUID | None:
+        if runner.poll() is not None:
+            raise AssertionError(f"the runner exited serving {DEPLOYMENT}:\n{log.read_text()[-3000:]}")
+        with get_client(sync_client=True) as client:
             try:
                 return client.read_deployment_by_name(DEPLOYMENT).id
             except ObjectNotFound:  # until the runner has registered it
-                time.sleep(0.5)
-    raise AssertionError(f"{DEPLOYMENT} was never served:\n{log.read_text()[-3000:]}")
+                return None
+
+    return poll(f"{DEPLOYMENT} to be served", served, timeout=60, every=0.5)
 
 
-def run_state(run_id: UUID) -> StateType | None:
+def cancelled(run_id: UUID) -> bool | None:
     with get_client(sync_client=True) as client:
         state = client.read_flow_run(run_id).state
-    return state.type if state else None
-
-
-def wait_for_state(run_id: UUID, wanted: StateType, timeout: float) -> StateType | None:
-    deadline = time.monotonic() + timeout
-    while (state := run_state(run_id)) is not wanted and time.monotonic() < deadline:
-        time.sleep(0.5)
-    return state
+    return True if state is not None and state.type is StateType.CANCELLED else None
 
 
 def test_a_flow_run_cancelled_mid_stage_deletes_its_job_and_ends_cancelled(
@@ -91,7 +87,7 @@ def test_a_flow_run_cancelled_mid_stage_deletes_its_job_and_ends_cancelled(
     )
     assert cancel.returncode == 0, cancel.stdout + cancel.stderr
 
-    assert wait_for_state(run.id, StateType.CANCELLED, timeout=90) is StateType.CANCELLED
+    poll("the run to be Cancelled", lambda: cancelled(run.id), timeout=90, every=0.5)
     assert wait_gone(real_node, node_namespace) == []
     took = time.monotonic() - cancelled_at
     assert took < 90  # the pod stopped: it was not left to sleep out its 300 s
