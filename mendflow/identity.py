@@ -9,7 +9,6 @@ keep every segment, as the webhook's ``path_with_namespace`` does).
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -40,14 +39,14 @@ def work_tree_id(path: Path) -> str | None:
     rewrite (``url.*.insteadOf``) are read raw here, so a caller falls back to ``repo_id`` when this names no
     repository it knows.
     """
-    git = shutil.which("git")
-    if git is None:
+    try:  # not shutil.which: shutil's import (bz2, lzma) costs more than the lookup
+        where = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    except FileNotFoundError:
         return None
-    where = subprocess.run([git, "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
     if where.returncode != 0 or not where.stdout.strip():
         return None
     keys = f"^({re.escape(CONFIGURED_ID_KEY)}|{re.escape(SOURCE_URL_KEY)}|remote\\.origin\\.url)$"
-    found = subprocess.run([git, "-C", str(path), "config", "--get-regexp", keys], capture_output=True, text=True)
+    found = subprocess.run(["git", "-C", str(path), "config", "--get-regexp", keys], capture_output=True, text=True)
     values = dict(line.partition(" ")[::2] for line in found.stdout.splitlines())
     try:
         return _identity(

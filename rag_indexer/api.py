@@ -238,14 +238,10 @@ class CodeIndex:
         hits = list(self.store.symbols(scope, query))[:limit]
         files: list[tuple[Hit, list[tuple[int, int, int]]]] = []
         found = len(hits)
-        folded = _folded_literal(pattern, regex, ignore_case)
         for file in self.store.file_texts(scope, query):
             if found >= limit:
                 break
-            if folded is not None and file.text.isascii():  # same offsets: lower() keeps ASCII lengths
-                lines = _matching_lines(file.text.lower(), folded, limit - found)
-            else:
-                lines = _matching_lines(file.text, query.regex, limit - found)
+            lines = list(itertools.islice(query.line_spans(file.text), limit - found))
             if lines:
                 files.append((file, lines))
                 found += len(lines)
@@ -268,53 +264,9 @@ class CodeIndex:
         path``). Trigram signatures and ``instr`` skip the files that cannot match before Python sees them.
         """
         query = compile_query(pattern, regex, ignore_case)
-        folded = _folded_literal(pattern, regex, ignore_case)
         for file in self.store.file_texts(self._filters(filters), query):
-            text = file.text
-            if folded is not None and text.isascii():
-                found = _all_matching_lines(text.lower(), folded, shown=text)
-            else:
-                found = _all_matching_lines(text, query.regex)
-            for line, content in found:
+            for line, content in query.lines(file.text):
                 yield file.path, line, content
-
-
-def _folded_literal(pattern: str, regex: bool, ignore_case: bool) -> re.Pattern[str] | None:
-    """For an ignore-case ASCII literal: the pattern to run over an ASCII file's lower-cased text.
-
-    re's IGNORECASE runs ~7x slower than a plain search, and in ASCII text lower() keeps every offset, so
-    the lower-cased text gives the same matches at the same places.
-    """
-    return re.compile(re.escape(pattern.lower())) if ignore_case and not regex and pattern.isascii() else None
-
-
-def _line_spans(text: str, compiled: re.Pattern[str]) -> Iterator[tuple[int, int, int]]:
-    """(line number, start, end offset) of every line holding a match, in order: what ``rg -n`` prints."""
-    line, pos, stop = 1, 0, -1
-    for m in compiled.finditer(text):
-        if m.start() <= stop:
-            continue  # another match on a line already reported
-        line += text.count("\n", pos, m.start())
-        pos = m.start()
-        start = text.rfind("\n", 0, pos) + 1
-        stop = text.find("\n", pos)
-        stop = len(text) if stop == -1 else stop
-        yield line, start, stop
-
-
-def _all_matching_lines(text: str, compiled: re.Pattern[str], shown: str | None = None) -> Iterator[tuple[int, str]]:
-    """(line number, line) of every line holding a match, in order.
-
-    ``shown`` is the text the lines are cut from when ``text`` is a same-length stand-in (lower-cased).
-    """
-    shown = text if shown is None else shown
-    for line, start, stop in _line_spans(text, compiled):
-        yield line, shown[start:stop].removesuffix("\r")
-
-
-def _matching_lines(text: str, compiled: re.Pattern[str], limit: int) -> list[tuple[int, int, int]]:
-    """(line number, start, end offset) of the first ``limit`` lines holding a match, in order."""
-    return list(itertools.islice(_line_spans(text, compiled), limit))
 
 
 def _line_hit(file: Hit, line: int, start: int, stop: int, spans: list[tuple[str, int, int]]) -> Hit:

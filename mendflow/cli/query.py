@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from mendflow.errors import InputError
+from rag_indexer.store.embedded_read import IndexedRef
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from rag_indexer.api import CodeIndex
+    from rag_indexer.grep import GrepQuery
     from rag_indexer.models import Hit
 
 SEARCH_HELP = "Search the code index (hybrid when embeddings are configured, else BM25 + symbol names)."
@@ -102,12 +104,51 @@ def grep(args: list[str]) -> int:
         raise InputError("the pattern is empty", hint="give a string (or with --regex a regular expression)")
     from rag_indexer.grep import compile_query
 
-    compile_query(given.pattern, given.regex, given.ignore_case)  # a bad regex is named before the index opens
-    with _open() as code_index:
-        scope = _grep_scope(code_index, given.repo, given.ref)
-        lines = code_index.grep_lines(given.pattern, given.regex, given.ignore_case, {**scope, "path": given.path})
-        found = _write_lines(lines)
+    query = compile_query(given.pattern, given.regex, given.ignore_case)  # a bad regex is named before any index
+    found = _grep_read_only(query, given.repo, given.ref, given.path)
+    if found is None:
+        with _open() as code_index:
+            listed = code_index.refs(_given_repo(given.repo))
+            refs = [IndexedRef(r.repo, r.ref, r.indexed_at.isoformat()) for r in listed]
+            repo, ref = _grep_scope(refs, given.repo, given.ref)
+            scope = {"repo": repo, "ref": ref, "path": given.path}
+            found = _write_lines(code_index.grep_lines(given.pattern, given.regex, given.ignore_case, scope))
     return 0 if found else NO_MATCH
+
+
+def _grep_read_only(query: GrepQuery, repo: str | None, ref: str | None, path: str | None) -> int | None:
+    """Grep the embedded index through a read-only handle, without pydantic: the lines written.
+
+    None when this path cannot tell (another backend or embeddings configured, no index or one to migrate,
+    a work tree whose identity needs pygit2): the caller then asks the full ``CodeIndex``.
+    """
+    from mendflow.quick_settings import query_state_dir
+    from rag_indexer.store.embedded_read import GrepScope, ReadOnlyIndex
+
+    state_dir = query_state_dir()
+    index = ReadOnlyIndex.open(state_dir / "index") if state_dir is not None else None
+    if index is None:
+        return None
+    try:
+        identity = _quick_identity(_given_repo(repo))
+        refs = index.refs(identity) if identity else []
+        if not refs:
+            return None
+        scope = GrepScope(*_grep_scope(refs, repo, ref), path=path)
+        return _write_lines((p, n, line) for p, text in index.file_texts(scope, query) for n, line in query.lines(text))
+    finally:
+        index.close()
+
+
+def _given_repo(repo: str | None) -> str:
+    return repo if repo is not None else str(Path.cwd())
+
+
+def _quick_identity(repo: str) -> str | None:
+    """A repository's identity as stored: a work tree's from the git command, else the name as given."""
+    from mendflow.identity import work_tree_id
+
+    return work_tree_id(Path(repo)) if Path(repo).exists() else repo
 
 
 def _open() -> CodeIndex:
@@ -139,10 +180,8 @@ def _print_table(hits: list[Hit]) -> None:
     console.print(table)
 
 
-def _grep_scope(code_index: CodeIndex, repo: str | None, ref: str | None) -> dict[str, str]:
+def _grep_scope(refs: list[IndexedRef], repo: str | None, ref: str | None) -> tuple[str, str]:
     """(repo, ref) to grep: lines of two refs or two repositories mixed would be ambiguous."""
-    given = repo if repo is not None else str(Path.cwd())
-    refs = code_index.refs(given)
     if not refs:
         hint = "run `mendflow index PATH` first, or pass --repo owner/name of an indexed repository"
         raise InputError(f"{repo or 'the current directory'}: no indexed repository by that name", hint=hint)
@@ -150,7 +189,7 @@ def _grep_scope(code_index: CodeIndex, repo: str | None, ref: str | None) -> dic
         ref = next((r.ref for r in refs if r.ref == "HEAD"), max(refs, key=lambda r: r.indexed_at).ref)
     elif not any(r.ref == ref for r in refs):
         raise InputError(f"ref {ref!r} of {refs[0].repo} is not indexed", hint="run `mendflow index PATH --ref REF`")
-    return {"repo": refs[0].repo, "ref": ref}
+    return refs[0].repo, ref
 
 
 def _write_lines(lines: Iterable[tuple[str, int, str]]) -> int:

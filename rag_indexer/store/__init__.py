@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from rag_indexer.config import IndexerConfig
-from rag_indexer.store.base import IndexStore
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # not at run time: ``mendflow grep``'s read-only path imports this package without pydantic
+    from rag_indexer.config import IndexerConfig
+    from rag_indexer.store.base import IndexStore
 
 
 def make_store(config: IndexerConfig) -> IndexStore:

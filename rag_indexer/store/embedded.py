@@ -29,6 +29,7 @@ from mendflow.errors import CodeIndexError
 from rag_indexer.grep import GrepQuery, NameList
 from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
 from rag_indexer.store import grams
+from rag_indexer.store.embedded_read import SCHEMA_VERSION, file_texts_sql, scope_sql, signatures_sql
 
 if TYPE_CHECKING:  # numpy (~0.1 s to import) only for vectors: BM25 search and grep start without it
     import numpy as np
@@ -78,10 +79,6 @@ CREATE TABLE IF NOT EXISTS ref_files (
 CREATE INDEX IF NOT EXISTS ref_files_blob ON ref_files (blob_sha);
 CREATE TABLE IF NOT EXISTS grams (blob_sha TEXT PRIMARY KEY, bits INTEGER NOT NULL, sig BLOB NOT NULL);
 """
-
-# 4: trigram signatures (grams) for grep_like. 5: FTS bodies carry the words of CamelCase identifiers.
-# An index of schema 3 or 4 is brought up to date on open (see _migrate).
-SCHEMA_VERSION = 5
 
 PAGE_SIZE = 16384
 
@@ -139,32 +136,6 @@ def _facets(kind: str | None, language: str | None) -> str:
     """Filter tokens for FTS: 'kindfile languagepython' (one token each under unicode61)."""
     pairs = (("kind", kind), ("language", language))
     return " ".join(f"{name}{re.sub(r'[^A-Za-z0-9]', '', value)}" for name, value in pairs if value)
-
-
-def _scope_sql(filters: Filters) -> tuple[str, list[Any]]:
-    """WHERE fragments over f (ref_files) and c (chunks) for the filters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if filters.repo is not None:
-        clauses.append("f.repo = ?")
-        params.append(filters.repo)
-    if filters.ref is not None:
-        clauses.append("f.ref = ?")
-        params.append(filters.ref)
-    if filters.path:
-        if any(ch in filters.path for ch in "*?["):
-            clauses.append("f.path GLOB ?")
-            params.append(filters.path)
-        else:
-            clauses.append("substr(f.path, 1, ?) = ?")
-            params.extend([len(filters.path), filters.path])
-    if filters.language is not None:
-        clauses.append("c.language = ?")
-        params.append(filters.language)
-    if filters.kind is not None:
-        clauses.append("c.kind = ?")
-        params.append(filters.kind)
-    return (" AND ".join(clauses) or "1"), params
 
 
 class _Scope:
@@ -449,7 +420,7 @@ class EmbeddedStore(IndexStore):
         best = dict(sorted(ranked, key=lambda rs: -rs[1])[:limit])
         if not best:
             return []
-        where, params = _scope_sql(filters)
+        where, params = scope_sql(filters)
         rows = self._query(
             f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
             f"WHERE c.rowid IN (SELECT value FROM json_each(?)) AND {where}",
@@ -541,7 +512,7 @@ class EmbeddedStore(IndexStore):
         return cast(T, found[1])
 
     def _load_scope_rowids(self, filters: Filters) -> list[int]:
-        where, params = _scope_sql(filters)
+        where, params = scope_sql(filters)
         rows = self._query(
             f"SELECT DISTINCT c.rowid FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha WHERE {where}",
             params,
@@ -568,7 +539,7 @@ class EmbeddedStore(IndexStore):
             return []
         top = np.argpartition(-sims, count - 1)[:count]
         best = {int(rowids[i]): float(sims[i]) for i in top}
-        where, params = _scope_sql(filters)
+        where, params = scope_sql(filters)
         marks = ",".join("?" * len(best))
         rows = self._query(
             f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
@@ -578,7 +549,7 @@ class EmbeddedStore(IndexStore):
         return sorted(((r, best[r[0]]) for r in rows), key=lambda rs: -rs[1])
 
     def lookup_names(self, name: str, filters: Filters) -> list[Hit]:
-        where, params = _scope_sql(filters)
+        where, params = scope_sql(filters)
         rows = self._query(
             f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
             "WHERE c.rowid IN (SELECT rowid FROM chunks WHERE name = ? "
@@ -589,7 +560,7 @@ class EmbeddedStore(IndexStore):
         return [_hit(r, 1.0) for r in rows]
 
     def chunks_at(self, path: str, filters: Filters) -> list[Hit]:
-        where, params = _scope_sql(filters)
+        where, params = scope_sql(filters)
         rows = self._query(
             f"SELECT {HIT_COLUMNS} FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
             f"WHERE f.path = ? AND {where} ORDER BY f.repo, f.ref, c.start_line, c.part",
@@ -600,7 +571,7 @@ class EmbeddedStore(IndexStore):
     def get_chunks(self, ids: Sequence[str], filters: Filters) -> list[Hit]:
         if not ids:
             return []
-        where, params = _scope_sql(filters)
+        where, params = scope_sql(filters)
         marks = ",".join("?" * len(ids))
         rows = self._query(
             f"SELECT {HIT_COLUMNS} FROM chunks c JOIN ref_files f ON f.blob_sha = c.blob_sha "
@@ -613,7 +584,7 @@ class EmbeddedStore(IndexStore):
         return self._cached("file lines", filters, lambda: self._load_file_lines(filters))
 
     def _load_file_lines(self, filters: Filters) -> dict[tuple[str, str, str], int]:
-        where, params = _scope_sql(filters)
+        where, params = scope_sql(filters)
         rows = self._query(
             "SELECT f.repo, f.ref, f.path, MAX(c.end_line) FROM ref_files f JOIN chunks c "
             f"ON c.blob_sha = f.blob_sha AND c.kind = 'file' WHERE {where} GROUP BY f.repo, f.ref, f.path",
@@ -622,51 +593,24 @@ class EmbeddedStore(IndexStore):
         return {(repo, ref, path): lines for repo, ref, path, lines in rows}
 
     def file_texts(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
-        where, params = _scope_sql(filters)
-        extra, extra_params = "", []
-        if query is not None:
-            hashes = grams.literal_hashes(query.literals, query.ignore_case)
-            if len(hashes):
-                candidates = self._signatures(filters).candidates(hashes)
-                extra = " AND c.blob_sha IN (SELECT value FROM json_each(?))"
-                extra_params = [json.dumps(sorted(candidates))]
-            if query.literals and not query.ignore_case:
-                # instr runs in C over the candidates: files a hash collision let through never reach Python.
-                longest = max(query.literals, key=len)
-                extra += " AND instr(c.text, ?) > 0"
-                extra_params.append(longest)
-        rows = self._query(
-            f"SELECT {HIT_COLUMNS} FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
-            f"WHERE c.kind = 'file' AND {where}{extra} ORDER BY f.repo, f.path, f.ref",
-            [*params, *extra_params],
-        )
-        for r in rows:
+        sql, params = file_texts_sql(HIT_COLUMNS, filters, query, lambda: self._signatures(filters))
+        for r in self._query(sql, params):
             yield _hit(r)
 
     def _signatures(self, filters: Filters) -> grams.SignatureSet:
         """The trigram signatures of the files in scope, kept until the index changes."""
-        where, params = _scope_sql(filters)
-
-        def load() -> grams.SignatureSet:
-            rows = self._query(
-                "SELECT g.blob_sha, g.bits, g.sig FROM grams g WHERE g.blob_sha IN ("
-                "SELECT f.blob_sha FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
-                f"WHERE c.kind = 'file' AND {where})",
-                params,
-            )
-            return grams.SignatureSet(rows)
-
-        return self._cached("grams", filters, load)
+        where, params = scope_sql(filters)
+        return self._cached("grams", filters, lambda: grams.SignatureSet(self._query(signatures_sql(where), params)))
 
     def symbols(self, filters: Filters, query: GrepQuery | None = None) -> Iterator[Hit]:
-        where, params = _scope_sql(filters)
-        scope_sql = (
+        where, params = scope_sql(filters)
+        rows_sql = (
             "FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha "
             f"WHERE c.kind != 'file' AND c.part <= 1 AND {where}"
         )
         if query is not None:
             # Match each distinct name in scope once, then fetch only the matching symbols' rows.
-            distinct, scope_params = f"SELECT DISTINCT c.symbol {scope_sql}", list(params)
+            distinct, scope_params = f"SELECT DISTINCT c.symbol {rows_sql}", list(params)
             listing = self._cached(
                 "names", filters, lambda: NameList([n for (n,) in self._query(distinct, scope_params)])
             )
@@ -674,13 +618,13 @@ class EmbeddedStore(IndexStore):
             if not names:
                 return
             # Few names: start from them (symbol index), then their files, rather than from every file in scope.
-            scope_sql = (
+            rows_sql = (
                 "FROM chunks c CROSS JOIN ref_files f INDEXED BY ref_files_blob ON f.blob_sha = c.blob_sha "
                 f"WHERE c.symbol IN (SELECT value FROM json_each(?)) AND c.kind != 'file' AND c.part <= 1 AND {where}"
             )
             params = [json.dumps(names), *params]
         columns = HIT_COLUMNS.replace("c.text", "''")
-        rows = self._query(f"SELECT {columns} {scope_sql} ORDER BY f.repo, f.path, c.start_line", params)
+        rows = self._query(f"SELECT {columns} {rows_sql} ORDER BY f.repo, f.path, c.start_line", params)
         for r in rows:
             yield _hit(r)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from rag_indexer.store.embedded_read import SCHEMA_VERSION
 from tests.fixtures.repos import RepoFactory
 
 FILES = {
@@ -91,6 +93,36 @@ def test_grep_bad_regex_is_a_one_line_error(repo: Path, state_dir: Path) -> None
     assert "bad regular expression" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+def test_grep_of_a_ref_not_indexed_is_a_one_line_error(repo: Path, state_dir: Path) -> None:
+    result = run_cli(["grep", "float", "--ref", "release"], state_dir, repo)
+    assert result.returncode == 2
+    assert "ref 'release' of acme/calc is not indexed" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_grep_migrates_an_index_of_an_older_schema_and_answers(repo: Path, state_dir: Path) -> None:
+    """The read-only path leaves an index it cannot read to the full store, which brings it up to date."""
+    database = state_dir / "index" / "index.sqlite"
+    with sqlite3.connect(database) as db:
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
+    result = run_cli(["grep", "ZeroDivisionError"], state_dir, repo)
+    assert result.stdout == 'pkg/calc.py:4:            raise ZeroDivisionError("b is zero")\n'
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_grep_finds_a_work_tree_whose_identity_needs_pygit2(make_repo: RepoFactory, tmp_path: Path) -> None:
+    """An origin URL behind ``url.*.insteadOf``: the git command reads it raw, so grep asks the full index."""
+    work_tree = make_repo(dict(FILES), name="rewritten")
+    config = pygit2.Repository(str(work_tree)).config
+    config["url.https://github.com/.insteadOf"] = "hub:"
+    pygit2.Repository(str(work_tree)).remotes.create("origin", "hub:acme/rewritten")
+    state = tmp_path / "state"
+    assert run_cli(["index", str(work_tree)], state, work_tree).returncode == 0
+    result = run_cli(["grep", "float"], state, work_tree)
+    assert result.stdout == "pkg/util.py:3:    return float(text)\n", result.stderr
+
+
 def test_search_files_lists_each_file_once(repo: Path, state_dir: Path) -> None:
     result = run_cli(["search", "divide parse", "--files", "--json"], state_dir, repo)
     assert result.returncode == 0, result.stderr
@@ -103,12 +135,21 @@ def test_search_files_lists_each_file_once(repo: Path, state_dir: Path) -> None:
 NOT_FOR_QUERIES = ("prefect", "pydantic_settings", "typer", "numpy", "pygit2")
 
 
+def imported_by(args: list[str], state_dir: Path, cwd: Path) -> set[str]:
+    result = run_cli(args, state_dir, cwd, "-X", "importtime")
+    assert result.returncode == 0, result.stderr
+    return {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+
+
 @pytest.mark.parametrize("args", [["grep", "float"], ["search", "divide"]])
 def test_search_and_grep_import_only_what_a_query_needs(args: list[str], repo: Path, state_dir: Path) -> None:
-    result = run_cli(args, state_dir, repo, "-X", "importtime")
-    assert result.returncode == 0, result.stderr
-    imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line}
-    assert not {m for m in imported if m.split(".")[0] in NOT_FOR_QUERIES}
+    assert not {m for m in imported_by(args, state_dir, repo) if m.split(".")[0] in NOT_FOR_QUERIES}
+
+
+def test_grep_on_the_embedded_index_imports_no_models(repo: Path, state_dir: Path) -> None:
+    """pydantic and the index's models cost ~60 ms, more than the rest of a grep on SymPy."""
+    imported = imported_by(["grep", "float"], state_dir, repo)
+    assert not {m for m in imported if m.split(".")[0] == "pydantic" or m == "rag_indexer.models"}
 
 
 def test_grep_help_says_its_options(repo: Path, state_dir: Path) -> None:
