@@ -76,6 +76,63 @@ def pytest_addopts(root: Path) -> list[str]:
     return []
 
 
+def configures_pytest(root: Path) -> bool:
+    """Whether the repository configures pytest: an ini section pytest reads, or a conftest.py near the top."""
+    tool = pyproject(root).get("tool", {}).get("pytest")
+    if isinstance(tool, dict) or (root / ".pytest.ini").is_file():
+        return True
+    for filename, section in _INI_PYTEST:
+        cp = _ini(root / filename)
+        if cp is not None and (filename == "pytest.ini" or cp.has_section(section)):
+            return True
+    return any(any(root.glob(pattern)) for pattern in ("conftest.py", "*/conftest.py", "*/*/conftest.py"))
+
+
+def test_commands(root: Path) -> list[list[str]]:
+    """The commands tox.ini's ``[testenv]`` and noxfile.py's test sessions run, as words: tox's
+    ``{toxinidir}`` becomes ``.``, and other substitutions (``{posargs}``, ``{envpython}``) and lines with a
+    factor condition (``py38: …``) are left out, as are a noxfile's computed arguments."""
+    commands = [_tox_words(line) for line in _tox_command_lines(root)]
+    return [words for words in commands if words] + _nox_runs(root)
+
+
+def _tox_command_lines(root: Path) -> list[str]:
+    cp = _ini(root / "tox.ini")
+    if cp is None or not cp.has_option("testenv", "commands"):
+        return []
+    text = re.sub(r"\\\n\s*", " ", cp.get("testenv", "commands"))  # a line continued with a backslash
+    return [line.strip() for line in text.splitlines() if line.strip() and not re.match(r"^[\w,.!-]+:\s", line)]
+
+
+def _tox_words(line: str) -> list[str]:
+    try:
+        words = shlex.split(line.replace("{toxinidir}", "."), comments=True)
+    except ValueError:
+        return []
+    return [w for w in words if not (w.startswith("{") and w.endswith("}"))]
+
+
+def _nox_runs(root: Path) -> list[list[str]]:
+    sessions = _nox_sessions(root)
+    chosen = [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
+    runs: list[list[str]] = []
+    for session in chosen:
+        for call in (c for c in ast.walk(session) if isinstance(c, ast.Call)):
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "run":
+                runs.append([a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)])
+    return runs
+
+
+def _nox_sessions(root: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """noxfile.py's top-level functions, read with ``ast``: the noxfile is never run."""
+    path = root / "noxfile.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (SyntaxError, UnicodeDecodeError):
+        return []
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)] if tree else []
+
+
 def mypy_config(root: Path) -> dict[str, str] | None:
     """The repo's mypy options (only ``files`` matters to us), or None when it does not configure mypy."""
     tool = pyproject(root).get("tool", {})
@@ -188,14 +245,7 @@ def nox_deps(root: Path) -> list[str]:
     """What ``noxfile.py``'s test sessions ``session.install`` by name (sessions named for tests, or any when
     none is): plain requirements only; ``.``, ``-e``/``-r`` and computed arguments are left out (the project and
     its requirement files are installed on their own). Read with ``ast``: the noxfile is never run."""
-    path = root / "noxfile.py"
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (SyntaxError, UnicodeDecodeError):
-        return []
-    if tree is None:
-        return []
-    sessions = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    sessions = _nox_sessions(root)
     chosen = [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
     found: list[str] = []
     for session in chosen:

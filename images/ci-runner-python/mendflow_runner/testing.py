@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import progress, repo_config
+from . import discovery, progress, repo_config
 from .proc import Log, StepResult, run, sandbox
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
@@ -98,10 +98,22 @@ def pytest_argv(paths: Paths, marker: str | None, select: list[str] | None = Non
         f"--junitxml={paths.junit}",
         "--continue-on-collection-errors",  # a module that fails to import is one failure, not the whole run
     ]
-    argv += ["-o", "junit_family=xunit2", *addopts_without_cov(paths.root)]
+    argv += ["-o", "junit_family=xunit2", *collection_options(paths.root)]
     if select:
         return argv + check_selection(paths.root, select)
-    return argv + (["-m", marker] if marker else [])
+    return argv + (["-m", marker] if marker else []) + suite_paths(paths.root)
+
+
+def collection_options(root: Path) -> list[str]:
+    """pytest's options for collecting this repository's tests as its own command does (pytest-cov kept out)."""
+    unittest = discovery.rules(root)
+    return addopts_without_cov(root) + (unittest.options() if unittest else [])
+
+
+def suite_paths(root: Path) -> list[str]:
+    """Where a whole-suite run starts: unittest's start directory where the repository runs unittest."""
+    unittest = discovery.rules(root)
+    return unittest.paths() if unittest else []
 
 
 def check_selection(root: Path, select: list[str]) -> list[str]:

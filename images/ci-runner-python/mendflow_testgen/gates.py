@@ -184,7 +184,7 @@ class Gates:
         )
 
     def _pytest_options(self) -> list[str]:
-        return ["-p", "no:cacheprovider", "-p", "mendflow_job_plugin", *testing.addopts_without_cov(self.src)]
+        return ["-p", "no:cacheprovider", "-p", "mendflow_job_plugin", *testing.collection_options(self.src)]
 
     def _pytest(self, args: list[str], extra_env: dict[str, str] | None = None) -> StepResult:
         return self._run(
@@ -493,6 +493,7 @@ class Gates:
         for path in set(self.written) - set(final):  # a file none of whose tests was kept is no part of it
             (self.src / path).unlink(missing_ok=True)
         selection = ["-m", self.marker] if self.marker in repo_config.declared_markers(self.src) else []
+        selection += testing.suite_paths(self.src)
         for _ in range(3):
             events = self.work / "suite.jsonl"
             events.unlink(missing_ok=True)

@@ -1,0 +1,75 @@
+"""Which collection rules a repository's own test command implies (``mendflow_runner.discovery``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mendflow_runner.discovery import UnittestRules, rules
+
+UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"
+
+
+def tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_tox_running_unittest_discover_gives_its_start_directory(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands =\n    coverage run --source=pkg -m unittest discover {toxinidir}/tests\n    coverage xml\n"
+    root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
+    assert rules(root) == UnittestRules("tests", "test*.py")
+
+
+def test_discover_options_give_start_and_pattern(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands = python -m unittest discover -v -s src -p '*_check.py' -t .\n"
+    root = tree(tmp_path, {"tox.ini": tox, "src/a_check.py": UNITTEST_CASE})
+    assert rules(root) == UnittestRules("src", "*_check.py")
+
+
+def test_a_nox_session_running_unittest_is_read(tmp_path: Path) -> None:
+    nox = 'import nox\n\n@nox.session\ndef tests(session):\n    session.run("python", "-m", "unittest")\n'
+    root = tree(tmp_path, {"noxfile.py": nox, "test_a.py": UNITTEST_CASE})
+    assert rules(root) == UnittestRules()
+
+
+def test_a_repository_configuring_pytest_keeps_pytests_rules(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands = python -m unittest discover tests\n"
+    pyproject = "[tool.pytest.ini_options]\naddopts = '-ra'\n"
+    root = tree(tmp_path, {"tox.ini": tox, "pyproject.toml": pyproject, "tests/test_a.py": UNITTEST_CASE})
+    assert rules(root) is None
+
+
+def test_a_conftest_means_pytest(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"tests/conftest.py": "", "tests/test.py": UNITTEST_CASE})
+    assert rules(root) is None
+
+
+def test_named_test_modules_keep_pytests_rules(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands = python -m unittest tests.test_a\n"
+    root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
+    assert rules(root) is None
+
+
+def test_a_start_directory_outside_the_repository_is_not_taken(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands = python -m unittest discover -s ../elsewhere\n"
+    root = tree(tmp_path / "repo", {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
+    (tmp_path / "elsewhere").mkdir()
+    assert rules(root) is None
+
+
+def test_a_factor_conditioned_command_is_left_out(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands =\n    py38: python -m unittest discover tests\n    pytest\n"
+    root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
+    assert rules(root) is None
+
+
+def test_an_undeclared_unittest_file_only_unittest_finds_gives_its_default_rules(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"src/tests/__init__.py": "", "src/tests/test.py": UNITTEST_CASE})
+    assert rules(root) == UnittestRules()
+
+
+def test_pytest_style_files_alone_keep_pytests_rules(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"tests/test_a.py": UNITTEST_CASE, "tests/testing.py": "VALUE = 1\n"})
+    assert rules(root) is None

@@ -1,0 +1,66 @@
+"""unittest suites built as their own command runs them: the runner end to end with real uv, pytest, coverage.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mendflow.contracts import BuildReport, BuildStatus
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_runner.helpers import PYPROJECT, demo_files, run_runner, snapshot
+
+pytestmark = pytest.mark.slow
+
+NO_PYTEST_CONFIG = PYPROJECT.replace('[tool.pytest.ini_options]\nmarkers = ["fast: quick tests"]\n', "")
+TOX = "[testenv]\ncommands =\n    coverage run --source=demo -m unittest discover {toxinidir}/tests\n"
+# What unittest runs: one TestCase. What pytest's own rules would also collect, and fail on: a helper class
+# named Test… (markdown's TestSuite) whose test method fails, and a test_*.py beside the start directory.
+UNITTEST_MODULE = """\
+import unittest
+
+from demo import add
+
+
+class TestHelper:
+    def test_not_a_test_case(self):
+        raise AssertionError("unittest never runs this")
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(1, 2), 3)
+"""
+OUTSIDE_START = "def test_outside_the_start_directory():\n    raise AssertionError('unittest never runs this')\n"
+
+
+def build(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path, files: dict[str, str | None]) -> BuildReport:
+    repo = make_repo(demo_files(**{"pyproject.toml": NO_PYTEST_CONFIG, "tests/test_demo.py": None, **files}))
+    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache)
+    assert rc == 0
+    return BuildReport.model_validate(data)
+
+
+def test_a_suite_tox_runs_with_unittest_is_collected_by_unittests_rules(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    files = {"tox.ini": TOX, "tests/test_add.py": UNITTEST_MODULE, "scripts/test_outside.py": OUTSIDE_START}
+    report = build(make_repo, tmp_path, uv_cache, files)
+    assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
+    assert report.test_command[-5:] == ["-o", "python_files=test*.py", "-o", "python_classes=", "tests"]
+
+
+def test_the_same_suite_without_its_tox_command_is_collected_by_pytests_rules(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    files = {"tests/test_add.py": UNITTEST_MODULE, "scripts/test_outside.py": OUTSIDE_START}
+    report = build(make_repo, tmp_path, uv_cache, files)
+    assert report.status is BuildStatus.FAILED and report.tests.failed == 2
+
+
+def test_an_undeclared_unittest_file_named_test_py_is_run(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    """decorator's layout: ``src/tests/test.py``, run by ``unittest.main()``, declared nowhere."""
+    module = UNITTEST_MODULE + "\n\nif __name__ == '__main__':\n    unittest.main()\n"
+    report = build(make_repo, tmp_path, uv_cache, {"src/tests/__init__.py": "", "src/tests/test.py": module})
+    assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
+    assert report.coverage is not None and report.coverage.line_pct > 0
