@@ -17,7 +17,8 @@ def tree(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_tox_running_unittest_discover_gives_its_start_directory(tmp_path: Path) -> None:
-    tox = "[testenv]\ncommands =\n    coverage run --source=pkg -m unittest discover {toxinidir}/tests\n    coverage xml\n"
+    commands = "    coverage run --source=pkg -m unittest discover {toxinidir}/tests\n    coverage xml\n"
+    tox = f"[testenv]\ncommands =\n{commands}"
     root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
     assert rules(root) == UnittestRules("tests", "test*.py")
 

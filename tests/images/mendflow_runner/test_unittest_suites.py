@@ -58,7 +58,9 @@ def test_the_same_suite_without_its_tox_command_is_collected_by_pytests_rules(
     assert report.status is BuildStatus.FAILED and report.tests.failed == 2
 
 
-def test_an_undeclared_unittest_file_named_test_py_is_run(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+def test_an_undeclared_unittest_file_named_test_py_is_run(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
     """decorator's layout: ``src/tests/test.py``, run by ``unittest.main()``, declared nowhere."""
     module = UNITTEST_MODULE + "\n\nif __name__ == '__main__':\n    unittest.main()\n"
     report = build(make_repo, tmp_path, uv_cache, {"src/tests/__init__.py": "", "src/tests/test.py": module})
