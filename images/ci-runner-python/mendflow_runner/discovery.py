@@ -15,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from . import repo_config
 
 DEFAULT_PATTERN = "test*.py"  # unittest's
 PYTEST_FILES = ("test_*.py", "*_test.py")  # pytest's default python_files
+_TEST_CASE = re.compile(r"^class\s+\w+\([^)]*TestCase\b[^)]*\)\s*:", re.MULTILINE)
 SKIPPED_DIRS = {"node_modules", "venv", "__pycache__", "build", "dist", "site-packages"}
 
 
@@ -57,12 +59,13 @@ def rules(root: Path) -> UnittestRules | None:
 
 
 def _has_unittest_only_file(root: Path) -> bool:
-    """Whether a file unittest's pattern finds and pytest's do not uses unittest (walked as a collector walks:
-    hidden and vendored directories left out)."""
+    """Whether a file unittest's pattern finds and pytest's do not defines a ``TestCase`` (walked as a collector
+    walks: hidden and vendored directories left out). Importing unittest is not enough: pytest suites import
+    ``unittest.mock``."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
         for name in filter(_unittest_only_name, files):
-            if "unittest" in Path(folder, name).read_text(encoding="utf-8", errors="replace"):
+            if _TEST_CASE.search(Path(folder, name).read_text(encoding="utf-8", errors="replace")):
                 return True
     return False
 

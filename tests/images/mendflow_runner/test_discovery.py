@@ -74,3 +74,9 @@ def test_an_undeclared_unittest_file_only_unittest_finds_gives_its_default_rules
 def test_pytest_style_files_alone_keep_pytests_rules(tmp_path: Path) -> None:
     root = tree(tmp_path, {"tests/test_a.py": UNITTEST_CASE, "tests/testing.py": "VALUE = 1\n"})
     assert rules(root) is None
+
+
+def test_a_file_that_only_imports_unittest_mock_keeps_pytests_rules(tmp_path: Path) -> None:
+    helper = "from unittest import mock\n\n\ndef patched():\n    return mock.Mock()\n"
+    root = tree(tmp_path, {"tests/testutils.py": helper, "tests/test_a.py": "def test_a():\n    pass\n"})
+    assert rules(root) is None
