@@ -130,10 +130,13 @@ class _Tunnel(socketserver.BaseRequestHandler):
             self._reply(502, f"could not connect to {host}:{port}: {exc}")
             return
         with upstream:
-            client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            early = head.split(b"\r\n\r\n", 1)[1]  # what a client sent without waiting for the 200
-            if early:
-                upstream.sendall(early)
+            try:
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                early = head.split(b"\r\n\r\n", 1)[1]  # what a client sent without waiting for the 200
+                if early:
+                    upstream.sendall(early)
+            except OSError:  # a side hung up first (uv gives up on a slow mirror): nothing left to tunnel
+                return
             _pipe(client, upstream)
 
     def _reply(self, status: int, message: str) -> None:

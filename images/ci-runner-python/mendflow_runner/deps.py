@@ -119,8 +119,9 @@ class Installer:
         """Each command gets what is left of the job's budget; raises DependencyError on the first failure."""
         self._create_venv(remaining())
         root = self.root
+        python = self._venv_version(remaining())
         groups = [f"--group={g}" for g in repo_config.wanted_groups(root)]
-        extras = repo_config.wanted_extras(root)
+        extras = repo_config.wanted_extras(root, python)
         if (root / "uv.lock").is_file():
             chosen = [*groups, *(f"--extra={e}" for e in extras)]
             self._run(
@@ -135,7 +136,7 @@ class Installer:
             declared = [
                 *poetry.test_requirements(root),
                 *repo_config.pdm_dev_deps(root),
-                *repo_config.tox_deps(root),
+                *repo_config.tox_deps(root, python),
                 *repo_config.nox_deps(root),
             ]
             if more := sorted(set(declared)):
@@ -160,6 +161,12 @@ class Installer:
                 raise DependencyError(tried, f"no Python here fits requires-python {spec!r} (this one is {have})")
             return
         self._run(["uv", "venv", "--python", self.python, str(self.venv)], timeout)
+
+    def _venv_version(self, timeout: float) -> tuple[int, int]:
+        """(major, minor) of the venv's interpreter: which of tox's environments the build stands for."""
+        probe = self._run([self.venv_python, "-c", "import sys; print(*sys.version_info[:2])"], timeout)
+        major, minor = (int(n) for n in probe.stdout.split())
+        return major, minor
 
     def _venv_for(self, request: str, timeout: float) -> StepResult:
         argv = self.wrap(["uv", "venv", "--python", request, str(self.venv)])
@@ -188,7 +195,15 @@ class Installer:
         if repo_config.mypy_config(self.root) is not None and not self._has_module("mypy", timeout):
             wanted += precommit.pinned(self.root, "mypy") or ["mypy"]
         if wanted:
-            self._pip(wanted, timeout)
+            # A hook's pin of a package the tests already have (iniconfig's mypy hook pins pytest 7.2.0 against
+            # the pytest>=8.4.2 its lock installs) must not change what the tests run on: that one is kept.
+            installed = self._installed(timeout)
+            self._pip([w for w in wanted if _project_name(w) not in installed], timeout)
+
+    def _installed(self, timeout: float) -> set[str]:
+        """The normalised names of the distributions in the venv."""
+        probe = "import importlib.metadata as m; print(*{d.metadata['Name'] for d in m.distributions()}, sep='\\n')"
+        return {_normalise(n) for n in self._run([self.venv_python, "-c", probe], timeout).stdout.split()}
 
     def _has_module(self, name: str, timeout: float) -> bool:
         probe = f"import importlib.util as u; raise SystemExit(u.find_spec({name!r}) is None)"
@@ -204,3 +219,13 @@ class Installer:
         missing = [tools[n] for n in r.stdout.split()]
         if missing:
             self._pip(missing, timeout)
+
+
+def _project_name(requirement: str) -> str:
+    """The normalised project name a requirement string starts with (``mypy==1.10`` → ``mypy``)."""
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return _normalise(m[1]) if m else requirement
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503

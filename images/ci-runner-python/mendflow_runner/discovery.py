@@ -1,9 +1,10 @@
 """Which tests a repository's own command collects, said as pytest arguments.
 
 mendflow runs every Python suite with pytest: its journal gives per-test results, and node ids let later stages
-run single tests again. A repository that configures pytest is collected as it configures. One that configures
-no pytest but whose tox or nox test command is ``python -m unittest`` (markdown's ``coverage run -m unittest
-discover tests``) is collected by unittest's rules instead: unittest's start directory and file pattern, and
+run single tests again. A repository is collected as its pytest configuration says, and as its tox or nox test
+command says on top of that (cssselect's ``pytest cssselect tests docs`` also collects the docs' examples). One
+that configures no pytest but whose test command is ``python -m unittest`` (markdown's ``coverage run -m
+unittest discover tests``) is collected by unittest's rules instead: unittest's start directory and file pattern, and
 classes only where they subclass ``unittest.TestCase`` (pytest's unittest plugin collects those whatever
 ``python_classes`` says). Under pytest's own rules such a suite may not pass: a helper class named ``Test…``
 with an ``__init__`` (markdown's ``TestSuite``) is a collection error under pytest 9, a ``test.py`` is no test
@@ -27,35 +28,76 @@ _TEST_CASE = re.compile(r"^class\s+\w+\([^)]*TestCase\b[^)]*\)\s*:", re.MULTILIN
 SKIPPED_DIRS = {"node_modules", "venv", "__pycache__", "build", "dist", "site-packages"}
 
 
+# pytest's options that take a value as the next word when written without "=" (pytest-cov's among them).
+COV_OPTIONS_WITH_VALUE = {
+    "--cov",
+    "--cov-report",
+    "--cov-config",
+    "--cov-fail-under",
+    "--cov-context",
+    "--cov-precision",
+}
+_TAKES_VALUE = COV_OPTIONS_WITH_VALUE | {
+    *("-k", "-m", "-p", "-c", "-o", "-W", "-n", "-r", "--tb", "--rootdir", "--basetemp", "--junitxml", "--junit-xml"),
+    *("--confcutdir", "--durations", "--maxfail", "--import-mode", "--log-level", "--log-cli-level", "--dist"),
+}
+# Options of a declared pytest command that change which tests exist; the others (reporting, plugins) are the
+# runner's to choose.
+_KEPT_FLAGS = {"--doctest-modules"}
+_KEPT_WITH_VALUE = {"--ignore", "--ignore-glob", "--deselect", "--doctest-glob"}
+
+
 @dataclass(frozen=True)
-class UnittestRules:
+class Collection:
+    """How the repository's own command collects its tests, as pytest arguments."""
+
+    options: tuple[str, ...] = ()  # also right when selected node ids run
+    paths: tuple[str, ...] = ()  # where a whole-suite run starts (none: pytest's configured start)
+
+
+def unittest_rules(start: str = ".", pattern: str = DEFAULT_PATTERN) -> Collection:
     """``python -m unittest discover``'s start directory and pattern, run under pytest."""
-
-    start: str = "."
-    pattern: str = DEFAULT_PATTERN
-
-    def options(self) -> list[str]:
-        """What changes pytest's collection to unittest's (also right when node ids are selected)."""
-        return ["-o", f"python_files={self.pattern}", "-o", "python_classes="]
-
-    def paths(self) -> list[str]:
-        """Where a whole-suite run starts (nothing: pytest's own start, the repository)."""
-        return [] if self.start == "." else [self.start]
+    options = ("-o", f"python_files={pattern}", "-o", "python_classes=")
+    return Collection(options, () if start == "." else (start,))
 
 
-def rules(root: Path) -> UnittestRules | None:
-    """unittest's rules when the repository runs its tests with unittest, else None (pytest's own rules).
+def rules(root: Path) -> Collection | None:
+    """How the repository's tox or nox test command collects, else None (pytest's configured rules).
 
-    It does when it configures no pytest and its tox or nox test command is unittest, or when it declares no
-    command either and has a unittest test file only unittest's pattern finds (decorator's ``test.py``, run by
+    A pytest command gives its paths and the options that choose tests (``pytest --doctest-modules src
+    tests``). A unittest command gives unittest's rules when the repository configures no pytest; so does a
+    unittest test file only unittest's pattern finds, when nothing is declared (decorator's ``test.py``, run by
     ``unittest.main()``). Test files mendflow writes (``test_*.py``) match both patterns, so they change nothing.
     """
-    if repo_config.configures_pytest(root):
-        return None
+    configures_pytest = repo_config.configures_pytest(root)
     for words in repo_config.test_commands(root):
-        if (found := from_command(words, root)) is not None:
+        if (found := pytest_command(words, root)) is not None:
+            return found if found.options or found.paths else None
+        if not configures_pytest and (found := unittest_command(words, root)) is not None:
             return found
-    return UnittestRules() if _has_unittest_only_file(root) else None
+    return unittest_rules() if not configures_pytest and _has_unittest_only_file(root) else None
+
+
+def pytest_command(words: list[str], root: Path) -> Collection | None:
+    """The collection of a ``pytest …``, ``py.test …`` or ``… -m pytest …`` command; None for another command."""
+    at = next((i + 1 for i, w in enumerate(words) if posixpath.basename(w) in ("pytest", "py.test")), None)
+    at = at or next((i + 2 for i in range(len(words) - 1) if words[i : i + 2] == ["-m", "pytest"]), None)
+    if at is None:
+        return None
+    options: list[str] = []
+    paths: list[str] = []
+    args = iter(words[at:])
+    for word in args:
+        name, eq, value = word.partition("=")
+        if name in _KEPT_WITH_VALUE:
+            options.append(f"{name}={value if eq else next(args, '')}")
+        elif word in _KEPT_FLAGS:
+            options.append(word)
+        elif name in _TAKES_VALUE and not eq:
+            next(args, None)
+        elif not word.startswith("-") and (path := _inside(word, root)) is not None:
+            paths.append(path)
+    return Collection(tuple(options), tuple(paths))
 
 
 def _has_unittest_only_file(root: Path) -> bool:
@@ -74,7 +116,7 @@ def _unittest_only_name(name: str) -> bool:
     return fnmatch.fnmatchcase(name, DEFAULT_PATTERN) and not any(fnmatch.fnmatchcase(name, p) for p in PYTEST_FILES)
 
 
-def from_command(words: list[str], root: Path) -> UnittestRules | None:
+def unittest_command(words: list[str], root: Path) -> Collection | None:
     """The rules of a ``… -m unittest [discover] …`` command (``python``, ``coverage run`` or any wrapper)."""
     at = next((i for i in range(len(words) - 1) if words[i] == "-m" and words[i + 1] == "unittest"), None)
     if at is None:
@@ -83,11 +125,11 @@ def from_command(words: list[str], root: Path) -> UnittestRules | None:
     if args and args[0] == "discover":
         return _discover(args[1:], root)
     if not [a for a in args if not a.startswith("-")]:  # bare `python -m unittest` discovers from "."
-        return UnittestRules()
+        return unittest_rules()
     return None  # named modules, classes or methods: unittest's loading, which no pytest rule says
 
 
-def _discover(args: list[str], root: Path) -> UnittestRules | None:
+def _discover(args: list[str], root: Path) -> Collection | None:
     """``discover [-s START] [-p PATTERN] [-t TOP] [START [PATTERN [TOP]]]``; flags such as ``-v`` pass."""
     named: dict[str, str] = {}
     positional: list[str] = []
@@ -102,13 +144,17 @@ def _discover(args: list[str], root: Path) -> UnittestRules | None:
             positional.append(word)
     start = named.get("start") or (positional[0] if positional else ".")
     pattern = named.get("pattern") or (positional[1] if len(positional) > 1 else DEFAULT_PATTERN)
-    start = _inside(start, root)
-    return UnittestRules(start, pattern) if start is not None and pattern else None
+    found = _inside(start, root)
+    return unittest_rules(found, pattern) if found is not None and pattern and _is_dir(root, found) else None
 
 
-def _inside(start: str, root: Path) -> str | None:
-    """``start`` as a path inside the repository, normalised (``./tests/`` → ``tests``); None when outside."""
-    normal = posixpath.normpath(start.replace("\\", "/"))
+def _inside(path: str, root: Path) -> str | None:
+    """``path`` normalised (``./tests/`` → ``tests``) when it names a file or folder inside the repository."""
+    normal = posixpath.normpath(path.replace("\\", "/"))
     if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
         return None
-    return normal if (root / normal).is_dir() else None
+    return normal if (root / normal).exists() else None
+
+
+def _is_dir(root: Path, path: str) -> bool:
+    return (root / path).is_dir()

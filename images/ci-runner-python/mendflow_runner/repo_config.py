@@ -106,7 +106,9 @@ def _tox_command_lines(root: Path) -> list[str]:
 
 def _tox_words(line: str) -> list[str]:
     try:
-        words = shlex.split(line.replace("{toxinidir}", "."), comments=True)
+        # {posargs:DEFAULT} is DEFAULT when tox is given no arguments, as a CI runs it (ecdsa's src/ecdsa)
+        line = re.sub(r"\{posargs:([^{}]*)\}", r"\1", line.replace("{toxinidir}", "."))
+        words = shlex.split(line, comments=True)
     except ValueError:
         return []
     return [w for w in words if not (w.startswith("{") and w.endswith("}"))]
@@ -204,7 +206,7 @@ def for_tests(name: str) -> bool:
     return bool(_FOR_TESTS.match(re.sub(r"[-_.]+", "-", name).lower()))
 
 
-def wanted_extras(root: Path) -> list[str]:
+def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
     """The project's extras a test run installs (PEP 621's, poetry's, or setup.cfg's ``extras_require``): those
     named for tests, and those tox.ini's test environment installs (pyparsing's ``diagrams``)."""
     data = pyproject(root)
@@ -213,7 +215,7 @@ def wanted_extras(root: Path) -> list[str]:
     cfg = _ini(root / "setup.cfg")
     if cfg is not None and cfg.has_section("options.extras_require"):
         names |= set(cfg.options("options.extras_require"))
-    return sorted(e for e in names if for_tests(e) or e in tox_extras(root))
+    return sorted(e for e in names if for_tests(e) or e in tox_extras(root, python))
 
 
 def wanted_groups(root: Path) -> list[str]:
@@ -279,24 +281,73 @@ def pdm_dev_deps(root: Path) -> list[str]:
     return sorted({r for r in found if not r.startswith("-")})
 
 
-def tox_deps(root: Path) -> list[str]:
-    """The ``deps`` of tox.ini's ``[testenv]`` (what tox installs for the tests): plain requirements only; a
-    ``-r`` file or a ``{...}`` substitution is left out (the requirement files are read on their own)."""
-    cp = _ini(root / "tox.ini")
-    if cp is None or not cp.has_option("testenv", "deps"):
-        return []
-    lines = [line.split("#", 1)[0].strip() for line in cp.get("testenv", "deps").splitlines()]
-    return [line for line in lines if line and not line.startswith("-") and "{" not in line and ":" not in line]
+def tox_deps(root: Path, python: tuple[int, int]) -> list[str]:
+    """The ``deps`` of tox.ini's ``[testenv]`` for this interpreter's environment (what tox installs for the tests):
+    plain requirements only; a ``-r`` file or a ``{...}`` substitution is left out (the requirement files are
+    read on their own). A line with a factor condition counts when it holds there (``tox_env_holds``)."""
+    lines = [line.split("#", 1)[0].strip() for line in _testenv_lines(root, "deps")]
+    found = [_for_env(line, python) for line in lines]
+    return [v for v in found if v and not v.startswith("-") and "{" not in v and "://" not in v]
 
 
-def tox_extras(root: Path) -> list[str]:
-    """The ``extras`` of tox.ini's ``[testenv]``, installed with the project for its tests; a line with a factor
-    condition (``py38: mock``) or a ``{...}`` substitution is left out."""
+def tox_extras(root: Path, python: tuple[int, int]) -> list[str]:
+    """The ``extras`` of tox.ini's ``[testenv]`` for this interpreter's environment, installed with the project
+    for its tests; a ``{...}`` substitution is left out."""
+    lines = [_for_env(line.split("#", 1)[0], python) for line in _testenv_lines(root, "extras")]
+    return [e for line in lines if "{" not in line for e in re.split(r"[,\s]+", line) if e]
+
+
+def _testenv_lines(root: Path, key: str) -> list[str]:
     cp = _ini(root / "tox.ini")
-    if cp is None or not cp.has_option("testenv", "extras"):
-        return []
-    lines = [line.split("#", 1)[0] for line in cp.get("testenv", "extras").splitlines()]
-    return [e for line in lines if ":" not in line and "{" not in line for e in re.split(r"[,\s]+", line) if e]
+    return cp.get("testenv", key).splitlines() if cp is not None and cp.has_option("testenv", key) else []
+
+
+_FACTOR_LINE = re.compile(r"^\s*(?P<condition>[\w{},.!-]+):\s*(?P<value>.*)$")
+
+
+def _for_env(line: str, python: tuple[int, int]) -> str:
+    """The line's value when it applies to this interpreter's tox environment, else ''."""
+    m = _FACTOR_LINE.match(line)
+    if m is None:
+        return line.strip()
+    major, minor = python
+    envs = (f"py{major}{minor}", f"py{major}", "py")  # `tox -e py311`, and the generic names tox runs by default
+    return m["value"].strip() if any(tox_env_holds(m["condition"], env) for env in envs) else ""
+
+
+def tox_env_holds(condition: str, env: str) -> bool:
+    """Whether tox's factor condition holds for environment ``env``: ``a,b`` any of, ``a-b`` all of, ``!a`` not
+    ``a``, and ``py{38,311}`` the choices in braces (tox 4's rules, so that ``py{27,311}: hypothesis`` is a
+    dependency of ``py311``)."""
+    factors = set(env.split("-"))
+    for alternative in _top_level_split(condition):
+        for expanded in _expand_braces(alternative):
+            parts = [p for p in expanded.split("-") if p]
+            if parts and all((p[1:] not in factors) if p.startswith("!") else (p in factors) for p in parts):
+                return True
+    return False
+
+
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split at the commas outside braces."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    return [*parts, "".join(current)]
+
+
+def _expand_braces(text: str) -> list[str]:
+    m = re.search(r"\{([^{}]*)\}", text)
+    if m is None:
+        return [text]
+    return [
+        x for choice in m[1].split(",") for x in _expand_braces(text[: m.start()] + choice.strip() + text[m.end() :])
+    ]
 
 
 def configures_ruff(root: Path) -> bool:

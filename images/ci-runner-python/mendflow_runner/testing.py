@@ -16,8 +16,10 @@ from .proc import Log, StepResult, run, sandbox
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 CONTEXTS_VARIABLE = "MENDFLOW_TEST_CONTEXTS"  # set: the plugin records which test ran which line
-# Without a coverage config of its own, a repo's tests are not counted as code under test.
+# Without a coverage config of its own, a repo's tests are not counted as code under test, nor its packaging
+# and documentation scripts (setup.py, Sphinx's conf.py), which no test imports.
 TEST_OMIT = "tests/*,test/*,*/tests/*,*/test/*,test_*.py,*/test_*.py,*_test.py,conftest.py,*/conftest.py"
+NOT_CODE_OMIT = "setup.py,noxfile.py,fabfile.py,conf.py,docs/*,doc/*"
 
 MAX_FAILURES = 200  # failures detailed in the report; failed_tests stays complete
 TEXT_MAX = 4096  # bytes of one failure's text
@@ -47,17 +49,6 @@ class RunResults:
             self.counts[key] = self.counts.get(key, 0) + value
         self.failed += [node for node in other.failed if node not in self.failed]
         self.failures = (self.failures + other.failures)[:MAX_FAILURES]
-
-
-# pytest-cov's options that take a value as the next word when written without "=".
-COV_OPTIONS_WITH_VALUE = {
-    "--cov",
-    "--cov-report",
-    "--cov-config",
-    "--cov-fail-under",
-    "--cov-context",
-    "--cov-precision",
-}
 
 
 @dataclass
@@ -106,14 +97,14 @@ def pytest_argv(paths: Paths, marker: str | None, select: list[str] | None = Non
 
 def collection_options(root: Path) -> list[str]:
     """pytest's options for collecting this repository's tests as its own command does (pytest-cov kept out)."""
-    unittest = discovery.rules(root)
-    return addopts_without_cov(root) + (unittest.options() if unittest else [])
+    declared = discovery.rules(root)
+    return addopts_without_cov(root) + list(declared.options if declared else ())
 
 
 def suite_paths(root: Path) -> list[str]:
-    """Where a whole-suite run starts: unittest's start directory where the repository runs unittest."""
-    unittest = discovery.rules(root)
-    return unittest.paths() if unittest else []
+    """Where a whole-suite run starts: the paths the repository's test command names, if it names any."""
+    declared = discovery.rules(root)
+    return list(declared.paths if declared else ())
 
 
 def check_selection(root: Path, select: list[str]) -> list[str]:
@@ -158,7 +149,7 @@ def without_cov(args: list[str]) -> list[str]:
         if skip_value and not arg.startswith("-"):
             skip_value = False
             continue
-        skip_value = arg in COV_OPTIONS_WITH_VALUE
+        skip_value = arg in discovery.COV_OPTIONS_WITH_VALUE
         if not arg.startswith(("--cov", "--no-cov")):
             kept.append(arg)
     return kept
@@ -170,7 +161,7 @@ def coverage_argv(python: str, root: Path) -> list[str]:
     ``src/``, imported by a test or not (coverage.py lists a module no test imports only under ``--source``)."""
     argv = [python, "-m", "coverage", "run", "--branch"]
     if not repo_config.has_coverage_config(root):
-        return [*argv, f"--source={source_dirs(root)}", f"--omit={TEST_OMIT}"]
+        return [*argv, f"--source={source_dirs(root)}", f"--omit={TEST_OMIT},{NOT_CODE_OMIT}"]
     if not repo_config.coverage_chooses_files(root):
         argv.append(f"--source={source_dirs(root)}")
     return argv
@@ -347,20 +338,20 @@ def why_stopped(step: StepResult, root: Path) -> str:
 
 
 def junit_counts(path: Path) -> dict[str, int]:
+    """Counts of the JUnit report's test cases, each by its outcome. Not the suites' ``tests`` attributes: since
+    pytest 9 they count every unittest ``subTest`` as a test of its own."""
     if not path.is_file():
         return {}
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError:
         return {}
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    counts = {"total": 0, "failed": 0, "errors": 0, "skipped": 0}
-    for s in suites:
-        counts["total"] += int(s.get("tests", 0))
-        counts["failed"] += int(s.get("failures", 0))
-        counts["errors"] += int(s.get("errors", 0))
-        counts["skipped"] += int(s.get("skipped", 0))
-    counts["passed"] = max(0, counts["total"] - counts["failed"] - counts["errors"] - counts["skipped"])
+    counts = dict.fromkeys(COUNTS, 0)
+    for case in root.iter("testcase"):
+        outcomes = {child.tag for child in case}
+        outcome = next((o for o in ("failure", "error", "skipped") if o in outcomes), "passed")
+        counts[{"failure": "failed", "error": "errors"}.get(outcome, outcome)] += 1
+        counts["total"] += 1
     return counts
 
 

@@ -20,9 +20,12 @@ from mendflow_runner.repo_config import (
     pdm_dev_deps,
     requirement_files,
     tox_deps,
+    tox_env_holds,
     wanted_extras,
     wanted_groups,
 )
+
+PY311 = (3, 11)
 
 
 @pytest.mark.parametrize("name", ["test", "tests", "Testing", "dev", "typing", "lint", "test-extras", "unit_test"])
@@ -40,7 +43,7 @@ def test_groups_and_extras_are_read_from_pyproject(tmp_path: Path) -> None:
         '[project]\nname = "x"\n[project.optional-dependencies]\ntests = ["a"]\ndocs = ["b"]\n'
         '[dependency-groups]\ndev = ["c"]\nrelease = ["d"]\n'
     )
-    assert (wanted_extras(tmp_path), wanted_groups(tmp_path)) == (["tests"], ["dev"])
+    assert (wanted_extras(tmp_path, PY311), wanted_groups(tmp_path)) == (["tests"], ["dev"])
 
 
 def test_test_requirement_files_are_installed_and_docs_ones_are_not(tmp_path: Path) -> None:
@@ -68,7 +71,7 @@ def test_extras_tox_installs_for_the_tests_are_installed(tmp_path: Path) -> None
         '[project]\nname = "x"\n[project.optional-dependencies]\ndiagrams = ["a"]\ndocs = ["b"]\nyaml = ["c"]\n'
     )
     (tmp_path / "tox.ini").write_text("[testenv]\ndeps = pytest\nextras = diagrams, undeclared\n    py38: yaml\n")
-    assert wanted_extras(tmp_path) == ["diagrams"]
+    assert wanted_extras(tmp_path, PY311) == ["diagrams"]
 
 
 @pytest.mark.parametrize(
@@ -86,7 +89,38 @@ def test_coverage_plugins_come_from_the_file_coverage_reads(tmp_path: Path, file
 
 def test_tox_deps_are_plain_requirements_only(tmp_path: Path) -> None:
     (tmp_path / "tox.ini").write_text("[testenv]\ndeps =\n    pytest>=7\n    -rrequirements.txt\n    py38: mock\n")
-    assert tox_deps(tmp_path) == ["pytest>=7"]
+    assert tox_deps(tmp_path, PY311) == ["pytest>=7"]
+
+
+def test_tox_deps_of_this_interpreters_environment_are_installed(tmp_path: Path) -> None:
+    """ecdsa's tox.ini: hypothesis only under factor conditions, one of which holds for py311."""
+    deps = (
+        "    py{26}: hypothesis<3\n"
+        "    py{27,35,310,311,312,py,py3}: hypothesis\n"
+        "    gmpy2py{27,39,311}: gmpy2\n"
+        "    py: pytest\n"
+        "    coverage\n"
+    )
+    (tmp_path / "tox.ini").write_text(f"[testenv]\ndeps =\n{deps}")
+    assert tox_deps(tmp_path, PY311) == ["hypothesis", "pytest", "coverage"]
+
+
+@pytest.mark.parametrize(
+    ("condition", "env", "holds"),
+    [
+        ("py311", "py311", True),
+        ("py38,py311", "py311", True),
+        ("py3{9,10,11}", "py311", True),
+        ("py311-django", "py311", False),
+        ("py311-django", "py311-django", True),
+        ("!py38", "py311", True),
+        ("!py311", "py311", False),
+        ("py{38,311}-!pypy", "py311", True),
+        ("gmpy2py{27,311}", "py311", False),
+    ],
+)
+def test_a_tox_factor_condition_holds_as_tox_says(condition: str, env: str, holds: bool) -> None:
+    assert tox_env_holds(condition, env) is holds
 
 
 @pytest.mark.parametrize(

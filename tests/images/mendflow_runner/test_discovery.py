@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mendflow_runner.discovery import UnittestRules, rules
+from mendflow_runner.discovery import Collection, rules, unittest_rules
 
 UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"
 
@@ -20,19 +20,19 @@ def test_tox_running_unittest_discover_gives_its_start_directory(tmp_path: Path)
     commands = "    coverage run --source=pkg -m unittest discover {toxinidir}/tests\n    coverage xml\n"
     tox = f"[testenv]\ncommands =\n{commands}"
     root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
-    assert rules(root) == UnittestRules("tests", "test*.py")
+    assert rules(root) == unittest_rules("tests", "test*.py")
 
 
 def test_discover_options_give_start_and_pattern(tmp_path: Path) -> None:
     tox = "[testenv]\ncommands = python -m unittest discover -v -s src -p '*_check.py' -t .\n"
     root = tree(tmp_path, {"tox.ini": tox, "src/a_check.py": UNITTEST_CASE})
-    assert rules(root) == UnittestRules("src", "*_check.py")
+    assert rules(root) == unittest_rules("src", "*_check.py")
 
 
 def test_a_nox_session_running_unittest_is_read(tmp_path: Path) -> None:
     nox = 'import nox\n\n@nox.session\ndef tests(session):\n    session.run("python", "-m", "unittest")\n'
     root = tree(tmp_path, {"noxfile.py": nox, "test_a.py": UNITTEST_CASE})
-    assert rules(root) == UnittestRules()
+    assert rules(root) == unittest_rules()
 
 
 def test_a_repository_configuring_pytest_keeps_pytests_rules(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_a_factor_conditioned_command_is_left_out(tmp_path: Path) -> None:
 
 def test_an_undeclared_unittest_file_only_unittest_finds_gives_its_default_rules(tmp_path: Path) -> None:
     root = tree(tmp_path, {"src/tests/__init__.py": "", "src/tests/test.py": UNITTEST_CASE})
-    assert rules(root) == UnittestRules()
+    assert rules(root) == unittest_rules()
 
 
 def test_pytest_style_files_alone_keep_pytests_rules(tmp_path: Path) -> None:
@@ -79,4 +79,23 @@ def test_pytest_style_files_alone_keep_pytests_rules(tmp_path: Path) -> None:
 def test_a_file_that_only_imports_unittest_mock_keeps_pytests_rules(tmp_path: Path) -> None:
     helper = "from unittest import mock\n\n\ndef patched():\n    return mock.Mock()\n"
     root = tree(tmp_path, {"tests/testutils.py": helper, "tests/test_a.py": "def test_a():\n    pass\n"})
+    assert rules(root) is None
+
+
+def test_a_tox_pytest_commands_paths_and_test_choosing_options_are_kept(tmp_path: Path) -> None:
+    command = "pytest --cov cssselect --ignore=tests/slow -p no:randomly {posargs:cssselect tests docs}"
+    tox = f"[testenv]\ncommands = {command}\n"
+    root = tree(tmp_path, {"tox.ini": tox, "cssselect/__init__.py": "", "tests/test_a.py": "", "docs/index.rst": ""})
+    assert rules(root) == Collection(("--ignore=tests/slow",), ("cssselect", "tests", "docs"))
+
+
+def test_coverage_running_pytest_over_a_folder_gives_that_folder(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands = coverage run --branch -m pytest {posargs:src/ecdsa}\n"
+    root = tree(tmp_path, {"tox.ini": tox, "src/ecdsa/test_der.py": ""})
+    assert rules(root) == Collection((), ("src/ecdsa",))
+
+
+def test_a_plain_pytest_command_keeps_pytests_configured_rules(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands =\n    pytest {posargs}\n    python -m unittest discover tests\n"
+    root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
     assert rules(root) is None

@@ -74,6 +74,16 @@ def test_a_module_no_test_imports_counts_as_uncovered_in_a_src_layout(
     assert untested is not None and (untested.line_pct, untested.missing_lines) == (0.0, [1, 2])
 
 
+def test_packaging_and_documentation_scripts_are_not_code_under_test(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """Without a coverage configuration; simplejson ships setup.py and Sphinx's conf.py at its top."""
+    scripts = {"setup.py": "import sys\nprint(sys.argv)\n", "conf.py": "project = 'demo'\n", "docs/make.py": "x = 1\n"}
+    report = build(make_repo, tmp_path, uv_cache, **scripts)
+    assert report.coverage is not None
+    assert [f.path for f in report.coverage.files] == ["demo/__init__.py"]
+
+
 def test_failing_test_is_failed_tests_with_node_id(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     broken = PASSING_TEST.replace("add(1, 2) == 3", "add(1, 2) == 4")
     report = build(make_repo, tmp_path, uv_cache, **{"tests/test_demo.py": broken})
@@ -147,6 +157,24 @@ def test_mypy_runs_when_the_repo_configures_it(make_repo: RepoFactory, tmp_path:
     report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": typed, "demo/half.py": bad})
     assert report.fail_reason == FailReason.LINT
     assert next(e for e in report.lint_errors if "mypy" in e).startswith("demo/half.py:2:12 mypy[return-value] ")
+
+
+def test_a_mypy_hooks_pin_of_a_package_the_tests_have_does_not_replace_it(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """iniconfig's: the hook's ``additional_dependencies`` pin pytest 7.2.0; the tests run on the pytest they got."""
+    hook = "repos:\n  - repo: https://github.com/pre-commit/mirrors-mypy\n    rev: v1.10.0\n    hooks:\n"
+    hook += "      - id: mypy\n        additional_dependencies: [pytest==7.2.0]\n"
+    check = "import pytest\n\n\n@pytest.mark.fast\ndef test_runs_on_the_pytest_it_got() -> None:\n"
+    check += "    assert not pytest.__version__.startswith('7.')\n"
+    files = {
+        ".pre-commit-config.yaml": hook,
+        "pyproject.toml": PYPROJECT + '\n[tool.mypy]\nfiles = ["demo"]\n',
+        "tests/test_version.py": check,
+    }
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.status is BuildStatus.PASSED, (report.failed_tests, report.lint_errors)
+    assert "mypy==1.10.0" in (tmp_path / "out" / "runner.log").read_text()
 
 
 def test_a_mypy_that_cannot_run_is_one_finding_naming_its_error(

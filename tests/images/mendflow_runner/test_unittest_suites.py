@@ -66,3 +66,30 @@ def test_an_undeclared_unittest_file_named_test_py_is_run(
     report = build(make_repo, tmp_path, uv_cache, {"src/tests/__init__.py": "", "src/tests/test.py": module})
     assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
     assert report.coverage is not None and report.coverage.line_pct > 0
+
+
+SUBTESTS = """\
+import unittest
+
+
+class Cases(unittest.TestCase):
+    def test_each_below_three(self):
+        for i in range(5):
+            with self.subTest(i=i):
+                self.assertLess(i, 3)
+
+    def test_each_passes(self):
+        for i in range(4):
+            with self.subTest(i=i):
+                self.assertGreaterEqual(i, 0)
+
+    def test_plain(self):
+        self.assertTrue(True)
+"""
+
+
+def test_subtests_count_once_within_their_test(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    """pytest 9's JUnit suites count each subTest as a test; the report counts the tests pytest collected."""
+    report = build(make_repo, tmp_path, uv_cache, {"tox.ini": TOX, "tests/test_cases.py": SUBTESTS})
+    assert (report.tests.total, report.tests.passed, report.tests.failed) == (3, 2, 1)
+    assert report.failed_tests == ["tests/test_cases.py::Cases::test_each_below_three"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,8 @@ class Echo:
     def __init__(self) -> None:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
 
     def _serve(self) -> None:
         conn, _ = self.sock.accept()
@@ -54,6 +56,23 @@ def test_a_connect_to_an_allowed_host_is_tunnelled(tmp_path: Path, echo: Echo) -
     with client:
         client.sendall(b"ping")
         assert (reply.split(b"\r\n")[0], client.recv(4)) == (b"HTTP/1.1 200 Connection established", b"ping")
+    proxy.close()
+
+
+def test_a_client_that_hangs_up_before_the_tunnel_opens_leaves_no_traceback(
+    tmp_path: Path, echo: Echo, capfd: pytest.CaptureFixture[str]
+) -> None:
+    proxy = _proxy(tmp_path, f"127.0.0.1:{echo.port}")
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(str(proxy.path))
+    client.sendall(f"CONNECT 127.0.0.1:{echo.port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    client.close()  # the proxy's "200 Connection established" then meets a closed socket
+    echo.thread.join(timeout=5)  # the upstream connection was made and closed again
+    said, deadline = "", time.monotonic() + 1
+    while time.monotonic() < deadline and "Traceback" not in said:  # socketserver prints a handler's exception
+        time.sleep(0.05)
+        said += capfd.readouterr().err
+    assert "Traceback" not in said
     proxy.close()
 
 
