@@ -94,6 +94,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             "TMPDIR": str(self.tmp),
             "npm_config_offline": "true",
             "npm_config_cache": str(self.tmp / "npm-cache"),
+            # nyc before 15 (spawn-wrap) writes its shims under $HOME, read-only here (fast-json-stable-stringify)
+            "SPAWN_WRAP_SHIM_ROOT": str(self.tmp),
         }
 
     @property
@@ -179,7 +181,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         if runner == "mocha" and not mocha_json.is_file() and (printed := results.mocha_json_from_stdout(step.stdout)):
             mocha_json.write_text(printed, encoding="utf-8")
         try:
-            run = self._read_results(runner)
+            run = self._read_results(runner, step)
         except results.ResultsError as exc:
             self.log.write(f"tests: {exc}")
             run = results.TestRun()
@@ -238,7 +240,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             argv.append(f"--test-name-pattern={results.own_name_pattern(names)}")
         return [*argv, *(files or self.test.args)]  # options first: Node 20 takes what follows a file as files
 
-    def _read_results(self, runner: str) -> results.TestRun:
+    def _read_results(self, runner: str, step: StepResult) -> results.TestRun:
         out = self.results_dir
         if runner == "jest":
             return results.from_jest_json(out / "jest.json", self.src)
@@ -248,7 +250,11 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return results.from_mocha_json(out / "mocha.json", self.src)
         if runner == "node":
             return results.from_node_events(out / "node-events.jsonl", self.src)
-        return results.TestRun()
+        run = results.from_tap(step.stdout)  # a script of its own: tape and node's TAP print their counts
+        if not run.read:
+            said = f"`{' '.join(step.argv)}` printed no results mendflow reads (TAP, jest, vitest, mocha, node --test)"
+            self.rep.lint_advisory.append(f".:0:0 tests {said}: judged by its exit code, with no counts")
+        return run
 
     def _coverage(self) -> None:
         """The runner's LCOV read into the Coverage contract (``coverage.json`` and the report)."""

@@ -182,6 +182,24 @@ def from_node_events(path: Path, root: Path) -> TestRun:
     return run
 
 
+# TAP's closing comments (tape, node:test's TAP reporter, tap): "# tests 147", "# pass  145", "# fail 2".
+_TAP_COUNT = re.compile(r"^# (?P<what>tests|pass|fail|skip|skipped|todo)\s+(?P<n>\d+)\s*$", re.MULTILINE)
+
+
+def from_tap(stdout: str) -> TestRun:
+    """Counts from the TAP summaries a test script printed (summed: a script may run several suites); not read
+    when there is none. TAP names a failure by its description, not its file: no ids, so nothing to select."""
+    run = TestRun()
+    found = [(m["what"], int(m["n"])) for m in _TAP_COUNT.finditer(_ANSI.sub("", stdout))]
+    if not any(what == "tests" for what, _ in found):
+        return run
+    run.read = True
+    for what, n in found:
+        key = {"tests": "total", "pass": "passed", "fail": "failed", "todo": "skipped"}.get(what, "skipped")
+        run.counts[key] += n
+    return run
+
+
 def node_test_files(path: Path, root: Path) -> set[str]:
     """The files ``node --test`` ran as tests (relative to ``root``), from mendflow's reporter's events."""
     files: set[str] = set()

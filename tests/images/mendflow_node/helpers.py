@@ -37,7 +37,7 @@ def node_env(cache: Path, **extra: str) -> dict[str, str]:
     env = runner_env(cache / "uv", MENDFLOW_JOB_CACHE=str(cache), **extra)
     env["PATH"] = ":".join([str(node_bin), env["PATH"]])
     env["PYTHONPATH"] = extra.get("PYTHONPATH", f"{RUNNER_DIR}:{NODE_RUNNER_DIR}")
-    env["HOME"] = str(cache / "home")
+    env["HOME"] = extra.get("HOME", str(cache / "home"))
     return env
 
 

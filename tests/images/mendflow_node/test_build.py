@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,45 @@ def test_a_script_mendflow_cannot_read_is_judged_by_its_exit_code(
     assert report.error_reason is not None and "exited 3" in report.error_reason
     # What the script said (pino-std-serializers' borp prints to stdout), not npm's warning about mendflow's env.
     assert report.error_reason.endswith("2 of 5 checks failed"), report.error_reason
+    assert any("judged by its exit code, with no counts" in line for line in report.lint_advisory)
+
+
+TAPE_TESTS = """\
+const test = require("tape");
+const { add } = require("./calc.js");
+
+test("adds", (t) => {
+  t.equal(add(1, 2), 3);
+  t.equal(add(2, 2), 4);
+  t.end();
+});
+"""
+
+
+def test_a_tape_suite_under_nyc_14_passes_with_its_tap_counts(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """fast-json-stable-stringify's shape: nyc 14's spawn-wrap writes shims under $HOME, read-only while tests
+    run; tape prints TAP, whose closing counts (one per assertion) are the report's."""
+    calc = "exports.add = (a, b) => a + b;\n"
+    files = {"package.json": package_json("nyc tape test.js", tape="5.10.2", nyc="14.1.1"), "calc.js": calc}
+    source = snapshot(make_repo({**files, "test.js": TAPE_TESTS}), tmp_path / "src.tar.gz")
+    # A home outside /tmp, as the local launcher's is: the tests' sandbox binds it read-only (/tmp is a fresh tmpfs).
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="mendflow-test-home-") as home:
+        found = run_node_runner(source, tmp_path / "out", node_cache, HOME=home)
+    report = BuildReport.model_validate(found)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert (report.tests.total, report.tests.passed, report.tests.failed) == (2, 2, 0)
+
+
+def test_a_failing_tape_assertion_fails_the_build_and_is_counted(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    calc = "exports.add = (a, b) => a - b;\n"
+    files = {"package.json": package_json("tape test.js", tape="5.10.2"), "calc.js": calc, "test.js": TAPE_TESTS}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert (report.tests.total, report.tests.passed, report.tests.failed) == (2, 0, 2)
 
 
 def test_no_test_script_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
