@@ -265,6 +265,20 @@ def test_a_tape_suite_under_nyc_14_passes_with_its_tap_counts(
     assert (report.tests.total, report.tests.passed, report.tests.failed) == (2, 2, 0)
 
 
+@pytest.mark.parametrize(("tool", "version"), [("c8", "10.1.3"), ("nyc", "17.1.0")])
+def test_a_tape_suite_gets_the_coverage_its_own_c8_or_nyc_measured(
+    tool: str, version: str, make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """@fastify/deepmerge's `c8 tape`, fastq's `nyc tape`: the script's tool measures, mendflow reads it as LCOV."""
+    calc = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => {\n  return a - b;\n};\n"
+    manifest = package_json(f"{tool} tape test.js", tape="5.10.2", **{tool: version})
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, "calc.js": calc, "test.js": TAPE_TESTS})
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.coverage is not None and [f.path for f in report.coverage.files] == ["calc.js"]
+    calc_coverage = report.coverage.file("calc.js")
+    assert calc_coverage is not None and calc_coverage.missing_lines == [3]
+
+
 def test_a_failing_tape_assertion_fails_the_build_and_is_counted(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
