@@ -30,6 +30,7 @@ _TRANSIENT = re.compile(
 )
 # Lines of uv's output that say what went wrong (its hints and context lines come after).
 # uv draws its error tree with U+00D7 and U+2570 U+2500 U+25B6.
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b")
 _TREE = "\u00d7\u2570\u2500\u25b6"
 _CAUSE = re.compile(rf"^(?:error:|\s*[{_TREE}]|\s*Because\b|\s*Caused by:)", re.MULTILINE)
 
@@ -50,13 +51,19 @@ def cause(step: StepResult) -> str:
     start = next((i for i, line in enumerate(lines) if _CAUSE.match(line)), None)
     if start is None:
         return step.last_stderr_line()[:600]
-    said = []
+    said: list[str] = []
+    backend: list[str] = []  # a build backend's own output, which uv quotes under "[stderr]"
     for line in lines[start:]:
         text = line.strip().strip(_TREE).strip()
         if text.startswith("hint:"):
             break
-        if text:
+        if text == "[stderr]" or backend:
+            backend += [text] if text else []
+        elif text:
             said.append(text)
+    if backend:  # its traceback's last exception, not the frames that would fill the line first (html5lib 1.1)
+        raised = [t for t in backend if _RAISED.match(t)]
+        said.append(f"[stderr] {raised[-1] if raised else backend[-1]}")
     return " ".join(said)[:600]
 
 

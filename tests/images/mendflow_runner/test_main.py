@@ -195,6 +195,17 @@ def test_missing_dependency_is_errored_dependencies(make_repo: RepoFactory, tmp_
     assert report.transient is False
 
 
+def test_a_build_backend_failure_names_the_exception_it_ended_with(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """html5lib 1.1's setup.py imports pkg_resources, which today's setuptools no longer has."""
+    files = {"pyproject.toml": None, "setup.py": "import no_such_build_module\n"}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
+    said = "[stderr] ModuleNotFoundError: No module named 'no_such_build_module'"
+    assert report.error_reason is not None and said in report.error_reason, report.error_reason
+
+
 def test_only_the_dependency_groups_for_tests_are_installed(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
