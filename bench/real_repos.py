@@ -66,6 +66,8 @@ LIBRARIES: dict[str, str] = {
     "cachetools": "8.0.2",
     "schema": "0.7.8",
     "xmltodict": "1.0.4",
+    "markdown": "3.7",
+    "decorator": "5.1.1",
 }
 
 
@@ -133,7 +135,8 @@ def test_files(repo: Path) -> list[str]:
     found = []
     for path in _paths(tree, ""):
         name = path.rsplit("/", 1)[-1]
-        if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+        # pytest's default patterns, and the test.py a unittest suite may be (decorator's src/tests/test.py)
+        if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py") or name == "test.py"):
             found.append(path)
     return sorted(found)
 
