@@ -10,6 +10,9 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+from mendflow.contracts import BuildReport
+from tests.fixtures.repos import RepoFactory
+
 RUNNER_DIR = Path(__file__).resolve().parents[3] / "images" / "ci-runner-python"
 TOOLS_BIN = Path(sysconfig.get_path("scripts"))  # the project venv's uv and ruff
 
@@ -108,6 +111,14 @@ def run_runner(source: Path, out: Path, cache: Path, *args: str, **env: str) -> 
     report_path = out / "report.json"
     assert report_path.is_file(), f"no report.json; stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc.returncode, json.loads(report_path.read_text())
+
+
+def build(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path, **files: str | None) -> BuildReport:
+    """The runner's report on the demo project with ``files`` changed (None removes one)."""
+    repo = make_repo(demo_files(**files))
+    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache)
+    assert rc == 0
+    return BuildReport.model_validate(data)
 
 
 def run_language_runner(package: str, source: Path, out: Path, env: dict[str, str], *args: str) -> dict[str, Any]:

@@ -13,19 +13,13 @@ from tests.images.mendflow_runner.helpers import (
     DEMO_MODULE,
     PASSING_TEST,
     PYPROJECT,
+    build,
     demo_files,
     run_runner,
     snapshot,
 )
 
 pytestmark = pytest.mark.slow
-
-
-def build(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path, **files: str | None) -> BuildReport:
-    repo = make_repo(demo_files(**files))
-    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache)
-    assert rc == 0
-    return BuildReport.model_validate(data)
 
 
 def test_passing_repo_reports_passed_with_counts_and_metrics(

@@ -8,7 +8,7 @@ import pytest
 
 from mendflow.contracts import BuildReport, BuildStatus
 from tests.fixtures.repos import RepoFactory
-from tests.images.mendflow_runner.helpers import PYPROJECT, demo_files, run_runner, snapshot
+from tests.images.mendflow_runner.helpers import PYPROJECT, build
 
 pytestmark = pytest.mark.slow
 
@@ -34,18 +34,18 @@ class AddTest(unittest.TestCase):
 OUTSIDE_START = "def test_outside_the_start_directory():\n    raise AssertionError('unittest never runs this')\n"
 
 
-def build(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path, files: dict[str, str | None]) -> BuildReport:
-    repo = make_repo(demo_files(**{"pyproject.toml": NO_PYTEST_CONFIG, "tests/test_demo.py": None, **files}))
-    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache)
-    assert rc == 0
-    return BuildReport.model_validate(data)
+def build_unittest(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path, files: dict[str, str | None]) -> BuildReport:
+    """The demo project without its pytest configuration and pytest test, with ``files``."""
+    return build(
+        make_repo, tmp_path, uv_cache, **{"pyproject.toml": NO_PYTEST_CONFIG, "tests/test_demo.py": None, **files}
+    )
 
 
 def test_a_suite_tox_runs_with_unittest_is_collected_by_unittests_rules(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
     files = {"tox.ini": TOX, "tests/test_add.py": UNITTEST_MODULE, "scripts/test_outside.py": OUTSIDE_START}
-    report = build(make_repo, tmp_path, uv_cache, files)
+    report = build_unittest(make_repo, tmp_path, uv_cache, files)
     assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
     assert report.test_command[-5:] == ["-o", "python_files=test*.py", "-o", "python_classes=", "tests"]
 
@@ -54,7 +54,7 @@ def test_the_same_suite_without_its_tox_command_is_collected_by_pytests_rules(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
     files = {"tests/test_add.py": UNITTEST_MODULE, "scripts/test_outside.py": OUTSIDE_START}
-    report = build(make_repo, tmp_path, uv_cache, files)
+    report = build_unittest(make_repo, tmp_path, uv_cache, files)
     assert report.status is BuildStatus.FAILED and report.tests.failed == 2
 
 
@@ -63,7 +63,7 @@ def test_an_undeclared_unittest_file_named_test_py_is_run(
 ) -> None:
     """decorator's layout: ``src/tests/test.py``, run by ``unittest.main()``, declared nowhere."""
     module = UNITTEST_MODULE + "\n\nif __name__ == '__main__':\n    unittest.main()\n"
-    report = build(make_repo, tmp_path, uv_cache, {"src/tests/__init__.py": "", "src/tests/test.py": module})
+    report = build_unittest(make_repo, tmp_path, uv_cache, {"src/tests/__init__.py": "", "src/tests/test.py": module})
     assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
     assert report.coverage is not None and report.coverage.line_pct > 0
 
@@ -90,6 +90,6 @@ class Cases(unittest.TestCase):
 
 def test_subtests_count_once_within_their_test(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     """pytest 9's JUnit suites count each subTest as a test; the report counts the tests pytest collected."""
-    report = build(make_repo, tmp_path, uv_cache, {"tox.ini": TOX, "tests/test_cases.py": SUBTESTS})
+    report = build_unittest(make_repo, tmp_path, uv_cache, {"tox.ini": TOX, "tests/test_cases.py": SUBTESTS})
     assert (report.tests.total, report.tests.passed, report.tests.failed) == (3, 2, 1)
     assert report.failed_tests == ["tests/test_cases.py::Cases::test_each_below_three"]
