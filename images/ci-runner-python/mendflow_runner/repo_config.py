@@ -115,24 +115,23 @@ def _tox_words(line: str) -> list[str]:
 
 
 def _nox_runs(root: Path) -> list[list[str]]:
-    sessions = _nox_sessions(root)
-    chosen = [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
     runs: list[list[str]] = []
-    for session in chosen:
+    for session in _nox_test_sessions(root):
         for call in (c for c in ast.walk(session) if isinstance(c, ast.Call)):
             if isinstance(call.func, ast.Attribute) and call.func.attr == "run":
                 runs.append([a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)])
     return runs
 
 
-def _nox_sessions(root: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """noxfile.py's top-level functions, read with ``ast``: the noxfile is never run."""
+def _nox_test_sessions(root: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """noxfile.py's sessions named for tests, or all when none is; read with ``ast``: the noxfile is never run."""
     path = root / "noxfile.py"
     try:
         tree = ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (SyntaxError, UnicodeDecodeError):
         return []
-    return [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)] if tree else []
+    sessions = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)] if tree else []
+    return [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
 
 
 def mypy_config(root: Path) -> dict[str, str] | None:
@@ -247,10 +246,8 @@ def nox_deps(root: Path) -> list[str]:
     """What ``noxfile.py``'s test sessions ``session.install`` by name (sessions named for tests, or any when
     none is): plain requirements only; ``.``, ``-e``/``-r`` and computed arguments are left out (the project and
     its requirement files are installed on their own). Read with ``ast``: the noxfile is never run."""
-    sessions = _nox_sessions(root)
-    chosen = [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
     found: list[str] = []
-    for session in chosen:
+    for session in _nox_test_sessions(root):
         for call in (c for c in ast.walk(session) if isinstance(c, ast.Call)):
             if isinstance(call.func, ast.Attribute) and call.func.attr == "install":
                 found += _plain_requirements(call.args)
