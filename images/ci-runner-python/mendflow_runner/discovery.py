@@ -14,6 +14,7 @@ file (decorator's ``src/tests/test.py``).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import posixpath
 import re
@@ -61,6 +62,7 @@ def unittest_rules(start: str = ".", pattern: str = DEFAULT_PATTERN) -> Collecti
     return Collection(options, () if start == "." else (start,))
 
 
+@functools.lru_cache(maxsize=8)  # asked before every pytest run of a job (B1 twice, the gates many times)
 def rules(root: Path) -> Collection | None:
     """How the repository's tox or nox test command collects, else None (pytest's configured rules).
 
