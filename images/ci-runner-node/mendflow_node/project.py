@@ -25,6 +25,11 @@ ESLINT_CONFIGS = tuple(
     for ext in (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".json", ".yaml", ".yml", "")
 )
 _QUIET = ("--no-audit", "--no-fund")
+# npm asks the registry again for everything a warm cache holds: each tarball a lockfile pins by its integrity
+# (330 requests for the TypeScript example, 1.4 s through the egress proxy), and the pinned pnpm or yarn release
+# ``npm exec`` runs. A cached one is the one they name. Without a lockfile the manifest's ranges resolve against
+# the registry as of today, so it is asked. pnpm and yarn ask nothing for what their stores hold.
+_PREFER_CACHE = ("--prefer-offline",)
 # The pnpm or yarn a project gets when its ``packageManager`` field names no version: the newest of the line that
 # writes its lockfile. They come from the npm registry through ``npm exec`` (npm checks their integrity), not
 # through corepack: its signature check fails against a registry mirror that serves no signatures.
@@ -77,7 +82,7 @@ class Project:
             frozen = "--immutable" if self.yarn_berry else "--frozen-lockfile"
             return [*self._manager_argv(), "install", *([frozen] if self.lockfile else [])]
         if self.lockfile:
-            return ["npm", "ci", *_QUIET]
+            return ["npm", "ci", *_QUIET, *_PREFER_CACHE]
         return ["npm", "install", "--no-package-lock", *_QUIET]
 
     def _manager_argv(self) -> list[str]:
@@ -86,7 +91,8 @@ class Project:
         if self.manager == "yarn" and (release := self.yarnrc.get("yarnPath")):
             return ["node", release]
         package = "pnpm" if self.manager == "pnpm" else _YARN_PACKAGES[self.yarn_berry]
-        return ["npm", "exec", "--yes", f"--package={package}@{self.manager_version}", "--", self.manager]
+        pinned = f"--package={package}@{self.manager_version}"
+        return ["npm", "exec", "--yes", *_PREFER_CACHE, pinned, "--", self.manager]
 
     @property
     def manager_version(self) -> str:

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import socketserver
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mendflow_runner.proc import EGRESS_SOCKET
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
 from mendflow.jobcode import copy_package
@@ -309,6 +313,51 @@ def test_a_pnpm_or_yarn_lockfile_installs_frozen_with_its_manager(
     }
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+
+
+class _CountingRefuser(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """An egress proxy that refuses every connection and counts them."""
+
+    daemon_threads = True
+    asked = 0
+
+
+class _Refuse(socketserver.BaseRequestHandler):
+    server: _CountingRefuser
+
+    def handle(self) -> None:
+        self.server.asked += 1
+        self.request.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+@pytest.fixture
+def refusing_egress(tmp_path: Path) -> Iterator[_CountingRefuser]:
+    server = _CountingRefuser(str(tmp_path / "egress.sock"), _Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the dependency phase's egress needs bubblewrap")
+@pytest.mark.parametrize("lockfile", ["package-lock.json", "pnpm-lock.yaml", "yarn.lock"])
+def test_a_warm_frozen_install_asks_the_registry_nothing(
+    lockfile: str, make_repo: RepoFactory, tmp_path: Path, node_cache: Path, refusing_egress: _CountingRefuser
+) -> None:
+    """What a lockfile pins and the cache holds is what gets installed: no request per package through the
+    egress proxy (npm otherwise asks again for every tarball, and for the pnpm or yarn it runs)."""
+    files: Files = {
+        "package.json": package_json("node --test test/", **{"is-number": "7.0.0"}),
+        lockfile: (LOCKS / lockfile).read_text(),
+        "test/is.test.mjs": USES_IS_NUMBER,
+    }
+    assert _build(make_repo, tmp_path / "warm", node_cache, files).status == BuildStatus.PASSED
+    source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
+    egress = str(refusing_egress.server_address)
+    report = BuildReport.model_validate(
+        run_node_runner(source, tmp_path / "out", node_cache, **{EGRESS_SOCKET: egress})
+    )
+    assert (report.status, refusing_egress.asked) == (BuildStatus.PASSED, 0), report.error_reason
 
 
 def test_a_yarn_plug_n_play_project_is_said_unsupported(
