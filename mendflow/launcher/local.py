@@ -90,6 +90,7 @@ TOOLS = ("uv", "ruff")
 OPTIONAL_TOOLS = ("golangci-lint",)
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
+_DELETING: list[subprocess.Popen[bytes]] = []  # the finished jobs' directories being removed (``_discard``)
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
 
 # The launcher sets these itself; the spec cannot point them elsewhere.
@@ -327,6 +328,7 @@ class LocalLauncher(Launcher):
             _check_traversable(self.base)
         for sub in ("jobs", "toolchain", "cache"):
             _dir(self.base / sub, 0o711)
+        _dir(self.trash, 0o700, *root_owned)
         _dir(self.base / "toolchain", 0o755)
         _dir(self.caches, 0o711, *root_owned)
         _dir(self.ids.root, 0o700, *root_owned)
@@ -488,7 +490,31 @@ class LocalLauncher(Launcher):
             if uid is not None:
                 self._clear_uid(uid)
             if ws is not None:
-                shutil.rmtree(ws.root, ignore_errors=True)
+                self._discard(ws.root)
+
+    @property
+    def trash(self) -> Path:
+        return self.base / "trash"
+
+    def _discard(self, job_dir: Path) -> None:
+        """Delete a finished job's directory without making the run wait: on a disk mounted with ``discard``,
+        each unlink waits for the device (a TypeScript job's node_modules: 0.3-0.7 s). Renamed into the
+        root-only trash at once, it is removed by an ``rm`` that outlives this process; ``reap`` empties what a
+        killed one left."""
+        try:
+            parked = self.trash / job_dir.name
+            job_dir.rename(parked)
+            _DELETING[:] = [rm for rm in _DELETING if rm.poll() is None]  # reaped, not left as zombies
+            rm = subprocess.Popen(
+                ["rm", "-rf", "--", str(parked)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # not killed with this process's group (Ctrl-C)
+            )
+            _DELETING.append(rm)
+        except OSError:
+            shutil.rmtree(job_dir, ignore_errors=True)
 
     def _clear_uid(self, uid: int) -> None:
         """Nothing of a job outlives it: what still runs as its uid, what it left in the shared temp dirs."""
@@ -498,8 +524,8 @@ class LocalLauncher(Launcher):
         self.ids.release(uid)
 
     def reap(self, older_than_sec: float | None = None) -> list[str]:
-        """Remove what killed runs left of their jobs: processes, cgroups, job directories, what ran as their
-        uids or was left in the shared temp dirs, and the uids' claims.
+        """Remove what killed runs left of their jobs: processes, cgroups, job directories (in the trash too),
+        what ran as their uids or was left in the shared temp dirs, and the uids' claims.
 
         ``run`` cleans up in ``finally``, which a SIGKILL of the trusted process skips. A job is reaped only
         when the process that started it is gone and its directory is older than ``older_than_sec`` (default
@@ -524,6 +550,8 @@ class LocalLauncher(Launcher):
                 self._clear_uid(uids[job_dir.name])
             shutil.rmtree(job_dir, ignore_errors=True)
             reaped.append(f"local job {job_dir.name}")
+        for parked in sorted(self.trash.iterdir()) if self.trash.is_dir() else []:
+            shutil.rmtree(parked, ignore_errors=True)
         if self.caches.is_dir():
             reaped += self.evict_caches()
         return reaped

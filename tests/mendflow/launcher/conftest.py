@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections import deque
@@ -155,7 +156,15 @@ class LocalCase(LauncherCase):
     def leftovers(self) -> list[str]:
         jobs = self.base / "jobs"
         left = [f"dir {p.name}" for p in jobs.iterdir()] if jobs.is_dir() else []
+        deadline = time.monotonic() + 10  # finished jobs' directories are deleted in the background
+        while (parked := _entries(self.launcher.trash)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left += [f"trash {name}" for name in parked]
         return left + [f"pid {pid}" for pid in _pids_with_env(f"{JOB_MARKER}={self.prefix}-".encode())]
+
+
+def _entries(directory: Path) -> list[str]:
+    return [p.name for p in directory.iterdir()] if directory.is_dir() else []
 
 
 def _pids_with_env(needle: bytes) -> list[int]:

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -19,7 +20,7 @@ import pytest
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from mendflow.launcher.base import JobSpec, JobState, is_credential
 from mendflow.launcher.cgroups import JobCgroups
-from mendflow.launcher.local import LocalLauncher, cache_key
+from mendflow.launcher.local import JOB_MARKER, LocalLauncher, cache_key
 from mendflow.settings import Settings
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_runner.helpers import PYPROJECT, demo_files, snapshot
@@ -170,6 +171,28 @@ def test_what_a_job_leaves_in_the_shared_temp_dirs_goes_with_it(launcher: LocalL
     finally:
         for p in left:
             shutil.rmtree(p, ignore_errors=True)
+
+
+def test_a_finished_jobs_directory_leaves_at_once_and_is_deleted_from_the_root_only_trash(
+    launcher: LocalLauncher, tmp_path: Path
+) -> None:
+    code = f"import os\nopen('out/result.json', 'w').write(os.environ[{JOB_MARKER!r}])"
+    assert launcher.run(script_job(code, tmp_path)).state == JobState.SUCCEEDED
+    job_id = (tmp_path / "result.json").read_text()
+    assert not (launcher.base / "jobs" / job_id).exists()
+    assert stat.S_IMODE(launcher.trash.stat().st_mode) == 0o700
+    deadline = time.monotonic() + 10
+    while (launcher.trash / job_id).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not (launcher.trash / job_id).exists()
+
+
+def test_reap_empties_the_trash_a_killed_deletion_left(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    (base / "trash" / "build-b1-0123abcd" / "ws" / "node_modules").mkdir(parents=True)
+    launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
+    launcher.reap()
+    assert list(launcher.trash.iterdir()) == []
 
 
 @ROOT_ONLY
