@@ -501,10 +501,14 @@ class LocalLauncher(Launcher):
         each unlink waits for the device (a TypeScript job's node_modules: 0.3-0.7 s). Renamed into the
         root-only trash at once, it is removed by an ``rm`` that outlives this process; ``reap`` empties what a
         killed one left."""
+        parked = self.trash / job_dir.name
         try:
-            parked = self.trash / job_dir.name
             job_dir.rename(parked)
-            _DELETING[:] = [rm for rm in _DELETING if rm.poll() is None]  # reaped, not left as zombies
+        except OSError:
+            shutil.rmtree(job_dir, ignore_errors=True)
+            return
+        _DELETING[:] = [rm for rm in _DELETING if rm.poll() is None]  # reaped, not left as zombies
+        try:
             rm = subprocess.Popen(
                 ["rm", "-rf", "--", str(parked)],
                 stdin=subprocess.DEVNULL,
@@ -512,9 +516,10 @@ class LocalLauncher(Launcher):
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,  # not killed with this process's group (Ctrl-C)
             )
-            _DELETING.append(rm)
         except OSError:
-            shutil.rmtree(job_dir, ignore_errors=True)
+            shutil.rmtree(parked, ignore_errors=True)
+            return
+        _DELETING.append(rm)
 
     def _clear_uid(self, uid: int) -> None:
         """Nothing of a job outlives it: what still runs as its uid, what it left in the shared temp dirs."""
