@@ -335,7 +335,9 @@ class LocalLauncher(Launcher):
         return Toolchain(self.base / "toolchain", self.python, self.settings.cache_dir / "bin").bin_dir()
 
     def _make_workspace(self, job_id: str, uid: int | None) -> Workspace:
-        root = _dir(self.base / "jobs" / job_id, 0o711)
+        # Listable by the job, not writable: tools walk up from a temp file and list each parent, as they may on
+        # any machine (pytest-mypy-plugins' cache clean-up failed 86 of attrs' tests on PermissionError).
+        root = _dir(self.base / "jobs" / job_id, 0o755)
         (root / OWNER_FILE).write_text(_process_identity(os.getpid()))  # `reap` spares jobs whose owner lives
         ws = Workspace(root, root / "ws")
         for path in (ws.ws, *(ws.sub(name) for name in ("out", "home", "tmp", "cache"))):

@@ -187,6 +187,14 @@ def test_a_finished_jobs_directory_leaves_at_once_and_is_deleted_from_the_root_o
     assert not (launcher.trash / job_id).exists()
 
 
+@ROOT_ONLY
+def test_a_job_can_list_the_directory_its_workspace_is_in(launcher: LocalLauncher, tmp_path: Path) -> None:
+    code = "import json, os\njson.dump(os.listdir(os.path.dirname(os.getcwd())), open('out/result.json', 'w'))"
+    result = launcher.run(script_job(code, tmp_path))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert "ws" in json.loads((tmp_path / "result.json").read_text())
+
+
 def test_reap_empties_the_trash_a_killed_deletion_left(tmp_path: Path) -> None:
     base = tmp_path / "base"
     (base / "trash" / "build-b1-0123abcd" / "ws" / "node_modules").mkdir(parents=True)
