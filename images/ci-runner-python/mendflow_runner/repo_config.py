@@ -40,6 +40,15 @@ def _ini(path: Path) -> configparser.ConfigParser | None:
     return cp
 
 
+def _ini_text(text: str) -> configparser.ConfigParser | None:
+    cp = configparser.ConfigParser(interpolation=None)
+    try:
+        cp.read_string(text)
+    except configparser.Error:
+        return None
+    return cp
+
+
 def _marker_names(entries: list[str]) -> set[str]:
     # "fast: quick tests" or "fast(arg): ..." → "fast"
     return {e.split(":")[0].split("(")[0].strip() for e in entries if e.strip()}
@@ -89,7 +98,7 @@ def configures_pytest(root: Path) -> bool:
 
 
 def test_commands(root: Path) -> list[list[str]]:
-    """The commands tox.ini's ``[testenv]`` and noxfile.py's test sessions run, as words: tox's
+    """The commands tox's ``[testenv]`` (see ``tox_config``) and noxfile.py's test sessions run, as words: tox's
     ``{toxinidir}`` becomes ``.``, and other substitutions (``{posargs}``, ``{envpython}``) and lines with a
     factor condition (``py38: …``) are left out, as are a noxfile's computed arguments."""
     commands = [_tox_words(line) for line in _tox_command_lines(root)]
@@ -97,10 +106,10 @@ def test_commands(root: Path) -> list[list[str]]:
 
 
 def _tox_command_lines(root: Path) -> list[str]:
-    cp = _ini(root / "tox.ini")
+    cp = tox_config(root)
     if cp is None or not cp.has_option("testenv", "commands"):
         return []
-    text = re.sub(r"\\\n\s*", " ", cp.get("testenv", "commands"))  # a line continued with a backslash
+    text = re.sub(r"\\\n\s*", " ", _tox_value(cp, "testenv", "commands"))  # a line continued with a backslash
     return [line.strip() for line in text.splitlines() if line.strip() and not re.match(r"^[\w,.!-]+:\s", line)]
 
 
@@ -182,6 +191,15 @@ def coverage_plugins(root: Path) -> list[str]:
 def coverage_chooses_files(root: Path) -> bool:
     """Whether the repo's coverage configuration says which files are measured (``source`` or ``include``)."""
     return bool(coverage_run_section(root).keys() & {"source", "include", "source_pkgs"})
+
+
+def build_backend_dirs(root: Path) -> list[str]:
+    """The in-tree build backend's directories (``[build-system] backend-path``, charset-normalizer's
+    ``_build_hook``), as relative paths. The repository's root and ``src`` are left out: a backend that builds
+    itself from there (flit-core's ``.``, hatchling's ``src``) is the project's own code."""
+    paths = pyproject(root).get("build-system", {}).get("backend-path", [])
+    found = [Path(p).as_posix() for p in paths if isinstance(p, str)] if isinstance(paths, list) else []
+    return [p for p in found if p not in (".", "src") and not Path(p).is_absolute() and ".." not in Path(p).parts]
 
 
 def is_installable(root: Path) -> bool:
@@ -279,24 +297,60 @@ def pdm_dev_deps(root: Path) -> list[str]:
 
 
 def tox_deps(root: Path, python: tuple[int, int]) -> list[str]:
-    """The ``deps`` of tox.ini's ``[testenv]`` for this interpreter's environment (what tox installs for the tests):
-    plain requirements only; a ``-r`` file or a ``{...}`` substitution is left out (the requirement files are
-    read on their own). A line with a factor condition counts when it holds there (``tox_env_holds``)."""
+    """The ``deps`` of tox's ``[testenv]`` (see ``tox_config``) for this interpreter's environment (what tox
+    installs for the tests), ``{[section]key}`` substitutions made: plain requirements only; a ``-r`` file or
+    another ``{...}`` substitution is left out (the requirement files are read on their own). A line with a
+    factor condition counts when it holds there (``tox_env_holds``)."""
     lines = [line.split("#", 1)[0].strip() for line in _testenv_lines(root, "deps")]
     found = [_for_env(line, python) for line in lines]
     return [v for v in found if v and not v.startswith("-") and "{" not in v and "://" not in v]
 
 
 def tox_extras(root: Path, python: tuple[int, int]) -> list[str]:
-    """The ``extras`` of tox.ini's ``[testenv]`` for this interpreter's environment, installed with the project
+    """The ``extras`` of tox's ``[testenv]`` for this interpreter's environment, installed with the project
     for its tests; a ``{...}`` substitution is left out."""
     lines = [_for_env(line.split("#", 1)[0], python) for line in _testenv_lines(root, "extras")]
     return [e for line in lines if "{" not in line for e in re.split(r"[,\s]+", line) if e]
 
 
 def _testenv_lines(root: Path, key: str) -> list[str]:
+    cp = tox_config(root)
+    return _tox_value(cp, "testenv", key).splitlines() if cp is not None and cp.has_option("testenv", key) else []
+
+
+def tox_config(root: Path) -> configparser.ConfigParser | None:
+    """tox's configuration, from the first place tox 4 looks for it: ``tox.ini``, ``setup.cfg`` when it has a
+    ``[tox:tox]`` section, then ``pyproject.toml``'s ``[tool.tox] legacy_tox_ini`` string (tqdm's). The test
+    environment is ``[testenv]`` in each; tox 4's native TOML tables (``[tool.tox.env_run_base]``) are not read."""
     cp = _ini(root / "tox.ini")
-    return cp.get("testenv", key).splitlines() if cp is not None and cp.has_option("testenv", key) else []
+    if cp is not None:
+        return cp
+    cfg = _ini(root / "setup.cfg")
+    if cfg is not None and cfg.has_section("tox:tox"):
+        return cfg
+    tox = pyproject(root).get("tool", {}).get("tox", {})
+    legacy = tox.get("legacy_tox_ini") if isinstance(tox, dict) else None
+    return _ini_text(legacy) if isinstance(legacy, str) else None
+
+
+# tox's section substitution: ``{[core]deps}`` is the ``deps`` of section ``[core]`` (tqdm's test deps).
+_SECTION_REF = re.compile(r"\{\[(?P<section>[^\[\]{}]+)\](?P<key>[^{}\s:]+)\}")
+_SUBSTITUTION_DEPTH = 10  # a reference that refers back to itself stops here, left as written
+
+
+def _tox_value(cp: configparser.ConfigParser, section: str, key: str, depth: int = 0) -> str:
+    """``key`` of ``section`` with its ``{[section]key}`` substitutions made as tox makes them: the referenced
+    value, itself substituted; one that names no value is left as written (and so left out by the callers)."""
+    value = cp.get(section, key)
+    if depth >= _SUBSTITUTION_DEPTH:
+        return value
+
+    def referenced(m: re.Match[str]) -> str:
+        if not cp.has_option(m["section"], m["key"]):
+            return m[0]
+        return _tox_value(cp, m["section"], m["key"], depth + 1)
+
+    return _SECTION_REF.sub(referenced, value)
 
 
 _FACTOR_LINE = re.compile(r"^\s*(?P<condition>[\w{},.!-]+):\s*(?P<value>.*)$")

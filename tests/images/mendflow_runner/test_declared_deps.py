@@ -105,6 +105,41 @@ def test_tox_deps_of_this_interpreters_environment_are_installed(tmp_path: Path)
     assert tox_deps(tmp_path, PY311) == ["hypothesis", "pytest", "coverage"]
 
 
+LEGACY_TOX_INI = '''
+[tool.tox]
+legacy_tox_ini = """
+[testenv]
+deps =
+    pytest
+    pytest-asyncio
+"""
+'''
+
+
+def test_tox_deps_are_read_from_pyprojects_legacy_tox_ini(tmp_path: Path) -> None:
+    """tqdm's tox configuration: an ini text in pyproject.toml, tox 4's third place to look."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n' + LEGACY_TOX_INI)
+    assert tox_deps(tmp_path, PY311) == ["pytest", "pytest-asyncio"]
+
+
+def test_tox_deps_are_read_from_setup_cfgs_tox_section(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[tox:tox]\nenvlist = py311\n\n[testenv]\ndeps = pytest-asyncio\n")
+    assert tox_deps(tmp_path, PY311) == ["pytest-asyncio"]
+
+
+def test_tox_ini_wins_over_pyprojects_legacy_tox_ini(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n' + LEGACY_TOX_INI)
+    (tmp_path / "tox.ini").write_text("[testenv]\ndeps = hypothesis\n")
+    assert tox_deps(tmp_path, PY311) == ["hypothesis"]
+
+
+def test_tox_deps_substitute_another_sections_value_recursively(tmp_path: Path) -> None:
+    """tqdm's ``deps = {[core]deps}``; here ``[core]`` refers on to ``[base]``, and tox substitutes both."""
+    config = "[base]\ndeps = pytest\n[core]\ndeps =\n    {[base]deps}\n    pytest-asyncio\n"
+    (tmp_path / "tox.ini").write_text(config + "[testenv]\ndeps =\n    {[core]deps}\n    {[core]missing}\n")
+    assert tox_deps(tmp_path, PY311) == ["pytest", "pytest-asyncio"]
+
+
 @pytest.mark.parametrize(
     ("condition", "env", "holds"),
     [

@@ -181,3 +181,14 @@ def test_a_conftest_pytest_refuses_is_named_as_what_stopped_it(tmp_path: Path, u
     reason = report.error_reason or ""
     assert "PluginValidationError" in reason and "tests/conftest.py" in reason and "{'gone'}" in reason
     assert "/src/" not in reason
+
+
+PLUGIN_ADDOPTS = '[tool.pytest.ini_options]\naddopts = "--asyncio-mode=strict"\n'
+
+
+def test_a_usage_error_is_named_by_pytests_error_line(tmp_path: Path, uv_cache: Path) -> None:
+    # tqdm's addopts name pytest-asyncio's option; the plugin is only in its tox deps, so pytest stops at once.
+    files = {"pyproject.toml": NO_MARKERS.replace("[tool.pytest.ini_options]\n", PLUGIN_ADDOPTS)}
+    report = _run(tmp_path, uv_cache, files)
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, [])
+    assert report.error_reason == "pytest exited 4: error: unrecognized arguments: --asyncio-mode=strict"

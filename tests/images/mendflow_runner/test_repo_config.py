@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from mendflow_runner import repo_config
 from mendflow_runner.repo_config import coverage_chooses_files, pytest_addopts
-from mendflow_runner.testing import coverage_argv, without_cov
+from mendflow_runner.testing import NOT_CODE_OMIT, TEST_OMIT, coverage_argv, without_cov
 
 
 def test_cov_options_are_taken_out_with_their_values() -> None:
@@ -53,6 +54,21 @@ def test_config_without_source_measures_the_repos_packages_under_src_too(tmp_pat
     (tmp_path / "pyproject.toml").write_text("[tool.coverage.run]\nparallel = true\n")
     (tmp_path / "src").mkdir()
     assert coverage_argv("python", tmp_path)[-1] == "--source=.,src"
+
+
+def test_an_in_tree_build_backend_is_not_code_under_test(tmp_path: Path) -> None:
+    """charset-normalizer's ``backend-path = ["_build_hook"]``: build tooling, as setup.py is."""
+    build_system = '[build-system]\nbuild-backend = "backend"\nbackend-path = ["_build_hook"]\n'
+    (tmp_path / "pyproject.toml").write_text(build_system)
+    omit = coverage_argv("python", tmp_path)[-1].removeprefix("--omit=").split(",")
+    assert "_build_hook/*" in omit and "setup.py" in omit
+
+
+@pytest.mark.parametrize("path", [".", "src"])
+def test_a_backend_that_builds_itself_from_the_root_or_src_stays_measured(tmp_path: Path, path: str) -> None:
+    """flit-core's ``backend-path = ["."]``, hatchling's ``["src"]``: there the backend is the project's code."""
+    (tmp_path / "pyproject.toml").write_text(f'[build-system]\nbuild-backend = "b"\nbackend-path = ["{path}"]\n')
+    assert coverage_argv("python", tmp_path)[-1] == f"--omit={TEST_OMIT},{NOT_CODE_OMIT}"
 
 
 def test_a_pre_commit_ruff_hook_configures_ruff(tmp_path: Path) -> None:

@@ -93,3 +93,35 @@ def test_subtests_count_once_within_their_test(make_repo: RepoFactory, tmp_path:
     report = build_unittest(make_repo, tmp_path, uv_cache, {"tox.ini": TOX, "tests/test_cases.py": SUBTESTS})
     assert (report.tests.total, report.tests.passed, report.tests.failed) == (3, 2, 1)
     assert report.failed_tests == ["tests/test_cases.py::Cases::test_each_below_three"]
+
+
+SUBTEST_SKIPS = """\
+import unittest
+
+
+class Backends(unittest.TestCase):
+    def test_each_backend(self):
+        for name in ("present", "absent"):
+            with self.subTest(backend=name):
+                if name == "absent":
+                    self.skipTest("backend absent")
+
+    def test_plain(self):
+        self.assertTrue(True)
+
+    def test_skipped_itself(self):
+        self.skipTest("not here")
+"""
+
+
+def test_a_test_counts_by_its_own_outcome_not_a_skipped_subtests(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """python-slugify's backends test: pytest reports it passed; pytest 9's JUnit holds its subtest's skip."""
+    report = build_unittest(make_repo, tmp_path, uv_cache, {"tox.ini": TOX, "tests/test_backends.py": SUBTEST_SKIPS})
+    assert (report.status, report.tests.total, report.tests.passed, report.tests.skipped) == (
+        BuildStatus.PASSED,
+        3,
+        2,
+        1,
+    )

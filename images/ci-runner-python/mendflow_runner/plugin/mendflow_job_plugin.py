@@ -138,6 +138,8 @@ def pytest_runtest_logreport(report: Any) -> None:
         crash = getattr(report.longrepr, "reprcrash", None)
         memory_error = str(getattr(crash, "message", "")).startswith("MemoryError")
     extra = _failure_fields(report) if report.failed else {}
+    if type(report).__name__ == "SubtestReport":  # a subTest's report, under its test's node id
+        extra["subtest"] = True
     _journal(
         event="report",
         nodeid=report.nodeid,
