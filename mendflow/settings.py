@@ -29,7 +29,9 @@ class SandboxSettings(BaseModel):
     cpu_time_limit_sec: int = Field(3600, description="RLIMIT_CPU for local jobs.")
     open_files_limit: int = Field(4096, description="RLIMIT_NOFILE for local jobs.")
     max_processes: int = Field(
-        1024, description="Processes and threads a local job may have at once (pids cgroup, where writable)."
+        16384,
+        description="Processes and threads a local job may have at once (pids cgroup, where writable); a job that "
+        "reaches it is ERRORED (once_cell's stress test holds 1,000 threads beside the other tests).",
     )
     job_ids_start: int = Field(
         1_600_000_000,

@@ -141,6 +141,14 @@ class JobCgroups:
         )
         return int(counters.get("oom_kill", "0")) > 0
 
+    def reached_process_cap(self) -> bool:
+        """Whether a fork or thread was refused at ``pids.max`` (``pids.events``: "max N")."""
+        group = self.groups.get("pids")
+        if group is None:
+            return False
+        events = dict(line.split() for line in group.read("pids.events").splitlines() if len(line.split()) == 2)
+        return int(events.get("max", "0")) > 0
+
     def remove(self) -> None:
         for group in self.groups.values():
             group.remove()

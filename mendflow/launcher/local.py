@@ -632,7 +632,7 @@ class LocalLauncher(Launcher):
                 tail.stop(drain=False)  # interrupted: the caller's cleanup matters, not the last lines
                 raise
             tail.stop()  # after the sweep: nothing writes to job.log any more
-        return _classify(proc.returncode, timed_out, spec, cgroups, ws.log)
+        return _classify(proc.returncode, timed_out, spec, cgroups, ws.log, self.settings.sandbox.max_processes)
 
     def _wait(self, proc: subprocess.Popen[bytes], spec: JobSpec, cgroups: JobCgroups, job_id: str) -> bool:
         """Wait for the job (terminated at its timeout), then sweep what is left; True when it timed out."""
@@ -729,7 +729,15 @@ class _LogTail:
         self._thread.join(TAIL_JOIN_SEC if drain else 1.0)
 
 
-def _classify(rc: int | None, timed_out: bool, spec: JobSpec, cgroups: JobCgroups, log: Path) -> JobResult:
+def _classify(
+    rc: int | None, timed_out: bool, spec: JobSpec, cgroups: JobCgroups, log: Path, max_processes: int
+) -> JobResult:
+    if cgroups.reached_process_cap():  # first: a thread refused may hang a test until the timeout (once_cell)
+        reason = (
+            f"reached its cap of {max_processes} processes and threads at once, so what it ran is no evidence: "
+            "raise MENDFLOW_SANDBOX__MAX_PROCESSES if its tests need more"
+        )
+        return JobResult(state=JobState.ERROR, exit_code=rc, reason=reason)
     if timed_out:
         return JobResult(state=JobState.TIMED_OUT, exit_code=rc, reason=f"exceeded its timeout of {spec.timeout_sec} s")
     if cgroups.oom_killed():

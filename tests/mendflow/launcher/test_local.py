@@ -339,10 +339,26 @@ def test_a_fork_bomb_stays_inside_its_process_cap(launcher: LocalLauncher, tmp_p
         "    started += 1\n"
         "json.dump({'started': started, 'refused': refused}, open('out/result.json', 'w'))\n"
     )
-    result = launcher.run(script_job(code, tmp_path, timeout_sec=60))
-    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert launcher.run(script_job(code, tmp_path, timeout_sec=60)).state == JobState.ERROR  # and says why (below)
     counts = json.loads((tmp_path / "result.json").read_text())
     assert counts["started"] < 32 and counts["refused"] > 60
+
+
+@pytest.mark.skipif(not _writable("pids"), reason="the pids cgroup controller is not writable here")
+def test_a_job_that_reaches_its_process_cap_is_an_error_that_names_it(launcher: LocalLauncher, tmp_path: Path) -> None:
+    launcher.settings.sandbox.max_processes = 32
+    code = (
+        "import threading, time\n"
+        "for _ in range(64):\n"
+        "    try:\n"
+        "        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "    except RuntimeError:\n"
+        "        pass\n"
+        "open('out/result.json', 'w').write('{}')\n"
+    )
+    result = launcher.run(script_job(code, tmp_path, timeout_sec=60))
+    assert result.state == JobState.ERROR
+    assert result.reason is not None and "cap of 32 processes and threads" in result.reason
 
 
 @pytest.mark.skipif(not _writable("cpu"), reason="the cpu cgroup controller is not writable here")
