@@ -119,6 +119,21 @@ def test_clippy_and_rustfmt_findings_fail_lint_with_their_file_and_code(
     assert codes == [("src/lib.rs", "clippy::ptr_arg"), ("src/lib.rs", "rustfmt")]
 
 
+def test_a_bench_that_needs_nightly_stops_no_other_targets_lint(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    # unicode-width, bitflags and indexmap as published: benches/ on #![feature(test)], which stable refuses.
+    bench = "#![feature(test)]\nextern crate test;\n"
+    tests = "#[test]\nfn counts() {\n    let v = vec![1u64];\n    assert!(v.len() >= 1);\n}\n"
+    files = example_files(**{"benches/a_nightly.rs": bench, "benches/b_stable.rs": tests})
+    source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
+    # One job at a time: cargo reaches the nightly bench first, and without --keep-going stops there.
+    report = BuildReport.model_validate(run_rust_runner(source, tmp_path / "out", rust_cache, CARGO_BUILD_JOBS="1"))
+    assert ("benches/b_stable.rs", "clippy::len_zero") in {
+        (e.split(":", 1)[0], e.split(" ")[1]) for e in report.lint_errors
+    }
+
+
 def test_a_toolchain_kept_under_tmp_is_seen_inside_the_sandbox(
     make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
 ) -> None:
