@@ -1,6 +1,7 @@
 """A Node project's build, the way its own CI runs one: the lockfile's package manager installs (the only step
-with a network: the npm registry), then, offline, ``tsc --noEmit`` when there is a tsconfig, eslint when the
-repository configures it, and the test runner its ``test`` script names, with coverage.
+with a network: the npm registry), then, offline, ``tsc --noEmit`` when the project type-checks with a tsconfig
+and a typescript of its own, eslint when the repository configures it, and the test runner its ``test`` script
+names, with coverage.
 
 Every tool is the repository's own, from ``node_modules/.bin`` at the version its lockfile pins; the image brings
 Node and npm only (``npm exec`` fetches the pnpm or yarn a project uses, in the dependency phase). Coverage comes
@@ -10,7 +11,9 @@ from the runner's own provider (jest's, vitest's v8 or istanbul, c8 or else nyc 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shlex
 import shutil
 from importlib import resources
 from pathlib import Path
@@ -27,6 +30,9 @@ from .project import Project, ProjectError
 COVERAGE = "coverage.json"
 LCOV = "lcov.info"
 VITEST_PROVIDERS = ("@vitest/coverage-v8", "@vitest/coverage-istanbul")
+# Where a test script's own tool has V8 write its test processes' coverage, past the NODE_V8_COVERAGE mendflow
+# gives the script: c8's default temp directory, and tap 15+'s (@tapjs/coverage).
+OWN_V8_DIRS = ("coverage/tmp", ".tap/coverage")
 _TOOL_ENV = {
     "CI": "true",  # every runner's non-interactive mode: no watch, no prompts
     "NO_COLOR": "1",
@@ -59,6 +65,11 @@ def _last_words(step: StepResult) -> str:
         if lines:
             return lines[-1]
     return step.last_stderr_line()
+
+
+def _has_records(lcov: Path) -> bool:
+    """The LCOV tracefile exists and holds a file's record."""
+    return lcov.is_file() and "SF:" in lcov.read_text(encoding="utf-8", errors="replace")
 
 
 class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
@@ -124,8 +135,12 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return self._run(wrap, argv, self.src, {**self.offline_env, **(env or {})})
 
     def _compile(self) -> bool:
-        """``tsc --noEmit`` with the repository's tsconfig and TypeScript: a type error fails the build."""
+        """``tsc --noEmit`` with the repository's tsconfig and TypeScript, when the project type-checks itself: a
+        type error fails the build."""
         if self.proj.tsconfig is None:
+            return True
+        if unchecked := self._not_type_checked():
+            self.rep.lint_advisory.append(f"tsconfig.json:0:0 tsc {unchecked}: nothing type-checked")
             return True
         tsc = self.proj.bin("tsc")
         if tsc is None:
@@ -142,6 +157,17 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         said = "; ".join(errors[:3]) or step.last_stderr_line()
         self.rep.failed("build", f"`tsc --noEmit` failed: {said}")
         return False
+
+    def _not_type_checked(self) -> str:
+        """Why the tsconfig is no build gate ('' when it is). A JavaScript package's tsconfig often only configures
+        editors (``checkJs``), with a tsc another package hoisted (fast-uri: typescript 6 of @typescript-eslint):
+        a gate the project never runs, at a version it never chose. Its TypeScript sources or a script running tsc
+        say the project type-checks itself."""
+        if not self.proj.depends_on("typescript"):
+            return "typescript is not a dependency of the package"
+        if not (self.proj.has_typescript_sources or self.proj.script_runs("tsc")):
+            return "no TypeScript sources and no script runs tsc"
+        return ""
 
     def _lint(self) -> list[str]:
         if not self.proj.configures_eslint:
@@ -186,7 +212,21 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             self.log.write(f"tests: {exc}")
             run = results.TestRun()
         self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures
+        if step.ok and not run.failed and not self.cfg.select:
+            step = self._chained() or step
         return run, step
+
+    def _chained(self) -> StepResult | None:
+        """What the test script runs after its runner, only if the tests passed (``node --test && tsd``): each in
+        turn, as the script would run it; the first that fails, else None. Not for a selection of tests: these
+        run whatever they run."""
+        bin_dir = self.src / "node_modules" / ".bin"  # on PATH, as `npm run` puts it for a script
+        env = {"PATH": f"{bin_dir}:{self.offline_env.get('PATH', '')}"}
+        for words in self.test.then:
+            step = self._node(["sh", "-c", shlex.join(words)], env)
+            if not step.ok:
+                return dataclasses.replace(step, argv=words)
+        return None
 
     def _test_argv(self) -> list[str]:
         files, names = results.selection(self.cfg.select) if self.cfg.select else ([], [])
@@ -272,11 +312,13 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             self._node([str(nyc), "report", "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-dir={nyc_data}"])
         elif c8 := self.proj.bin("c8"):
             self.v8_dir.mkdir(parents=True, exist_ok=True)
-            for data in (self.src / "coverage" / "tmp").glob("*.json"):  # c8's default temp directory
+            for data in (d for own in OWN_V8_DIRS for d in (self.src / own).glob("*.json")):
                 shutil.copy(data, self.v8_dir)
             report = ["report", "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={self.v8_dir}"]
             self._node([str(c8), *report])
-        if not self.lcov.is_file():
+        # An LCOV of no file is no coverage, not 100 % of nothing: c8's when it saw only npm's and the runner's
+        # processes, or the test files it excludes.
+        if not _has_records(self.lcov):
             self.rep.lint_advisory.append(".:0:0 coverage the test script left no c8 or nyc data: no coverage")
 
     def _coverage(self) -> None:
@@ -301,6 +343,14 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
             shutil.copyfile(self.lcov, self.cfg.out / LCOV)
 
+    def _why_failed(self, run: results.TestRun, step: StepResult) -> str:
+        if step.argv != self.rep.test_command:
+            what = f"`{shlex.join(step.argv)}`, which the test script runs after the tests,"
+            return f"{what} exited {step.returncode}: {_last_words(step)}"
+        said = "" if run.read or self.test.runner == "script" else " and wrote no results"
+        what = f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
+        return f"{what} exited {step.returncode}{said}: {_last_words(step)}"
+
     def _judge(self, outcome: tuple[results.TestRun, StepResult | None]) -> None:
         run, step = outcome
         rep = self.rep
@@ -310,10 +360,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             rep.errored("timeout", "the test suite ran out of the job's time budget")
         elif run.failed:
             rep.failed("tests")
-        elif not step.ok:  # no test failed, yet the runner did: a suite that cannot load, a bare script's failure
-            said = "" if run.read or self.test.runner == "script" else " and wrote no results"
-            what = f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
-            rep.failed("tests", f"{what} exited {step.returncode}{said}: {_last_words(step)}")
+        elif not step.ok:  # no test failed, yet the runner did (a suite that cannot load), or what came after it
+            rep.failed("tests", self._why_failed(run, step))
         elif run.read and run.counts["total"] == 0:
             what = "of the selected ids" if self.cfg.select else "at all"
             rep.failed("no_tests", f"`{self.test.runner}` ran no tests {what}")

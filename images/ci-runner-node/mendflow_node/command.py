@@ -3,8 +3,10 @@
 The script is the authority (rule: the repository's own commands): mendflow runs the runner it names, from
 ``node_modules/.bin``, with the script's arguments and environment assignments, and adds only its reporters and
 coverage. A script that runs something else first (``tsc && jest``) is read for the segment that runs a known
-runner; a script mendflow cannot read (``make test``, a runner it does not know) runs as it is, judged by its
-exit code alone.
+runner (mendflow type-checks and lints in steps of its own); what the script runs after it only when it passed
+(``node --test && tsd``, ``npm run unit && npm run types``) runs after the tests, judged by its exit code. A
+script mendflow cannot read (``make test``, a runner it does not know) runs as it is, judged by its exit code
+alone.
 """
 
 from __future__ import annotations
@@ -31,12 +33,16 @@ class TestCommand:
     runner: str  # vitest | jest | mocha | node (node --test) | script (the test script as it is)
     args: list[str] = field(default_factory=list)  # the repository's own arguments to the runner
     env: dict[str, str] = field(default_factory=dict)  # the script's VAR=value assignments
+    then: list[list[str]] = field(default_factory=list)  # commands chained after the runner's with `&&`, as words
 
 
 _MANAGERS = {"npm", "pnpm", "yarn"}
 # `npm init`'s test script: a package that never wrote one, not a failing suite.
 NPM_PLACEHOLDER = "Error: no test specified"
 _MAX_DEPTH = 4  # scripts that run scripts: "test" → "npm run test:unit" → "c8 node --test"
+# Chained after the tests but left to mendflow's own lint step, whose rule is that only new findings fail.
+_LINTERS = {"eslint", "standard", "semistandard", "xo", "prettier", "biome", "tslint"}
+_LINT_SCRIPT = re.compile(r"^(lint|format|prettier|style)(\b|[:-])")
 
 
 def read(script: str | None, scripts: dict[str, str] | None = None, depth: int = 0) -> TestCommand:
@@ -49,17 +55,39 @@ def read(script: str | None, scripts: dict[str, str] | None = None, depth: int =
         words = list(lexer)
     except ValueError:
         return TestCommand("script")
-    for segment in _segments(words):
+    segments = _segments(words)
+    for at, (segment, _) in enumerate(segments):
         command = _runner_of(segment)
         env, rest = _unwrapped(segment)  # `nyc npm run test-spec`: the script a wrapper or launcher runs
         if command is None and scripts and depth < _MAX_DEPTH and (name := _script_named(rest)) in scripts:
             command = read(scripts[name], scripts, depth + 1)
             command = None if command.runner in ("none", "script") else command
             if command is not None and env:
-                command = TestCommand(command.runner, command.args, {**env, **command.env})
+                command = TestCommand(command.runner, command.args, {**env, **command.env}, command.then)
         if command is not None:
-            return command
+            then = [*command.then, *_chained_after(segments, at, scripts or {})]
+            return TestCommand(command.runner, command.args, command.env, then)
     return TestCommand("script")
+
+
+def _chained_after(segments: list[tuple[list[str], str]], at: int, scripts: dict[str, str]) -> list[list[str]]:
+    """The commands after segment ``at`` that run only if it passed (``&&``), linters left out; a ``||``, ``;``
+    or pipe ends the chain (what follows runs whatever the tests did)."""
+    chained = []
+    for (_, operator), (words, _) in zip(segments[at:], segments[at + 1 :], strict=False):
+        if operator != "&&":
+            break
+        if not _lints(words, scripts):
+            chained.append(words)
+    return chained
+
+
+def _lints(words: list[str], scripts: dict[str, str]) -> bool:
+    _, rest = _unwrapped(words)
+    if not rest:
+        return False
+    name = _script_named(rest)
+    return PurePosixPath(rest[0]).name in _LINTERS or bool(name and name in scripts and _LINT_SCRIPT.match(name))
 
 
 def _script_named(words: list[str]) -> str:
@@ -73,14 +101,17 @@ def _script_named(words: list[str]) -> str:
     return words[1] if words[0] != "npm" and not words[1].startswith("-") else ""
 
 
-def _segments(words: list[str]) -> list[list[str]]:
-    segments: list[list[str]] = [[]]
+def _segments(words: list[str]) -> list[tuple[list[str], str]]:
+    """Each command of the script, with the operator after it ('' after the last)."""
+    segments: list[tuple[list[str], str]] = []
+    current: list[str] = []
     for word in words:
-        if word in _SEPARATORS:
-            segments.append([])
-        else:
-            segments[-1].append(word)
-    return [s for s in segments if s]
+        if word not in _SEPARATORS:
+            current.append(word)
+        elif current:
+            segments.append((current, word))
+            current = []
+    return [*segments, (current, "")] if current else segments
 
 
 def _unwrapped(words: list[str]) -> tuple[dict[str, str], list[str]]:

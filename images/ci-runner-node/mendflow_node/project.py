@@ -4,9 +4,10 @@ tools its ``node_modules/.bin`` holds (the repository's own, at the versions it 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 MANIFEST = "package.json"
@@ -38,6 +39,10 @@ YARN_CLASSIC, YARN_BERRY = "1.22.22", "4.18.1"
 _YARN_PACKAGES = {True: "@yarnpkg/cli-dist", False: "yarn"}  # by yarn_berry
 _RC_VALUE = re.compile(r"^(?P<key>yarnPath|nodeLinker):\s*[\"']?(?P<value>[^\"'#\s]+)", re.MULTILINE)
 _LOCKFILE_VERSION = re.compile(r"^lockfileVersion:\s*'?(?P<major>\d+)", re.MULTILINE)
+_SCRIPT_WORDS = re.compile(r"[\s;&|()]+")  # a script's words, split at the shell's blanks and operators
+DEPENDENCY_FIELDS = ("dependencies", "devDependencies")
+TYPESCRIPT_SOURCES = (".ts", ".mts", ".cts")
+_DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")  # types of JavaScript: nothing to compile
 
 
 class ProjectError(ValueError):
@@ -146,6 +151,25 @@ class Project:
     def tsconfig(self) -> Path | None:
         path = self.root / "tsconfig.json"
         return path if path.is_file() else None
+
+    def depends_on(self, name: str) -> bool:
+        """``name`` is the package's own dependency or devDependency, not one another package brought along."""
+        return any(isinstance(deps := self.manifest.get(f), dict) and name in deps for f in DEPENDENCY_FIELDS)
+
+    def script_runs(self, tool: str) -> bool:
+        """Some package script runs ``tool`` (``tsc -p test/types``, ``npx tsc``, ``node_modules/.bin/tsc``)."""
+        words = (w for script in self.scripts.values() for w in _SCRIPT_WORDS.split(script))
+        return any(PurePosixPath(word).name == tool for word in words)
+
+    @property
+    def has_typescript_sources(self) -> bool:
+        """A ``.ts``/``.mts``/``.cts`` file that is not a declaration file, outside node_modules and hidden
+        directories (``.git``)."""
+        for _, dirs, files in os.walk(self.root):
+            dirs[:] = [d for d in dirs if d != "node_modules" and not d.startswith(".")]
+            if any(f.endswith(TYPESCRIPT_SOURCES) and not f.endswith(_DECLARATIONS) for f in files):
+                return True
+        return False
 
     @property
     def configures_eslint(self) -> bool:

@@ -182,21 +182,30 @@ def from_node_events(path: Path, root: Path) -> TestRun:
     return run
 
 
-# TAP's closing comments (tape, node:test's TAP reporter, tap): "# tests 147", "# pass  145", "# fail 2".
+# TAP's closing comments (tape, node:test's TAP reporter): "# tests 147", "# pass  145", "# fail 2".
 _TAP_COUNT = re.compile(r"^# (?P<what>tests|pass|fail|skip|skipped|todo)\s+(?P<n>\d+)\s*$", re.MULTILINE)
+# tap 15+ closes with one object of its own, fields after pass in no fixed order and only when not zero:
+# "# { total: 6, pass: 3, fail: 1, todo: 1, skip: 1 }" (tap 18; its counts are assertions, as tape's are).
+_TAP_SUMMARY = re.compile(r"^# \{ (?P<fields>total: \d+(?:, \w+: \d+)*) \}\s*$", re.MULTILINE)
+_TAP_FIELD = re.compile(r"(?P<what>\w+): (?P<n>\d+)")
+_TAP_KEYS = {"tests": "total", "total": "total", "pass": "passed", "fail": "failed"}
+_TAP_KEYS |= dict.fromkeys(("skip", "skipped", "todo"), "skipped")
 
 
 def from_tap(stdout: str) -> TestRun:
     """Counts from the TAP summaries a test script printed (summed: a script may run several suites); not read
     when there is none. TAP names a failure by its description, not its file: no ids, so nothing to select."""
     run = TestRun()
-    found = [(m["what"], int(m["n"])) for m in _TAP_COUNT.finditer(_ANSI.sub("", stdout))]
-    if not any(what == "tests" for what, _ in found):
+    text = _ANSI.sub("", stdout)
+    found = [(m["what"], int(m["n"])) for m in _TAP_COUNT.finditer(text)]
+    for summary in _TAP_SUMMARY.finditer(text):
+        found += [(m["what"], int(m["n"])) for m in _TAP_FIELD.finditer(summary["fields"])]
+    if not any(what in ("tests", "total") for what, _ in found):
         return run
     run.read = True
     for what, n in found:
-        key = {"tests": "total", "pass": "passed", "fail": "failed", "todo": "skipped"}.get(what, "skipped")
-        run.counts[key] += n
+        if what in _TAP_KEYS:  # a field tap may add later is not a count mendflow knows
+            run.counts[_TAP_KEYS[what]] += n
     return run
 
 

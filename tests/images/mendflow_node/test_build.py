@@ -11,12 +11,13 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pygit2
 import pytest
 from mendflow_runner.proc import EGRESS_SOCKET
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
 from mendflow.jobcode import copy_package
-from tests.fixtures.repos import RepoFactory
+from tests.fixtures.repos import RepoFactory, commit_files
 from tests.images.mendflow_node.helpers import LOCKS, USES_IS_NUMBER, example_files, package_json, run_node_runner
 from tests.images.mendflow_runner.helpers import snapshot
 
@@ -181,6 +182,29 @@ def test_node_test_reports_each_test_by_its_suite_and_name(
     assert (report.tests.passed, report.tests.failed) == (1, 1)
     failure = report.failures[0]
     assert (failure.exception, failure.location) == ("AssertionError", "test/add.test.mjs:11")
+
+
+PASSING_NODE_TEST = NODE_TESTS.replace("add(1, 2), 4", "add(1, 2), 3")
+
+
+def test_what_the_test_script_chains_after_the_runner_fails_the_tests_when_it_fails(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # process-warning and fastify-plugin as published: `npm run test:unit && npm run test:typescript`, and tsd fails.
+    files = _node_project(**{"test/add.test.mjs": PASSING_NODE_TEST, "check.mjs": "process.exit(3)\n"})
+    files["package.json"] = package_json("node --test test/ && node check.mjs")
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason, report.tests.passed) == (BuildStatus.FAILED, FailReason.TESTS, 2)
+    assert report.error_reason is not None and report.error_reason.startswith("`node check.mjs`, which the test script")
+
+
+def test_a_linter_the_test_script_chains_after_the_runner_is_left_to_the_lint_step(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files = _node_project(**{"test/add.test.mjs": PASSING_NODE_TEST})
+    files["package.json"] = package_json("node --test test/ && eslint .")  # no eslint installed: it would fail
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2), report.error_reason
 
 
 def test_node_test_coverage_comes_from_node_itself(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
@@ -442,3 +466,100 @@ def test_mocha_under_nyc_in_another_script_reports_its_tests_and_nycs_coverage(
     assert report.coverage is not None and [f.path for f in report.coverage.files] == ["calc.js"]
     calc = report.coverage.file("calc.js")
     assert calc is not None and calc.missing_lines == [3]
+
+
+def test_a_script_whose_c8_measured_no_file_of_the_repository_has_no_coverage(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """c8 leaves out test files and what is outside the repository (npm's own processes): its LCOV of no file
+    is no coverage, not 100 % of nothing (avvio under tap 18)."""
+    check = 'require("node:assert").equal(1 + 1, 2);\nconsole.log("# tests 1\\n# pass 1");\n'
+    files = {"package.json": package_json("node test/check.js", c8="10.1.3"), "test/check.js": check}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.coverage is None
+    assert any("left no c8 or nyc data: no coverage" in line for line in report.lint_advisory)
+
+
+# -- tap 15+: its own TAP summary and its own V8 coverage directory ------------------------------------------
+
+TAP_TESTS = """\
+const t = require("tap");
+const { add } = require("../calc.js");
+
+t.test("adds", (t) => {
+  t.equal(add(1, 2), 3);
+  t.equal(add(2, 2), 4);
+  t.end();
+});
+t.todo("subtracts");
+"""
+
+
+@pytest.fixture(scope="module")
+def tap_report(tmp_path_factory: pytest.TempPathFactory, node_cache: Path) -> BuildReport:
+    """avvio's shape: `"test": "tap"`, tap 18 measuring its test processes into `.tap/coverage` itself."""
+    calc = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => {\n  return a - b;\n};\n"
+    manifest = json.loads(package_json("tap", tap="18.8.0"))
+    manifest["tap"] = {"allow-incomplete-coverage": True}  # tap's own 100 % gate would fail the script
+    files: Files = {"package.json": json.dumps(manifest), "calc.js": calc, "test/calc.test.js": TAP_TESTS}
+    tmp = tmp_path_factory.mktemp("tap")
+    pygit2.init_repository(str(tmp / "repo"), initial_head="main")
+    commit_files(tmp / "repo", files)
+    source = snapshot(tmp / "repo", tmp / "src.tar.gz")
+    return BuildReport.model_validate(run_node_runner(source, tmp / "out", node_cache))
+
+
+def test_a_tap_suite_is_counted_from_taps_closing_summary(tap_report: BuildReport) -> None:
+    assert tap_report.status is BuildStatus.PASSED, tap_report.error_reason
+    counts = tap_report.tests
+    assert (counts.total, counts.passed, counts.failed, counts.skipped) == (3, 2, 0, 1)
+
+
+def test_a_tap_suite_gets_the_coverage_tap_had_v8_write(tap_report: BuildReport) -> None:
+    assert tap_report.coverage is not None and [f.path for f in tap_report.coverage.files] == ["calc.js"]
+    calc = tap_report.coverage.file("calc.js")
+    assert calc is not None and calc.missing_lines == [3]
+
+
+# -- tsconfig.json: a gate only when the project type-checks with its own TypeScript ---------------------------
+
+EDITOR_TSCONFIG = '{"compilerOptions":{"allowJs":true,"checkJs":true,"strict":true,"noEmit":true,"target":"es2015"}}'
+ADD_TEST = """\
+import test from "node:test";
+import assert from "node:assert";
+import { add } from "../src/index.js";
+
+test("adds", () => assert.equal(add(1, 2), 3));
+"""
+
+
+def _checkjs_package(**scripts: str) -> Files:
+    """fast-uri's shape (survey 23, D1): JavaScript under an editor's checkJs tsconfig that tsc would reject."""
+    manifest = json.loads(package_json("node --test", typescript="5.6.3"))
+    manifest["type"] = "module"
+    manifest["scripts"].update(scripts)
+    return {
+        "package.json": json.dumps(manifest),
+        "tsconfig.json": EDITOR_TSCONFIG,
+        "src/index.js": "export const add = (a, b) => a + b;\n",  # TS7006 under strict checkJs
+        "test/add.test.js": ADD_TEST,
+    }
+
+
+def test_a_javascript_package_whose_tsconfig_only_configures_editors_is_not_type_checked(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, node_cache, _checkjs_package())
+    assert (report.status, report.tests.passed, report.tests.failed) == (BuildStatus.PASSED, 1, 0), report.error_reason
+    assert "tsconfig.json:0:0 tsc no TypeScript sources and no script runs tsc: nothing type-checked" in (
+        report.lint_advisory
+    )
+
+
+def test_a_javascript_package_whose_script_runs_tsc_fails_its_build_on_a_type_error(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, node_cache, _checkjs_package(**{"lint:types": "tsc -p tsconfig.json"}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.BUILD)
+    assert report.error_reason is not None and "src/index.js:1:21 TS7006" in report.error_reason

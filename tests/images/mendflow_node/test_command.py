@@ -80,3 +80,30 @@ def test_assignments_before_a_script_go_with_the_runner_it_runs() -> None:
     scripts = {"test": "cross-env TZ=UTC npm run unit", "unit": "jest"}
     read = command.read(scripts["test"], scripts)
     assert (read.runner, read.env) == ("jest", {"TZ": "UTC"})
+
+
+def test_what_the_script_chains_after_the_runner_runs_after_the_tests() -> None:
+    # process-warning 5.0.0 as published: node --test, then jest, then tsd.
+    scripts = {
+        "test": "npm run test:unit && npm run test:jest && npm run test:typescript",
+        "test:unit": "c8 --100 node --test",
+        "test:jest": "jest jest.test.js",
+        "test:typescript": "tsd",
+    }
+    read = command.read(scripts["test"], scripts)
+    assert (read.runner, read.then) == ("node", [["npm", "run", "test:jest"], ["npm", "run", "test:typescript"]])
+
+
+def test_a_chain_inside_the_runners_own_script_comes_first() -> None:
+    scripts = {"test": "npm run unit && tsd", "unit": "node --test && node check.js"}
+    assert command.read(scripts["test"], scripts).then == [["node", "check.js"], ["tsd"]]
+
+
+def test_linters_chained_after_the_runner_are_left_to_the_lint_step() -> None:
+    scripts = {"test": "jest && eslint . && npm run lint:types && tsd", "lint:types": "tsc"}
+    assert command.read(scripts["test"], scripts).then == [["tsd"]]
+
+
+@pytest.mark.parametrize("script", ["jest || true", "jest ; tsd", "jest | tee out.txt"])
+def test_only_an_and_chain_runs_after_the_tests(script: str) -> None:
+    assert command.read(script).then == []
