@@ -51,6 +51,7 @@ def directory(import_path: str, modules: dict[str, str]) -> str:
 def read_events(text: str, modules: dict[str, str]) -> GoTestRun:
     tests: dict[tuple[str, str], _Test] = {}
     packages: dict[str, _Test] = {}
+    blamed: dict[str, str] = {}  # a package that could not be set up → the import path its build failed on
     for line in text.splitlines():
         event = _event(line)
         if event is None:
@@ -71,7 +72,19 @@ def read_events(text: str, modules: dict[str, str]) -> GoTestRun:
             entry.output.append(str(event.get("Output") or ""))
         elif action in ("pass", "fail", "skip", "run", "build-fail"):
             entry.action = action
+        if failed_build := str(event.get("FailedBuild") or ""):
+            blamed[pkg] = failed_build.split(" [", 1)[0]
+    _merge_foreign_builds(packages, blamed, modules)
     return _tally(tests, packages, modules)
+
+
+def _merge_foreign_builds(packages: dict[str, _Test], blamed: dict[str, str], modules: dict[str, str]) -> None:
+    """A test package that cannot load another package (a module missing from go.sum) gets that build's output
+    as its own: ``go test -json`` files it under the other's import path, outside the repository (yaml.v3's
+    gopkg.in/check.v1), where it would be a failure of no directory and its package one of no words."""
+    for pkg, other in blamed.items():
+        if other != pkg and go_path(other, modules) is None and (foreign := packages.pop(other, None)) is not None:
+            packages.setdefault(pkg, _Test()).output[:0] = foreign.output
 
 
 def _event(line: str) -> dict[str, object] | None:
@@ -124,7 +137,9 @@ def _failure(node: str, kind: str, output: list[str]) -> dict[str, str]:
         elif (panic := _PANIC.match(line)) and not message:
             exception, message = "panic", panic[1].strip()
     if not message:
-        said = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith(("---", "FAIL", "ok "))]
+        # "# pkg" heads a package's build output: the compiler's words follow it
+        passed_over = ("---", "FAIL", "ok ", "# ")
+        said = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith(passed_over)]
         message = said[0] if said else ""
     return {
         "node_id": node,

@@ -99,6 +99,17 @@ def test_a_test_file_that_does_not_compile_fails_its_package_and_measures_nothin
     assert report.coverage is None  # the only package's tests never ran: no coverage, not 100 % of no statement
 
 
+def test_a_test_package_that_cannot_load_an_import_fails_with_the_go_commands_words(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    # gopkg.in/yaml.v3 as published: its tests import gopkg.in/check.v1, which go test cannot load here.
+    uses = 'package ratelimit\n\nimport (\n\t"testing"\n\n\t"gopkg.in/check.v1"\n)\n\n'
+    uses += "func TestCheck(t *testing.T) { _ = check.Commentf }\n"
+    report = _build(make_repo, tmp_path, go_cache, **{"check_test.go": uses})
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["."])  # not a "gopkg.in/check.v1" too
+    assert "gopkg.in/check.v1" in report.failures[0].message
+
+
 # Self-assignment is a vet check `go test` does not run itself (its printf check would fail the tests instead).
 VET_AND_FORMAT = """\
 package ratelimit
