@@ -46,6 +46,7 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         env = super()._environment()
         # The JVM's temp dir is /tmp whatever TMPDIR says, and the dependency phase may write only its own.
         env.update(maven.jvm_options(env.get("MAVEN_OPTS", ""), env.get("TMPDIR")))
+        env.update(maven.home_options(env))
         env["MAVEN_USER_HOME"] = str(self.cache / "maven-wrapper")  # where mvnw keeps the distribution
         return env
 

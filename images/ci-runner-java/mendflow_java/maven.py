@@ -49,6 +49,16 @@ def jvm_options(existing: str, tmpdir: str | None) -> dict[str, str]:
     return {"MAVEN_OPTS": " ".join(f for f in (existing, JOB_JAVA_OPTIONS, temp) if f)}
 
 
+def home_options(env: dict[str, str]) -> dict[str, str]:
+    """``JAVA_TOOL_OPTIONS`` naming ``$HOME`` as ``user.home`` for every JVM, forked test JVMs too: the JVM reads
+    it from the passwd entry, and a job's uid has none, so it was "?" (commons-lang3's testGetUserHome failed,
+    and a tool writing under ``~`` wrote into a directory named "?")."""
+    home = env.get("HOME")
+    if not home:
+        return {}
+    return {"JAVA_TOOL_OPTIONS": " ".join(f for f in (env.get("JAVA_TOOL_OPTIONS", ""), f"-Duser.home={home}") if f)}
+
+
 class WrapperError(ValueError):
     """A ``mvnw`` whose distribution cannot come from the repository this job may reach."""
 

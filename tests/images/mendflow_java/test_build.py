@@ -197,6 +197,29 @@ def test_maven_s_own_jvm_writes_its_temp_files_in_the_workspace(
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5), report.error_reason
 
 
+HOME_TEST = """\
+package org.example.isbn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class HomeTest {
+  @Test
+  void userHomeIsTheJobsHome() {
+    assertEquals(System.getenv("HOME"), System.getProperty("user.home"));
+  }
+}
+"""
+
+
+def test_a_test_jvms_user_home_is_the_jobs_home(make_repo: RepoFactory, tmp_path: Path, java_cache: Path) -> None:
+    # The JVM reads user.home from the passwd entry, which a job's uid lacks (commons-lang3's testGetUserHome).
+    home_test = TEST_FILE.replace("IsbnTest.java", "HomeTest.java")
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{home_test: HOME_TEST}))
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 6), report.failures
+
+
 # plexus-utils 3.5.1's shape: a multi-release jar, one class again under META-INF/versions, which JaCoCo's report
 # refuses ("Can't add different class with same name") after the tests ran.
 MULTI_RELEASE = """\
