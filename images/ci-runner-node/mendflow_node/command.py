@@ -40,8 +40,10 @@ _MANAGERS = {"npm", "pnpm", "yarn"}
 # `npm init`'s test script: a package that never wrote one, not a failing suite.
 NPM_PLACEHOLDER = "Error: no test specified"
 _MAX_DEPTH = 4  # scripts that run scripts: "test" → "npm run test:unit" → "c8 node --test"
-# Chained after the tests but left to mendflow's own lint step, whose rule is that only new findings fail.
+# Chained after the tests but left to mendflow's own steps: its lint, whose rule is that only new findings fail,
+# and its coverage, measured its own way (a `c8 check-coverage` would find no data of the script's c8).
 _LINTERS = {"eslint", "standard", "semistandard", "xo", "prettier", "biome", "tslint"}
+_COVERAGE_TOOLS = {"c8", "nyc", "istanbul", "codecov", "coveralls"}
 _LINT_SCRIPT = re.compile(r"^(lint|format|prettier|style)(\b|[:-])")
 
 
@@ -77,12 +79,16 @@ def _chained_after(segments: list[tuple[list[str], str]], at: int, scripts: dict
     for (_, operator), (words, _) in zip(segments[at:], segments[at + 1 :], strict=False):
         if operator != "&&":
             break
-        if not _lints(words, scripts):
+        if not _left_to_mendflow(words, scripts):
             chained.append(words)
     return chained
 
 
-def _lints(words: list[str], scripts: dict[str, str]) -> bool:
+def _left_to_mendflow(words: list[str], scripts: dict[str, str]) -> bool:
+    """A linter, a lint script, or a coverage tool's report or threshold."""
+    command = [w for w in words if w not in _LAUNCHERS and not _ASSIGNMENT.match(w)]
+    if command and PurePosixPath(command[0]).name in _COVERAGE_TOOLS:
+        return True
     _, rest = _unwrapped(words)
     if not rest:
         return False

@@ -104,6 +104,10 @@ def test_linters_chained_after_the_runner_are_left_to_the_lint_step() -> None:
     assert command.read(scripts["test"], scripts).then == [["tsd"]]
 
 
+def test_a_coverage_threshold_chained_after_the_runner_is_left_to_mendflows_coverage() -> None:
+    assert command.read("c8 mocha && c8 check-coverage --lines 100 && npx nyc report").then == []
+
+
 @pytest.mark.parametrize("script", ["jest || true", "jest ; tsd", "jest | tee out.txt"])
 def test_only_an_and_chain_runs_after_the_tests(script: str) -> None:
     assert command.read(script).then == []
