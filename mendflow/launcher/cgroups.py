@@ -58,6 +58,11 @@ class Group:
         except OSError:
             return ""
 
+    def counters(self, name: str) -> dict[str, int]:
+        """A flat-keyed file of ``key value`` counters (``pids.events``, ``memory.oom_control``); empty if unread."""
+        pairs = (line.split() for line in self.read(name).splitlines())
+        return {pair[0]: int(pair[1]) for pair in pairs if len(pair) == 2 and pair[1].isdigit()}
+
     def remove(self) -> None:
         for _ in range(50):  # rmdir fails with EBUSY until the last (killed) task has gone
             try:
@@ -134,20 +139,12 @@ class JobCgroups:
 
     def oom_killed(self) -> bool:
         memory = self.groups.get("memory")
-        if memory is None:
-            return False
-        counters = dict(
-            line.split() for line in memory.read("memory.oom_control").splitlines() if len(line.split()) == 2
-        )
-        return int(counters.get("oom_kill", "0")) > 0
+        return memory is not None and memory.counters("memory.oom_control").get("oom_kill", 0) > 0
 
     def reached_process_cap(self) -> bool:
         """Whether a fork or thread was refused at ``pids.max`` (``pids.events``: "max N")."""
         group = self.groups.get("pids")
-        if group is None:
-            return False
-        events = dict(line.split() for line in group.read("pids.events").splitlines() if len(line.split()) == 2)
-        return int(events.get("max", "0")) > 0
+        return group is not None and group.counters("pids.events").get("max", 0) > 0
 
     def remove(self) -> None:
         for group in self.groups.values():

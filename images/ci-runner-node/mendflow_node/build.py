@@ -67,11 +67,6 @@ def _last_words(step: StepResult) -> str:
     return step.last_stderr_line()
 
 
-def _has_records(lcov: Path) -> bool:
-    """The LCOV tracefile exists and holds a file's record."""
-    return lcov.is_file() and "SF:" in lcov.read_text(encoding="utf-8", errors="replace")
-
-
 class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.project: Project | None = None
@@ -316,9 +311,12 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
                 shutil.copy(data, self.v8_dir)
             report = ["report", "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={self.v8_dir}"]
             self._node([str(c8), *report])
-        # An LCOV of no file is no coverage, not 100 % of nothing: c8's when it saw only npm's and the runner's
-        # processes, or the test files it excludes.
-        if not _has_records(self.lcov):
+
+    def _no_script_lcov(self) -> None:
+        """A test script left no LCOV, or one of no file (``from_lcov`` refuses it): no coverage, not 100 % of
+        nothing. c8 writes one of no file when it saw only npm's and the runner's processes, or the test files it
+        excludes."""
+        if self.test.runner == "script":
             self.rep.lint_advisory.append(".:0:0 coverage the test script left no c8 or nyc data: no coverage")
 
     def _coverage(self) -> None:
@@ -326,6 +324,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         if self.test.runner == "script":
             self._script_lcov()
         if not self.lcov.is_file():
+            self._no_script_lcov()
             return
         if self.test.runner == "node":
             # Node 20 measures the test files it runs as code; later Node (nodejs/node#56060) and c8 leave them out.
@@ -339,6 +338,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             self.rep.coverage = coverage_formats.from_lcov(self.lcov.read_text(encoding="utf-8"), self.src)
         except coverage_formats.CoverageFormatError as exc:
             self.log.write(f"coverage: {exc}")
+            if isinstance(exc, coverage_formats.NoCoverageError):
+                self._no_script_lcov()
         else:
             (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
             shutil.copyfile(self.lcov, self.cfg.out / LCOV)

@@ -26,6 +26,10 @@ class CoverageFormatError(ValueError):
     """The tool's report is not what its format says: named, with where it broke."""
 
 
+class NoCoverageError(CoverageFormatError):
+    """A well-formed report of no file: no coverage, never 100 % of nothing."""
+
+
 @dataclass
 class FileHits:
     """One source file as a coverage tool saw it: line → hits, line → branch taken flags, functions."""
@@ -178,7 +182,7 @@ def from_lcov(text: str, root: Path, fmt: str = "lcov") -> dict[str, Any]:
             line, _block, _branch, taken = value.split(",")[:4]
             current.branches.setdefault(_int(line, where), []).append(taken not in ("-", "0"))
     if not files and "SF:" not in text:  # empty or recordless (c8 when it measured only excluded files): not 100 %
-        raise CoverageFormatError("no coverage: the LCOV tracefile has no SF record")
+        raise NoCoverageError("no coverage: the LCOV tracefile has no SF record")
     return report(files, fmt, has_branches)
 
 

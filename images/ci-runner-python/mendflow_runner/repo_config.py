@@ -32,12 +32,13 @@ def pyproject(root: Path) -> dict[str, Any]:
 def _ini(path: Path) -> configparser.ConfigParser | None:
     if not path.is_file():
         return None
-    cp = configparser.ConfigParser(interpolation=None)
     try:
-        cp.read(path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
         return None
-    return cp
+    except OSError:  # as ConfigParser.read does: a file it cannot open is passed over, an empty configuration
+        text = ""
+    return _ini_text(text)
 
 
 def _ini_text(text: str) -> configparser.ConfigParser | None:

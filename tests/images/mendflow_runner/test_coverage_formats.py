@@ -153,7 +153,7 @@ def test_lcov_files_outside_the_repository_are_dropped(lcov: tuple[Path, str], t
 def test_an_lcov_tracefile_without_a_file_record_is_no_coverage(tmp_path: Path) -> None:
     """c8's report of processes it measured no file of (tap 18's own, npm's): not 100 % of nothing."""
     for text in ("", "TN:\n"):
-        with pytest.raises(coverage_formats.CoverageFormatError, match="no SF record"):
+        with pytest.raises(coverage_formats.NoCoverageError, match="no SF record"):
             coverage_formats.from_lcov(text, tmp_path)
 
 
