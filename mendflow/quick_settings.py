@@ -10,7 +10,11 @@ stays the one authority: the names and defaults here mirror ``mendflow/settings.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False  # mypy reads it as typing's; importing typing costs `mendflow grep` ~2 ms
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PREFIX = "MENDFLOW_"
 # The index settings a query on the default backend may leave at these values (case-insensitive, like Settings).
@@ -19,11 +23,25 @@ DEFAULTS = {"MENDFLOW_INDEX__BACKEND": "embedded", "MENDFLOW_INDEX__EMBEDDINGS":
 
 def default_state_dir() -> Path:
     """``Settings.state_dir``'s default, here so the query path needs no pydantic-settings to know it."""
-    return Path.home() / ".local" / "state" / "mendflow"
+    from pathlib import Path
+
+    return Path(_default_state_path())
+
+
+def _default_state_path() -> str:
+    return os.path.join(os.path.expanduser("~"), ".local", "state", "mendflow")
 
 
 def query_state_dir(environ: dict[str, str] | None = None) -> Path | None:
     """The state directory when a query needs nothing else from the settings, else None."""
+    from pathlib import Path
+
+    found = query_state_path(environ)
+    return None if found is None else Path(found)
+
+
+def query_state_path(environ: dict[str, str] | None = None) -> str | None:
+    """``query_state_dir`` as a string: ``mendflow grep``'s fast path starts without pathlib (~2.5 ms)."""
     source = os.environ if environ is None else environ
     env = {k.upper(): v for k, v in source.items() if k.upper().startswith(PREFIX)}
     if "MENDFLOW_INDEX" in env:
@@ -31,5 +49,4 @@ def query_state_dir(environ: dict[str, str] | None = None) -> Path | None:
     for name, default in DEFAULTS.items():
         if env.get(name, default).strip().lower() != default:
             return None
-    given = env.get("MENDFLOW_STATE_DIR")
-    return Path(given) if given else default_state_dir()
+    return env.get("MENDFLOW_STATE_DIR") or _default_state_path()

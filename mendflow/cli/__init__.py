@@ -3,10 +3,7 @@ typer app; ``search`` and ``grep`` run from ``cli/query.py`` without typer (see 
 
 from __future__ import annotations
 
-import importlib
 import sys
-
-from mendflow.cli.errors import one_line
 
 _COMMAND_MODULES = ("build", "run", "heal", "index", "search", "webhook", "plan", "gen", "reap", "metrics", "egress")
 # Commands whose module is not named after them (search.py holds search and grep).
@@ -21,6 +18,8 @@ def _register_commands(argv: list[str] | None = None) -> None:
     The flow commands' modules import Prefect's dependencies, snapshotting and the store: a command pays only
     for its own.
     """
+    import importlib
+
     name = argv[1] if argv and len(argv) > 1 else ""
     module = _MODULE_OF.get(name, name)
     if module in _COMMAND_MODULES:
@@ -38,6 +37,8 @@ def main() -> None:
         _say("aborted")
         sys.exit(130)
     except Exception as exc:
+        from mendflow.cli.errors import one_line  # not at start-up: its imports cost a grep ~5 ms
+
         said = one_line(exc)
         if said is None:
             raise
@@ -49,6 +50,12 @@ def main() -> None:
 
 
 def _query(argv: list[str]) -> int:
+    if argv[1] == "grep":
+        from mendflow.cli.fast_grep import answer
+
+        code = answer(argv[2:])
+        if code is not None:
+            return code
     from mendflow.cli import query
 
     return query.run(argv[1], argv[2:])

@@ -11,19 +11,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from mendflow.cli.fast_grep import locator_key
+from mendflow.cli.fast_grep import write_lines as _write_lines
 from mendflow.errors import InputError
 from rag_indexer.store.embedded_read import IndexedRef
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
     from rag_indexer.api import CodeIndex
     from rag_indexer.grep import GrepQuery
     from rag_indexer.models import Hit
+    from rag_indexer.store.embedded_read import GrepScope, ReadOnlyIndex
 
 SEARCH_HELP = "Search the code index (hybrid when embeddings are configured, else BM25 + symbol names)."
 GREP_HELP = "Print every matching line of an indexed repository as path:line:text, as `rg -n` does; exit 1 if none."
@@ -120,24 +122,44 @@ def _grep_read_only(query: GrepQuery, repo: str | None, ref: str | None, path: s
     """Grep the embedded index through a read-only handle, without pydantic: the lines written.
 
     None when this path cannot tell (another backend or embeddings configured, no index or one to migrate,
-    a work tree whose identity needs pygit2): the caller then asks the full ``CodeIndex``.
+    a work tree whose identity needs pygit2): the caller then asks the full ``CodeIndex``. When it can, it
+    also locates the ref's grep pack for the next grep (``cli/fast_grep.py``), building it if need be.
     """
     from mendflow.quick_settings import query_state_dir
+    from rag_indexer.store import grep_cache
     from rag_indexer.store.embedded_read import GrepScope, ReadOnlyIndex
 
     state_dir = query_state_dir()
     index = ReadOnlyIndex.open(state_dir / "index") if state_dir is not None else None
     if index is None:
         return None
+    grep_cache.first_token(str(index.directory))
+    token = grep_cache.refs_token(str(index.directory))  # before the index is read: a ref moving later voids it
     try:
         identity = _quick_identity(_given_repo(repo))
         refs = index.refs(identity) if identity else []
         if not refs:
             return None
         scope = GrepScope(*_grep_scope(refs, repo, ref), path=path)
-        return _write_lines((p, n, line) for p, text in index.file_texts(scope, query) for n, line in query.lines(text))
+        written = _write_lines(
+            (p, n, line) for p, text in index.file_texts(scope, query) for n, line in query.lines(text)
+        )
+        _locate_pack(index, token, locator_key(repo, ref), scope)
+        return written
     finally:
         index.close()
+
+
+def _locate_pack(index: ReadOnlyIndex, token: str | None, key: str | None, scope: GrepScope) -> None:
+    """Tell the next grep of ``key`` which pack answers it, and have the pack built if there is none yet."""
+    from rag_indexer.store import grep_cache
+
+    index_dir = str(index.directory)
+    tree = index.tree(scope.repo, scope.ref)
+    if not (token and key and tree) or not grep_cache.remember(index_dir, key, token, tree):
+        return
+    if not os.path.exists(grep_cache.pack_path(index_dir, tree)):
+        grep_cache.build_detached(index_dir, scope.repo, scope.ref, tree)
 
 
 def _given_repo(repo: str | None) -> str:
@@ -190,22 +212,3 @@ def _grep_scope(refs: list[IndexedRef], repo: str | None, ref: str | None) -> tu
     elif not any(r.ref == ref for r in refs):
         raise InputError(f"ref {ref!r} of {refs[0].repo} is not indexed", hint="run `mendflow index PATH --ref REF`")
     return refs[0].repo, ref
-
-
-def _write_lines(lines: Iterable[tuple[str, int, str]]) -> int:
-    """Write ``path:line:text`` rows in blocks (print per line costs more than the search); count them."""
-    out: list[str] = []
-    count = 0
-    try:
-        for path, number, text in lines:
-            out.append(f"{path}:{number}:{text}\n")
-            count += 1
-            if len(out) >= 4096:
-                sys.stdout.write("".join(out))
-                out.clear()
-        sys.stdout.write("".join(out))
-        sys.stdout.flush()
-    except BrokenPipeError:  # `mendflow grep ... | head`: the reader has what it wanted
-        # Python's own recipe: point stdout at /dev/null so the flush at exit raises nothing either.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return count

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from mendflow.errors import CodeIndexError
 from rag_indexer.grep import GrepQuery, NameList
 from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
-from rag_indexer.store import grams
-from rag_indexer.store.embedded_read import SCHEMA_VERSION, file_texts_sql, scope_sql, signatures_sql
+from rag_indexer.store import DATABASE_FILE, grams, grep_cache
+from rag_indexer.store.embedded_read import SCHEMA_VERSION, file_signature, file_texts_sql, scope_sql, signatures_sql
 
 if TYPE_CHECKING:  # numpy (~0.1 s to import) only for vectors: BM25 search and grep start without it
     import numpy as np
@@ -119,7 +119,7 @@ def _hit(row: Sequence[Any], score: float = 0.0) -> Hit:
 
 
 def _gram_row(blob_sha: str, text: str) -> tuple[str, int, bytes]:
-    return (blob_sha, *grams.signature(text.encode("utf-8", "surrogatepass")))
+    return (blob_sha, *file_signature(text))
 
 
 def _fts_row(
@@ -167,7 +167,7 @@ class EmbeddedStore(IndexStore):
         self._lock = threading.RLock()
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            self.path = directory / "index.sqlite"
+            self.path = directory / DATABASE_FILE
             self.db = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False, isolation_level=None)
             # Only a new database takes it: chunk texts and FTS segments span fewer pages (-14 % write CPU).
             self.db.execute(f"PRAGMA page_size={PAGE_SIZE}")
@@ -373,6 +373,8 @@ class EmbeddedStore(IndexStore):
 
     def set_ref(self, state: RefState, files: Sequence[RefFile]) -> None:
         key = (state.repo, state.ref)
+        # Grep packs are found through locators trusted only under the refs token: none while the ref moves.
+        grep_cache.refs_changing(str(self.path.parent))
         with self._tx() as cur:
             # Only the rows that differ: a one-file change rewrites one row, not the whole mapping.
             old = set(cur.execute("SELECT path, blob_sha, language FROM ref_files WHERE repo = ? AND ref = ?", key))
@@ -386,6 +388,7 @@ class EmbeddedStore(IndexStore):
                 (state.repo, state.ref, state.commit, state.tree, state.indexed_at.isoformat(), len(files)),
             )
             self._bump_generation(cur)
+        grep_cache.refs_changed(str(self.path.parent))
 
     def list_refs(self, repo: str | None = None) -> list[RefState]:
         sql = "SELECT repo, ref, commit_sha, tree_sha, indexed_at, files FROM refs"

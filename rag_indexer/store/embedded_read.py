@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 
 from mendflow.errors import CodeIndexError
 from rag_indexer.grep import GrepQuery
-from rag_indexer.store import grams
+from rag_indexer.store import DATABASE_FILE, grams
 
 # 4: trigram signatures (grams) for grep_like. 5: FTS bodies carry the words of CamelCase identifiers.
 # An index of schema 3 or 4 is brought up to date when EmbeddedStore opens it (its _migrate).
@@ -112,13 +112,14 @@ def file_texts_sql(
 class ReadOnlyIndex:
     """The embedded index's database opened read-only, for a query that must start fast."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, directory: Path) -> None:
         self.db = db
+        self.directory = directory
 
     @classmethod
     def open(cls, index_dir: Path) -> ReadOnlyIndex | None:
         """None when there is no index there, or one only ``EmbeddedStore`` can read (to migrate or refuse)."""
-        path = index_dir / "index.sqlite"
+        path = index_dir / DATABASE_FILE
         if not path.is_file():
             return None
         try:
@@ -130,13 +131,33 @@ class ReadOnlyIndex:
         if found is None or int(found[0]) != SCHEMA_VERSION:
             db.close()
             return None
-        return cls(db)
+        return cls(db, index_dir)
 
     def close(self) -> None:
         self.db.close()
 
     def refs(self, repo: str) -> list[IndexedRef]:
         return [IndexedRef(*row) for row in self._rows("SELECT repo, ref, indexed_at FROM refs WHERE repo = ?", [repo])]
+
+    def tree(self, repo: str, ref: str) -> str | None:
+        """The git tree an indexed ref stands for: what names its grep pack."""
+        rows = self._rows("SELECT tree_sha FROM refs WHERE repo = ? AND ref = ?", [repo, ref])
+        return str(rows[0][0]) if rows else None
+
+    def text_size(self, repo: str, ref: str) -> int:
+        """Characters of text in a ref's files."""
+        sql = "SELECT sum(length(c.text)) FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha AND c.kind = 'file'"
+        return int(self._rows(sql + " WHERE f.repo = ? AND f.ref = ?", [repo, ref])[0][0] or 0)
+
+    def pack_rows(self, repo: str, ref: str) -> list[tuple[str, str, int, bytes]]:
+        """(path, text, bits_log2, signature) of every file of a ref, in path order: a grep pack's content."""
+        rows = self._rows(
+            "SELECT f.path, c.text, g.bits, g.sig FROM ref_files f "
+            "JOIN chunks c ON c.blob_sha = f.blob_sha AND c.kind = 'file' LEFT JOIN grams g ON g.blob_sha = f.blob_sha "
+            "WHERE f.repo = ? AND f.ref = ? ORDER BY f.path",
+            [repo, ref],
+        )
+        return [(p, t, k, sig) if sig is not None else (p, t, *file_signature(t)) for p, t, k, sig in rows]
 
     def file_texts(self, scope: GrepScope, query: GrepQuery) -> list[tuple[str, str]]:
         """(path, text) of each file in scope that may match ``query``, in path order."""
@@ -152,3 +173,8 @@ class ReadOnlyIndex:
             return self.db.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise CodeIndexError(f"code index query failed: {exc}") from exc
+
+
+def file_signature(text: str) -> tuple[int, bytes]:
+    """A file's trigram signature, as the store computes it when it writes the file."""
+    return grams.signature(text.encode("utf-8", "surrogatepass"))

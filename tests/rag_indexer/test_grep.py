@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from rag_indexer.grep import NameList, compile_query, required_literals
+from rag_indexer.grep import NameList, compile_query
+from rag_indexer.grep_regex import literal_prefix, parse, required_literals, stays_in_line
 from rag_indexer.store import grams
 
 
@@ -23,7 +24,7 @@ from rag_indexer.store import grams
     ],
 )
 def test_required_literals_are_what_every_match_contains(pattern: str, literals: tuple[str, ...]) -> None:
-    assert required_literals(pattern) == literals
+    assert required_literals(parse(pattern)) == literals
 
 
 def test_compile_query_carries_inline_ignore_case() -> None:
@@ -87,3 +88,48 @@ def test_name_list_matches_like_a_search_over_each_name() -> None:
 def test_a_literal_hashes_in_python_as_a_file_does_in_numpy(literal: str) -> None:
     data = literal.encode("utf-8", "surrogatepass")
     assert grams.literal_hashes([literal], ignore_case=False) == set(grams._hashes(data).tolist())
+
+
+@pytest.mark.parametrize(
+    ("pattern", "local"),
+    [
+        (r"\w+Error\(", True),
+        (r"^class \w+:$", True),
+        (r"a.b", True),
+        (r"a\sb", False),
+        (r"a[^x]b", False),
+        (r"(?s)a.b", False),
+        (r"a\nb", False),
+        (r"x\Z", False),
+        (r"(?<=def )x", False),
+    ],
+)
+def test_a_regex_stays_in_its_line_only_when_no_part_can_leave_it(pattern: str, local: bool) -> None:
+    flags = re.compile(pattern, re.MULTILINE).flags  # with the pattern's own inline flags, as compile_regex has
+    assert stays_in_line(parse(pattern, re.MULTILINE), flags) is local
+
+
+@pytest.mark.parametrize(
+    ("pattern", "twin"),
+    [
+        (r"def \w+", True),
+        (r"(?<=def )\w+", False),
+        (r"\Aimport", False),
+        ("λ+", False),
+        (r"\N{GREEK SMALL LETTER PI}", False),
+    ],
+)
+def test_a_regex_has_a_bytes_twin_only_when_its_bytes_match_alike(pattern: str, twin: bool) -> None:
+    assert (compile_query(pattern, regex=True, ignore_case=False).byte_regex is not None) is twin
+
+
+@pytest.mark.parametrize(("pattern", "prefix"), [(r"^class \w+", "class "), (r"\bdef x", "def x"), (r"def \w+", "")])
+def test_a_regex_has_a_literal_prefix_only_past_leading_anchors(pattern: str, prefix: str) -> None:
+    assert literal_prefix(parse(pattern)) == prefix
+
+
+@pytest.mark.parametrize("text", ["3\u212a", "\u017fign", "\u0130stanbul \u0131", "ÄÖ kelvin SIGN", "plain K s i"])
+@pytest.mark.parametrize("literal", ["k", "sign", "istanbul", "i", "s"])
+def test_an_ignore_case_literal_finds_what_re_ignorecase_finds(text: str, literal: str) -> None:
+    expected = [(n + 1, line) for n, line in enumerate(text.split("\n")) if re.search(re.escape(literal), line, re.I)]
+    assert list(compile_query(literal, regex=False, ignore_case=True).lines(text)) == expected
