@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,3 +72,52 @@ def test_exit_code_follows_the_status(make_repo, tmp_path: Path, files, code, st
     result = mendflow("build", str(make_repo(files)), "--json", env={"MENDFLOW_STATE_DIR": str(tmp_path / "s")})
     assert result.returncode == code, result.stderr[-2000:]
     assert BuildReport.model_validate(json.loads(result.stdout)).status is status
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile
+    return found
+
+
+def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.2)
+    return condition()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_server")
+def test_a_terminated_build_leaves_no_process_of_its_job(make_repo, tmp_path: Path) -> None:
+    """SIGTERM (a CI runner cancelling) unwinds through the launcher's cleanup: a test's own child dies too."""
+    marker = f"mendflow-terminated-{uuid.uuid4().hex}"
+    sleeper = f"import time; time.sleep(600)  # {marker}"
+    waits = (
+        "import subprocess, sys\n\n\n"
+        f"def test_waits() -> None:\n    subprocess.run([sys.executable, '-c', {sleeper!r}])\n"
+    )
+    repo = make_repo({**PASSING, "tests/test_waits.py": waits})
+    env = {**os.environ, "MENDFLOW_STATE_DIR": str(tmp_path / "s")}
+    build = subprocess.Popen(
+        [sys.executable, "-m", "mendflow.cli", "build", str(repo)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_until(lambda: bool(processes_with(marker)), 300), "the job's test never started"
+        build.send_signal(signal.SIGTERM)
+        assert build.wait(timeout=120) != 0
+        assert wait_until(lambda: not processes_with(marker), 10)
+    finally:
+        build.kill()
+        for pid in processes_with(marker):
+            os.kill(pid, signal.SIGKILL)
