@@ -18,6 +18,8 @@ TYPE_CHECKING = False  # mypy reads it as typing's; importing typing costs this 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from rag_indexer.store import grep_pack
+
 _FLAGS = {"-i": "ignore_case", "--ignore-case": "ignore_case", "--regex": "regex"}
 _VALUES = ("--repo", "--ref", "--path")
 # Git reads these besides the work tree's own config: a change in any may change the repository's identity.
@@ -55,18 +57,21 @@ def answer(args: list[str]) -> int | None:
     pack = grep_pack.Pack.open(grep_cache.pack_path(index_dir, tree)) if tree else None
     if pack is None:
         return None
+    try:
+        return _answer_from(pack, given)
+    finally:
+        pack.close()
+
+
+def _answer_from(pack: grep_pack.Pack, given: Args) -> int | None:
     from mendflow.errors import InputError
     from rag_indexer.grep import compile_query
 
     try:
         query = compile_query(given.pattern or "", given.regex, given.ignore_case)
     except InputError:
-        pack.close()
         return None  # cli/query.py says what is wrong with it
-    try:
-        return 0 if write_lines(pack.lines(query, given.path)) else 1
-    finally:
-        pack.close()
+    return 0 if write_lines(pack.lines(query, given.path)) else 1
 
 
 def plain_args(args: list[str]) -> Args | None:

@@ -72,10 +72,13 @@ class Pack:
                 data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):  # missing, or empty (mmap refuses size 0)
             return None
-        if data[: len(FORMAT)] != FORMAT:
-            data.close()
-            return None
-        return cls(data)
+        try:
+            if data[: len(FORMAT)] == FORMAT:
+                return cls(data)
+        except (ValueError, TypeError, IndexError):  # cut short or damaged: the index answers instead
+            pass
+        data.close()
+        return None
 
     def path(self, i: int) -> str:
         start = self.path_ends[i - 1] if i else 0

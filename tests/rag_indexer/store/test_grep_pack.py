@@ -109,3 +109,8 @@ def test_a_file_that_is_no_pack_is_not_opened(tmp_path: Path) -> None:
     assert grep_pack.Pack.open(str(tmp_path / "other.pack")) is None
     assert grep_pack.Pack.open(str(tmp_path / "empty.pack")) is None
     assert grep_pack.Pack.open(str(tmp_path / "missing.pack")) is None
+
+
+def test_a_pack_cut_short_is_not_opened(pack: grep_pack.Pack, tmp_path: Path) -> None:
+    (tmp_path / "short.pack").write_bytes(pack.data[:100])
+    assert grep_pack.Pack.open(str(tmp_path / "short.pack")) is None
