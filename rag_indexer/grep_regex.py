@@ -1,24 +1,23 @@
 """What a grep learns from a regex's parse before running it: the literals every match holds (to skip files),
 the literal every match starts with (to try the regex only there), and whether its bytes twin may run on a
-grep pack in place. Imported only for ``--regex`` (``re``'s import costs a literal grep ~4 ms).
+grep pack in place. Imported only for ``--regex``.
 """
 
 from __future__ import annotations
 
-import re
-import sys
-
+from rag_indexer import re_core
 from rag_indexer.grep import GrepQuery, bad_pattern
 
 TYPE_CHECKING = False  # mypy reads it as typing's; importing typing costs `mendflow grep` ~2 ms
 
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
-# re's own parser (3.11: re._parser) gives the parsed pattern; no public API exposes it. ``re`` has imported
-# both (importlib's import costs ~0.4 ms more).
-_parser: Any = sys.modules["re._parser"]
-_c: Any = sys.modules["re._constants"]
+# re's own parser (3.11: re._parser) gives the parsed pattern; no public API exposes it (re_core: why not
+# through ``import re``).
+_parser: Any = re_core.parser
+_c: Any = re_core.constants
 _REPEATS = {_c.MAX_REPEAT, _c.MIN_REPEAT, getattr(_c, "POSSESSIVE_REPEAT", _c.MAX_REPEAT)}
 _NEWLINE = ord("\n")
 # Anchors that hold the same within a line searched alone as within the whole text (``^``/``$`` are
@@ -33,12 +32,12 @@ _CONTEXT = {_c.ASSERT, _c.ASSERT_NOT, _c.GROUPREF_EXISTS}
 
 
 def compile_regex(pattern: str, ignore_case: bool) -> GrepQuery:
-    flags = (re.IGNORECASE if ignore_case else 0) | re.MULTILINE
+    flags = (re_core.IGNORECASE if ignore_case else 0) | re_core.MULTILINE
     try:
-        compiled = re.compile(pattern, flags)
-    except (re.error, OverflowError, RecursionError) as exc:
+        compiled = re_core.compile(pattern, flags)
+    except (re_core.error, OverflowError, RecursionError) as exc:
         raise bad_pattern(pattern, exc) from exc
-    ignore_case = bool(compiled.flags & re.IGNORECASE)
+    ignore_case = bool(compiled.flags & re_core.IGNORECASE)
     parsed = parse(pattern, flags)
     literals = required_literals(parsed)
     if ignore_case:
@@ -62,8 +61,8 @@ def _bytes_twin(pattern: str, parsed: Any, flags: int) -> re.Pattern[bytes] | No
     if not pattern.isascii() or _looks_around(parsed):
         return None
     try:
-        return re.compile(pattern.encode("ascii"), flags)
-    except re.error:  # str-only syntax (\\N{...}, \\u...): the str regex runs on the decoded text
+        return re_core.compile(pattern.encode("ascii"), flags)
+    except re_core.error:  # str-only syntax (\\N{...}, \\u...): the str regex runs on the decoded text
         return None
 
 
@@ -123,7 +122,7 @@ def required_literals(parsed: Any) -> tuple[str, ...]:
                 current.append(chr(arg))
             elif op is _c.AT:
                 continue  # anchors take no characters: the literals on either side stay adjacent
-            elif op is _c.SUBPATTERN and not (arg[1] | arg[2]) & re.IGNORECASE:
+            elif op is _c.SUBPATTERN and not (arg[1] | arg[2]) & re_core.IGNORECASE:
                 walk(arg[3])
             elif op in _REPEATS and arg[0] >= 1:
                 flush()
@@ -143,7 +142,7 @@ def stays_in_line(parsed: Any, flags: int) -> bool:
 
     Conservative: lookarounds, conditionals, \\A, \\Z, DOTALL and any class that may hold a newline say no.
     """
-    return not flags & re.DOTALL and _in_line(parsed)
+    return not flags & re_core.DOTALL and _in_line(parsed)
 
 
 def _in_line(items: Any) -> bool:
@@ -162,7 +161,7 @@ def _item_in_line(op: Any, arg: Any) -> bool:
     if op is _c.AT:
         return arg in _LINE_ANCHORS
     if op is _c.SUBPATTERN:
-        return not (arg[1] & re.DOTALL) and _in_line(arg[3])
+        return not (arg[1] & re_core.DOTALL) and _in_line(arg[3])
     if op in _REPEATS or op is _c.BRANCH or op is _c.ATOMIC_GROUP:
         return all(_in_line(part) for part in _parts(op, arg))
     return op is _c.GROUPREF  # repeats a group checked here; lookarounds and conditionals say no

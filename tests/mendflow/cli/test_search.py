@@ -204,6 +204,15 @@ def test_a_literal_grep_from_a_pack_imports_only_what_it_reads(repo: Path, state
     assert not imported & {"re", "typing", "sqlite3", "argparse", "pathlib", "subprocess", "json", "enum"}
 
 
+def test_a_regex_grep_from_a_pack_compiles_without_importing_re(repo: Path, state_dir: Path) -> None:
+    """``import re`` costs ~4 ms (its flag enum); its parser and compiler need none of that (re_core)."""
+    args = ["grep", "--regex", r"def \w+\(te"]
+    run_cli(args, state_dir, repo)
+    wait_for_pack(state_dir)
+    imported = imported_by(args, state_dir, repo)
+    assert "_re_core._compiler" in imported and not imported & {"re", "enum", "functools", "importlib"}
+
+
 def test_a_grep_after_a_reindex_finds_the_new_text_not_the_old_pack(repo: Path, state_dir: Path) -> None:
     run_cli(["grep", "float"], state_dir, repo)
     wait_for_pack(state_dir)
