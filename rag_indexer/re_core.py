@@ -21,17 +21,17 @@ if TYPE_CHECKING:
 _PRIVATE = "_re_core"
 
 
-def _package() -> str:
+def _private_package() -> str | None:
+    """The private package's name, its path re's own directory; None when re is imported already or its
+    directory cannot be found."""
     if "re" in sys.modules:
-        return "re"
+        return None
     # importlib.machinery's PathFinder, from the frozen bootstrap every CPython has loaded: importing importlib
     # itself costs ~0.3 ms (it imports warnings).
     bootstrap = sys.modules.get("_frozen_importlib_external")
     spec = bootstrap.PathFinder.find_spec("re") if bootstrap else None
     if spec is None or not spec.submodule_search_locations:
-        import re  # noqa: F401  # an unusual layout: re's own import is the way that always works
-
-        return "re"
+        return None
     package = type(sys)(_PRIVATE)
     package.__path__ = list(spec.submodule_search_locations)
     sys.modules[_PRIVATE] = package
@@ -39,7 +39,19 @@ def _package() -> str:
 
 
 def _modules() -> tuple[Any, Any, Any]:
-    package = _package()
+    package = _private_package()
+    if package is not None:
+        try:
+            return _loaded(package)
+        except ImportError:  # another layout than 3.11's: drop the private copies, re's own import always works
+            for name in [n for n in sys.modules if n.partition(".")[0] == _PRIVATE]:
+                del sys.modules[name]
+    import re  # noqa: F401
+
+    return _loaded("re")
+
+
+def _loaded(package: str) -> tuple[Any, Any, Any]:
     __import__(f"{package}._compiler")  # imports _parser, _constants and _casefix relative to the package
     return tuple(sys.modules[f"{package}.{name}"] for name in ("_parser", "_compiler", "_constants"))  # type: ignore[return-value]
 

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from rag_indexer import re_core
 
@@ -46,3 +47,22 @@ def test_in_a_fresh_interpreter_it_compiles_as_re_does_without_importing_re() ->
 
 def test_once_re_is_imported_it_uses_re_s_own_modules() -> None:
     assert re_core.compiler is sys.modules["re._compiler"] and re_core.error is re.error
+
+
+# re's directory found, but not holding 3.11's modules (another Python's layout): re's own import answers.
+ELSEWHERE = r"""
+import sys, types
+finder = sys.modules["_frozen_importlib_external"].PathFinder
+found = finder.find_spec
+elsewhere = [types.SimpleNamespace(submodule_search_locations=[sys.argv[1]])]  # for re_core's lookup alone
+finder.find_spec = lambda name, path=None, target=None: (
+    elsewhere.pop() if name == "re" and elsewhere else found(name, path, target))
+from rag_indexer import re_core
+left = sorted(n for n in sys.modules if n.startswith("_re_core"))
+print(re_core.compiler is sys.modules["re._compiler"], left, re_core.compile(r"\d+", 0).findall("a1b22"))
+"""
+
+
+def test_where_re_s_modules_are_not_found_it_falls_back_to_re(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, "-c", ELSEWHERE, str(tmp_path)], capture_output=True, text=True)
+    assert run.stdout.strip() == "True [] ['1', '22']", run.stderr
