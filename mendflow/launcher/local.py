@@ -2,7 +2,10 @@
 
 Layout (everything a job can reach is outside /root, which is mode 700):
 
-* ``BASE/jobs/<id>/``          root-owned 0711; ``job.log`` (root, 0600) holds the job's combined output.
+* ``BASE/jobs/``               root-owned 0711: no job lists another's id; a job's sandboxed steps see it as a
+  fresh directory holding that job's alone (``MENDFLOW_JOB_DIR``, ``mendflow_runner.proc``).
+* ``BASE/jobs/<id>/``          root-owned 0755 (listable: tools list each parent of a temp file);
+  ``job.log`` (root, 0600) holds the job's combined output.
 * ``BASE/jobs/<id>/ws/``       the workspace, owned by the job's uid: ``in/`` (inputs, read-only),
   ``out/``, ``home/`` and ``tmp/``.
 * ``BASE/jobs/<id>/runner/``   the runner package of the ``ci-runner-python`` image, root's: no step of the job
@@ -17,11 +20,11 @@ Layout (everything a job can reach is outside /root, which is mode 700):
 * ``BASE/toolchain/<key>/bin`` world-readable copies of the project venv's ``uv`` and ``ruff`` plus a
   ``python`` link, keyed by the binaries' size and mtime so an upgrade makes a new one.
 
-``BASE`` is ``/var/tmp/mendflow`` (root-owned, 0711) when mendflow runs as root and drops each job to a uid of
-its own (``settings.sandbox.job_ids_start``..., umask 007, its repository's cache group as its only other
-group); otherwise jobs run as the current user with ``BASE`` = ``settings.cache_dir/local-launcher``;
-``sandbox.local_base_dir`` overrides both. When a job ends, whatever runs as its uid is killed and what it
-left at the top of ``/tmp``, ``/dev/shm`` and ``/var/tmp`` is removed.
+``BASE`` is ``/var/tmp/mendflow`` (root-owned, 0755: it holds only fixed names) when mendflow runs as root and
+drops each job to a uid of its own (``settings.sandbox.job_ids_start``..., umask 007, its repository's cache
+group as its only other group); otherwise jobs run as the current user with ``BASE`` =
+``settings.cache_dir/local-launcher``; ``sandbox.local_base_dir`` overrides both. When a job ends, whatever runs
+as its uid is killed and what it left at the top of ``/tmp``, ``/dev/shm`` and ``/var/tmp`` is removed.
 
 Limits: RLIMIT_CPU (CPU seconds) and RLIMIT_NOFILE per process, plus, where the cgroup v1 controllers are
 writable, per-job groups (``cgroups.py``): memory (its ``oom_kill`` counter tells an OOM kill apart from other
@@ -83,6 +86,7 @@ TAIL_CHUNK = 64 * 1024
 TAIL_JOIN_SEC = 30.0  # after the job: time for the callbacks to catch up with what it printed last
 JOB_MARKER = "MENDFLOW_LOCAL_JOB_ID"
 EGRESS_SOCKET = "MENDFLOW_EGRESS_SOCKET"  # read by the runner (mendflow_runner/proc.py)
+JOB_DIR = "MENDFLOW_JOB_DIR"  # likewise: the job's own directory, the one entry its sandboxes show of jobs/
 UNIX_PATH_MAX = 107  # sun_path's 108 bytes, less the terminating NUL
 OWNER_FILE = "owner"
 TOOLS = ("uv", "ruff")
@@ -102,6 +106,7 @@ RESERVED_ENV = (
     "MENDFLOW_JOB_CACHE",
     JOB_MARKER,
     EGRESS_SOCKET,
+    JOB_DIR,
     "LD_PRELOAD",
     "LD_LIBRARY_PATH",
 )
@@ -323,7 +328,9 @@ class LocalLauncher(Launcher):
             # /var/tmp is world-writable: a base someone else planted could redirect our files.
             raise OSError(f"{self.base} is a link or not owned by us; remove it and retry")
         root_owned = (0, 0) if self.drops else (None, None)
-        _dir(self.base, 0o711, *root_owned)
+        # Listable: tools list each parent of a temp file (pytest-mypy-plugins' clean-up: attrs' 86 mypy tests),
+        # and the base holds only fixed names. jobs/ is not: a job's sandboxes show it with that job alone in it.
+        _dir(self.base, 0o755, *root_owned)
         if self.drops:
             _check_traversable(self.base)
         for sub in ("jobs", "toolchain", "cache"):
@@ -449,6 +456,7 @@ class LocalLauncher(Launcher):
         )
         env[JOB_MARKER] = job_id
         env[EGRESS_SOCKET] = str(ws.egress_socket)
+        env[JOB_DIR] = str(ws.root)
         return env
 
     # -- run ------------------------------------------------------------------------------------------------

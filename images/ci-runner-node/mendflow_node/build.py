@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shlex
 import shutil
 from importlib import resources
@@ -57,11 +58,21 @@ def _caches(root: Path) -> dict[str, str]:
     return {name: str(root / sub) for name, sub in CACHE_VARIABLES.items()}
 
 
+_NPM_CHATTER = re.compile(r"npm warn|npm (?:error|ERR!) A complete log of this run", re.IGNORECASE)
+# npm's own words when a script (``npx aud`` in object-inspect's posttest) asks for a package not in its cache
+_NOT_CACHED = re.compile(r"^npm (?:error|ERR!) code ENOTCACHED$", re.MULTILINE)
+_NODE_BANNER = re.compile(r"Node\.js v\d+\.")
+_ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
+
+
 def _last_words(step: StepResult) -> str:
     """The step's last line on stderr, else stdout, passing over npm's own warnings (``npm run`` warns of the
-    pnpm store variable mendflow sets for every manager): what the failing command said, not what npm did."""
+    pnpm store variable mendflow sets for every manager): what the failing command said, not what npm did.
+    When Node died of an uncaught error (its output ends with the ``Node.js v20…`` banner), the error's line."""
     for text in (step.stderr, step.stdout):
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lower().startswith("npm warn")]
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NPM_CHATTER.match(ln.strip())]
+        if len(lines) > 1 and _NODE_BANNER.match(lines[-1]):
+            return next((ln for ln in reversed(lines) if _ERROR_LINE.match(ln)), lines[-2])
         if lines:
             return lines[-1]
     return step.last_stderr_line()
@@ -100,8 +111,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             "TMPDIR": str(self.tmp),
             "npm_config_offline": "true",
             "npm_config_cache": str(self.tmp / "npm-cache"),
-            # nyc before 15 (spawn-wrap) writes its shims under $HOME, read-only here (fast-json-stable-stringify)
-            "SPAWN_WRAP_SHIM_ROOT": str(self.tmp),
+            # A home the tests may write, as a pod's (HOME=/tmp): the launcher's is read-only here, and nyc before
+            # 15 writes its spawn-wrap shims there (nyc 10: minimist, object-inspect; 14: fast-json-stable-stringify)
+            "HOME": str(self.tmp),
         }
 
     @property
@@ -352,6 +364,15 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         what = f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
         return f"{what} exited {step.returncode}{said}: {_last_words(step)}"
 
+    def _fetched_after_tests(self, run: results.TestRun, step: StepResult) -> bool:
+        """True, with an advisory, when the tests ran and passed and then a script of the test command asked npm
+        for a package the offline step cannot fetch: that fails every commit alike, so the tests judge it."""
+        if not (run.read and run.counts["total"] and _NOT_CACHED.search(step.stderr + step.stdout)):
+            return False
+        said = f"`{shlex.join(step.argv)}` ran its tests, then asked npm for a package offline ({_last_words(step)})"
+        self.rep.lint_advisory.append(f".:0:0 {said}: tests run without the network, so the tests judge the build")
+        return True
+
     def _judge(self, outcome: tuple[results.TestRun, StepResult | None]) -> None:
         run, step = outcome
         rep = self.rep
@@ -361,7 +382,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             rep.errored("timeout", "the test suite ran out of the job's time budget")
         elif run.failed:
             rep.failed("tests")
-        elif not step.ok:  # no test failed, yet the runner did (a suite that cannot load), or what came after it
+        elif not step.ok and not self._fetched_after_tests(run, step):
+            # no test failed, yet the runner did (a suite that cannot load), or what came after it
             rep.failed("tests", self._why_failed(run, step))
         elif run.read and run.counts["total"] == 0:
             what = "of the selected ids" if self.cfg.select else "at all"

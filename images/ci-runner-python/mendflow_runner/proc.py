@@ -27,6 +27,7 @@ def as_is(argv: list[str]) -> list[str]:
 GRACE_SEC = 3.0
 # Set by the local launcher: the Unix socket of the egress proxy the dependency phase may use (egress.py).
 EGRESS_SOCKET = "MENDFLOW_EGRESS_SOCKET"
+JOB_DIR = "MENDFLOW_JOB_DIR"  # the local launcher's jobs/<id>
 
 
 @dataclass
@@ -107,7 +108,7 @@ def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = ()) ->
     if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
         return argv
     sandbox = ["--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
-    sandbox += ["--tmpfs", "/tmp"]
+    sandbox += ["--tmpfs", "/tmp", *_this_job_alone()]
     if egress := os.environ.get(EGRESS_SOCKET):  # a Unix socket crosses network namespaces: hide it
         sandbox += ["--tmpfs", str(Path(egress).parent)]
     for path in sorted({str(p.resolve()) for p in readable if _under_tmp(p.resolve())}):
@@ -129,12 +130,21 @@ def confined(writable: tuple[Path, ...], refusals: Path) -> Wrap:
     binds = [
         arg for path in sorted({str(p.resolve()) for p in writable if p.exists()}) for arg in ("--bind", path, path)
     ]
-    prefix = [bwrap, "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", *binds]
+    prefix = [bwrap, "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
+    prefix += [*_this_job_alone(), *binds]
     egress = os.environ.get(EGRESS_SOCKET)
     if not egress:
         return lambda argv: [*prefix, "--", *argv]
     relay = [sys.executable, "-I", str(Path(__file__).with_name("relay.py")), egress, str(refusals), "--"]
     return lambda argv: [*prefix, "--unshare-net", "--", *relay, *argv]
+
+
+def _this_job_alone() -> list[str]:
+    """bwrap arguments that show the local launcher's jobs/ directory, which a job may not list (no job learns
+    another's id), as a fresh one holding this job's directory alone: tools list each parent of a temp file
+    (pytest-mypy-plugins' clean-up failed attrs' 86 mypy tests on PermissionError)."""
+    job = os.environ.get(JOB_DIR)
+    return ["--tmpfs", str(Path(job).parent), "--ro-bind", job, job] if job else []
 
 
 def sandbox(writable: Path, readable: tuple[Path, ...] = ()) -> Wrap:

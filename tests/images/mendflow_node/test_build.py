@@ -265,6 +265,30 @@ def test_a_script_mendflow_cannot_read_is_judged_by_its_exit_code(
     assert any("judged by its exit code, with no counts" in line for line in report.lint_advisory)
 
 
+def test_a_script_that_dies_of_an_uncaught_error_is_failed_with_that_error(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """Node ends an uncaught error's stack with its version banner: the reason gives the error, not the banner."""
+    check = 'console.error("loading fixtures");\nthrow new Error("EROFS: read-only file system, mkdir \'/x\'");\n'
+    files = {"package.json": package_json("node check.js"), "check.js": check}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert report.error_reason is not None
+    assert report.error_reason.endswith("Error: EROFS: read-only file system, mkdir '/x'"), report.error_reason
+
+
+def test_a_posttest_that_fetches_a_package_offline_leaves_the_tests_to_judge(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """object-inspect's `posttest: npx aud --production`: npx asks for a package the offline step cannot fetch."""
+    manifest = json.loads(package_json("tape test.js", tape="5.10.2"))
+    manifest["scripts"]["posttest"] = "npx --yes mendflow-no-such-package-0"
+    calc = "exports.add = (a, b) => a + b;\n"
+    files = {"package.json": json.dumps(manifest), "calc.js": calc, "test.js": TAPE_TESTS}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2), report.error_reason
+    assert any("asked npm for a package offline" in line for line in report.lint_advisory), report.lint_advisory
+
+
 TAPE_TESTS = """\
 const test = require("tape");
 const { add } = require("./calc.js");
@@ -277,13 +301,15 @@ test("adds", (t) => {
 """
 
 
-def test_a_tape_suite_under_nyc_14_passes_with_its_tap_counts(
-    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+@pytest.mark.parametrize("nyc", ["14.1.1", "10.3.2"])
+def test_a_tape_suite_under_an_old_nyc_passes_with_its_tap_counts(
+    nyc: str, make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
-    """fast-json-stable-stringify's shape: nyc 14's spawn-wrap writes shims under $HOME, read-only while tests
-    run; tape prints TAP, whose closing counts (one per assertion) are the report's."""
+    """fast-json-stable-stringify's (nyc 14) and minimist's (nyc 10) shape: their spawn-wrap writes shims under
+    $HOME (nyc 10's ignores SPAWN_WRAP_SHIM_ROOT); tape prints TAP, whose closing counts (one per assertion) are
+    the report's."""
     calc = "exports.add = (a, b) => a + b;\n"
-    files = {"package.json": package_json("nyc tape test.js", tape="5.10.2", nyc="14.1.1"), "calc.js": calc}
+    files = {"package.json": package_json("nyc tape test.js", tape="5.10.2", nyc=nyc), "calc.js": calc}
     source = snapshot(make_repo({**files, "test.js": TAPE_TESTS}), tmp_path / "src.tar.gz")
     # A home outside /tmp, as the local launcher's is: the tests' sandbox binds it read-only (/tmp is a fresh tmpfs).
     with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="mendflow-test-home-") as home:

@@ -195,6 +195,34 @@ def test_a_job_can_list_the_directory_its_workspace_is_in(launcher: LocalLaunche
     assert "ws" in json.loads((tmp_path / "result.json").read_text())
 
 
+# In a step's sandbox (mendflow_runner.proc.offline), as the repository's tests run: every parent of TMPDIR.
+LIST_PARENTS = """
+import json, os, subprocess, sys
+from pathlib import Path
+from mendflow_runner import proc
+code = "import json, os, pathlib; print(json.dumps([sorted(os.listdir(p)) for p in pathlib.Path(os.environ['TMPDIR'])."
+code += "parents]))"
+found = subprocess.run(proc.offline([sys.executable, "-c", code], Path.cwd()), capture_output=True, text=True)
+json.dump([found.returncode, found.stderr, json.loads(found.stdout or "[]")], open("out/result.json", "w"))
+"""
+
+
+@ROOT_ONLY
+def test_a_sandboxed_step_lists_every_parent_and_sees_no_other_job(launcher: LocalLauncher, tmp_path: Path) -> None:
+    """pytest-mypy-plugins lists each parent of its cache (attrs' 86 mypy tests); jobs/ shows this job alone."""
+    other = launcher.base / "jobs" / f"build-other-{tmp_path.name}"
+    other.mkdir(parents=True)
+    try:
+        result = launcher.run(script_job(LIST_PARENTS, tmp_path))
+    finally:
+        other.rmdir()
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    returncode, stderr, listings = json.loads((tmp_path / "result.json").read_text())
+    assert returncode == 0, stderr
+    jobs = listings[2]  # TMPDIR is jobs/<id>/ws/tmp: ws, <id>, then jobs/
+    assert len(jobs) == 1 and jobs[0] != other.name
+
+
 def test_reap_empties_the_trash_a_killed_deletion_left(tmp_path: Path) -> None:
     base = tmp_path / "base"
     (base / "trash" / "build-b1-0123abcd" / "ws" / "node_modules").mkdir(parents=True)
