@@ -61,6 +61,7 @@ def _caches(root: Path) -> dict[str, str]:
 _NPM_CHATTER = re.compile(r"npm warn|npm (?:error|ERR!) A complete log of this run", re.IGNORECASE)
 # npm's own words when a script (``npx aud`` in object-inspect's posttest) asks for a package not in its cache
 _NOT_CACHED = re.compile(r"^npm (?:error|ERR!) code ENOTCACHED$", re.MULTILINE)
+_NPM_ERROR = re.compile(r"npm (?:error|ERR!)(?: (.*))?$")
 _NODE_BANNER = re.compile(r"Node\.js v\d+\.")
 _ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
 
@@ -76,6 +77,21 @@ def _last_words(step: StepResult) -> str:
         if lines:
             return lines[-1]
     return step.last_stderr_line()
+
+
+def _npm_cause(stderr: str) -> str:
+    """npm's own error lines (``code ETARGET; notarget No matching version found for typescript@next.``), without
+    its pointer to the debug log or the advice that follows; '' when npm printed none (pnpm, yarn)."""
+    said: list[str] = []
+    for line in stderr.splitlines():
+        found = _NPM_ERROR.match(line.strip())
+        text = (found.group(1) or "").strip() if found else ""
+        if not text or _NPM_CHATTER.match(line.strip()):
+            continue
+        if "In most cases" in text:
+            break
+        said.append(text)
+    return "; ".join(said)[:600]
 
 
 class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
@@ -363,6 +379,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         said = "" if run.read or self.test.runner == "script" else " and wrote no results"
         what = f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
         return f"{what} exited {step.returncode}{said}: {_last_words(step)}"
+
+    def _cause(self, step: StepResult) -> str:
+        return _npm_cause(step.stderr) or super()._cause(step)
 
     def _fetched_after_tests(self, run: results.TestRun, step: StepResult) -> bool:
         """True, with an advisory, when the tests ran and passed and then a script of the test command asked npm

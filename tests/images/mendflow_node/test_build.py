@@ -136,6 +136,17 @@ def test_a_lockfile_out_of_step_with_package_json_is_a_deterministic_dependency_
     assert report.transient is False and "npm ci" in (report.error_reason or "")
 
 
+def test_a_version_the_registry_lacks_is_a_dependency_error_in_npm_s_words(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """side-channel's `typescript@next`: the reason is npm's error, not its pointer to a debug log."""
+    files = {"package.json": package_json("node --test", **{"is-number": "99.0.0"}), "index.js": ""}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
+    assert "ETARGET" in (report.error_reason or "") and "is-number@99.0.0" in (report.error_reason or "")
+    assert "complete log" not in (report.error_reason or "")
+
+
 def test_a_repository_without_package_json_is_bad_input(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
