@@ -145,14 +145,34 @@ def failed_goal(output: str) -> str:
     """Maven's own summary of why a run failed (``Failed to execute goal …``), or else its first ``[ERROR]``
     line that says something (not its help links and advice)."""
     said = []
-    for line in output.splitlines():
+    lines = output.splitlines()
+    for at, line in enumerate(lines):
         line = line.rstrip()
         if match := _FAILED_GOAL.match(line):
-            return match[1]
+            return match[1] + _listed_after(match[1], lines[at + 1 :])
         text = line.removeprefix("[ERROR]").strip()
         if line.startswith("[ERROR] ") and text and not text.startswith(_ADVICE):
             said.append(text.removesuffix(" -> [Help 1]"))
     return said[0] if said else ""
+
+
+def _listed_after(summary: str, rest: list[str]) -> str:
+    """What a summary ending in ':' lists on the ``[ERROR]`` lines after it, its first three items (spotless' "The
+    following files had format violations:" names the files, less indented than their diffs)."""
+    if not summary.endswith(":"):
+        return ""
+    block = []
+    for line in rest:
+        text = line.removeprefix("[ERROR] ").rstrip()
+        if not line.startswith("[ERROR] ") or not text.startswith(" ") or not text.strip():
+            break  # the list is indented; Maven's advice after it is not
+        block.append(text)
+    if not block:
+        return ""
+    depth = len(block[0]) - len(block[0].lstrip())
+    # not spotless' "... (762 more lines that didn't fit)", which cuts a long diff short at the files' depth
+    items = [t.strip() for t in block if len(t) - len(t.lstrip()) == depth and not t.strip().startswith("... (")]
+    return " " + ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
 
 
 def offline_miss(output: str) -> bool:

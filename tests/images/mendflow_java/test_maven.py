@@ -101,6 +101,27 @@ def test_maven_s_failed_goal_is_its_summary() -> None:
     assert maven.failed_goal(COMPILE_FAILURE).endswith("Compilation failure")
 
 
+SPOTLESS_FAILURE = """\
+[ERROR] Failed to execute goal com.diffplug.spotless:spotless-maven-plugin:2.43.0:check (default) on project \
+filters: The following files had format violations:
+[ERROR]     src/test/java/org/example/FilterTest.java
+[ERROR]         @@ -1,405 +1,405 @@
+[ERROR]         -/*\\r\\n
+[ERROR]     src/main/java/org/example/Filter.java
+[ERROR]         @@ -1,2 +1,2 @@
+[ERROR]     ... (762 more lines that didn't fit)
+[ERROR] Violations also present in 55 other files.
+[ERROR] Run 'mvn spotless:apply' to fix these violations.
+[ERROR] -> [Help 1]
+"""
+
+
+def test_a_failed_goal_that_lists_names_what_it_lists() -> None:
+    """maven-common-artifact-filters 3.4.0 as released: spotless names the files, less indented than their diffs."""
+    said = maven.failed_goal(SPOTLESS_FAILURE)
+    assert said.endswith("violations: src/test/java/org/example/FilterTest.java, src/main/java/org/example/Filter.java")
+
+
 def test_an_artifact_missing_offline_is_a_dependency_miss() -> None:
     assert maven.offline_miss(OFFLINE_MISS) and not maven.offline_miss(COMPILE_FAILURE)
 
@@ -129,3 +150,10 @@ def test_maven_s_jvm_gets_the_phase_s_temp_dir_after_the_job_s_options() -> None
     assert maven.jvm_options("-Xmx1g", "/ws/tmp") == {
         "MAVEN_OPTS": f"-Xmx1g {maven.JOB_JAVA_OPTIONS} -Djava.io.tmpdir=/ws/tmp"
     }
+
+
+def test_a_long_list_after_a_failed_goal_is_cut_to_three() -> None:
+    goal = SPOTLESS_FAILURE.splitlines()[0]
+    files = "".join(f"[ERROR]     src/F{i}.java\n" for i in range(5))
+    said = maven.failed_goal(f"{goal}\n{files}")
+    assert said.endswith("violations: src/F0.java, src/F1.java, src/F2.java and 2 more")
