@@ -44,6 +44,9 @@ IMAGE_TOOLS: dict[str, tuple[str, ...]] = {
 # A toolchain kept whole under one root, which the local launcher finds by asking it (rustup's sysroot: its
 # cargo, rustc, clippy and rustfmt, without rustup's proxies, which would read a rust-toolchain.toml).
 IMAGE_SYSROOTS: dict[str, tuple[str, ...]] = {"ci-runner-rust": ("rustc", "--print", "sysroot")}
+# A cache an image builds ahead of its jobs (``mendflow.launcher.seeds``): the module that builds it
+# (``python -m MODULE TARGET``) and the variable that tells its jobs where it is (the module's own).
+IMAGE_SEEDS: dict[str, tuple[str, str]] = {"ci-runner-go": ("mendflow_go.warm", "MENDFLOW_GO_STD_CACHE")}
 # The runner's entry, in build and fix mode alike: the snapshot in, the outputs' directory out.
 _SNAPSHOT, _OUT = "{workspace}/in/source.tar.gz", "{workspace}/out"
 RUNNER_COMMAND = ("python", "-m", RUNNER_PACKAGE, "--source", _SNAPSHOT, "--out", _OUT)

@@ -19,6 +19,8 @@ Layout (everything a job can reach is outside /root, which is mode 700):
 * ``BASE/ids/``                 claims on the uids and groups handed out (``ids.py``), root's, 0700.
 * ``BASE/toolchain/<key>/bin`` world-readable copies of the project venv's ``uv`` and ``ruff`` plus a
   ``python`` link, keyed by the binaries' size and mtime so an upgrade makes a new one.
+* ``BASE/toolchain/seed-<image>-<key>/`` a cache the image builds ahead of its jobs, world-readable, once per
+  toolchain (``seeds.py``: the Go standard library's build, which starts each repository's build cache).
 
 ``BASE`` is ``/var/tmp/mendflow`` (root-owned, 0755: it holds only fixed names) when mendflow runs as root and
 drops each job to a uid of its own (``settings.sandbox.job_ids_start``..., umask 007, its repository's cache
@@ -73,6 +75,7 @@ from mendflow.launcher.caches import survey, to_evict
 from mendflow.launcher.cgroups import JobCgroups, JobLimits
 from mendflow.launcher.egress import Allowlist, EgressProxy, index_hosts
 from mendflow.launcher.ids import SCOPE_PREFIX, IdClaims, files_of, processes_of
+from mendflow.launcher.seeds import seed_env
 from mendflow.settings import Settings
 
 ROOT_BASE = Path("/var/tmp/mendflow")
@@ -478,7 +481,9 @@ class LocalLauncher(Launcher):
                 self._place_inputs(spec, ws)
                 env = self._environment(spec, ws, tools, job_id, cache)
                 env.update({k: v for k, v in self._place_image(spec, ws).items() if k not in spec.env})
-                env["PATH"] = _with_dirs(image_tool_dirs(spec.image, self.base / "toolchain"), env["PATH"])
+                tool_dirs = image_tool_dirs(spec.image, self.base / "toolchain")
+                env["PATH"] = _with_dirs(tool_dirs, env["PATH"])
+                env.update(seed_env(spec.image, self.base / "toolchain", tool_dirs, self.python, ws.root / "runner"))
                 argv = [part.replace("{workspace}", str(ws.ws)) for part in spec.command]
                 limits = JobLimits(spec.memory_limit_mb, spec.cpu_limit, self.settings.sandbox.max_processes)
                 cgroups = JobCgroups.create(job_id, limits)

@@ -4,6 +4,7 @@ by the local launcher with the real toolchain, and every stage after it honest a
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -29,12 +30,18 @@ needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node
 
 @needs_go
 def test_a_go_module_builds_in_the_go_image_with_its_coverage(make_repo: RepoFactory) -> None:
-    report = ci_build(repo=str(make_repo(example_files(), name="ratelimit")))
+    name = f"ratelimit-{uuid.uuid4().hex[:8]}"  # a repository this launcher base has never seen: no cache yet
+    report = ci_build(repo=str(make_repo(example_files(), name=name)))
     assert (report.language, report.status, report.tests.passed) == (Language.GO, BuildStatus.PASSED, 4)
     assert report.coverage is not None and report.coverage.format is CoverageFormat.GO
     settings = get_settings()
-    keys = open_store(settings.resolved_store_url(), settings).list(f"repos/local/ratelimit/{report.commit_sha}")
+    keys = open_store(settings.resolved_store_url(), settings).list(f"repos/local/{name}/{report.commit_sha}")
     assert any(key.endswith("/build/1/coverage.json") for key in keys)
+    log = next(key for key in keys if key.endswith("/build/1/runner.log"))
+    # A new repository: its build cache starts as the launcher's standard library seed (mendflow.launcher.seeds).
+    assert b"seeded with the image's standard library build" in open_store(
+        settings.resolved_store_url(), settings
+    ).get_bytes(log)
 
 
 @needs_go

@@ -21,11 +21,10 @@ from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 
-from . import golangci, gotest
+from . import golangci, gotest, warm
+from .warm import TEST_FLAGS
 
 PROFILE, COVERAGE = "cover.out", "coverage.json"
-# The flags of the suite's run, so the dependency phase's compile-only run leaves exactly what it will need.
-TEST_FLAGS = ("-short", "-covermode=atomic")
 # `go` and `gofmt` print "file.go:12:3: message" (vet may prefix "./" or "vet: ").
 _POSITION = re.compile(r"^(?:vet: )?(?P<path>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<message>.+)$")
 _SKIP_DIRS = ("vendor", "testdata")
@@ -102,7 +101,10 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         return self._selection_ok(gotest.selection)
 
     def _download(self) -> bool:
-        """``go mod download`` per module that does not vendor: confined, with the module proxy as the only way out."""
+        """``go mod download`` per module that does not vendor: confined, with the module proxy as the only way out.
+        A new repository's build cache starts as the image's standard library seed (``warm``)."""
+        if warm.seed(Path(self.env["GOCACHE"]), self.env):
+            self.log.write("build cache: a new repository's, seeded with the image's standard library build\n")
         return all(
             self._fetch(["go", "mod", "download"], module)
             for module in self.module_dirs
@@ -120,11 +122,9 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         no repository code while compiling, so this may write the repository's shared cache; results are the
         offline steps' to judge."""
         wrap = self._confined()
-        profile = self.refusals.parent / "mendflow-warm.out"
-        test = ["test", *TEST_FLAGS, f"-coverprofile={profile}", "-exec=/bin/true", "./..."]
         for module in self.module_dirs:
-            for args in (["build", "./..."], ["vet", "./..."], test):
-                self._run(wrap, ["go", *args], module, self.offline_env)
+            for argv in warm.commands(self.refusals.parent / "mendflow-warm.out"):
+                self._run(wrap, argv, module, self.offline_env)
 
     def _private_build_cache(self) -> None:
         """The offline steps run the repository's tests, which could write the build cache: they get a copy of the

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mendflow_go import warm
 
 from mendflow.ci.job import COMPILED_PHASES
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
@@ -254,13 +255,13 @@ NO_NETWORK = ["unshare", "--net", "--"]
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="unshare --net needs root")
 def test_split_at_the_dependency_phase_the_offline_half_needs_no_network_and_no_cache(
-    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path, go_std_seed: Path
 ) -> None:
     source = snapshot(make_repo(_with_uuid(tmp_path, go_cache)), tmp_path / "src.tar.gz")
     archive, pod = tmp_path / "store" / "env.tar.gz", tmp_path / "pod"
     argv = [sys.executable, "-m", "mendflow_go", "--source", str(source), "--out", str(pod / "out")]
     first_cache, second_cache = tmp_path / "first-cache", tmp_path / "second-cache"
-    phase = {"MENDFLOW_HANDOFF": str(archive)}
+    phase = {"MENDFLOW_HANDOFF": str(archive), warm.SEED_ENV: str(go_std_seed)}
     first = subprocess.run(
         argv,
         env=go_env(first_cache, MENDFLOW_PHASE="dependencies", **phase),
@@ -280,20 +281,54 @@ def test_split_at_the_dependency_phase_the_offline_half_needs_no_network_and_no_
 
 
 def _cache_entries(cache: Path) -> set[str]:
-    return {p.name for p in (cache / "go" / "build").rglob("*-[ad]")}
+    """The build cache's entries (action and output files), in a job cache or a seed."""
+    gocache = cache / "go" / "build" if (cache / "go").is_dir() else cache
+    return {p.name for p in gocache.rglob("*-[ad]")}
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap: without it paths are the host's")
-def test_a_second_job_in_another_workspace_compiles_nothing_new(make_repo: RepoFactory, tmp_path: Path) -> None:
+def test_a_second_job_in_another_workspace_compiles_nothing_new(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
     """Go keys its build cache by a package's directory: every job sees its workspace at one path, so the
     repository's shared cache serves the next job, whose workspace has another path on the host."""
     source = snapshot(make_repo(example_files()), tmp_path / "src.tar.gz")
-    cache = tmp_path / "cache"
-    run_go_runner(source, tmp_path / "first" / "out", cache)
+    cache, seed = tmp_path / "cache", {warm.SEED_ENV: str(go_std_seed)}
+    run_go_runner(source, tmp_path / "first" / "out", cache, **seed)
     before = _cache_entries(cache)
-    report = BuildReport.model_validate(run_go_runner(source, tmp_path / "second" / "out", cache))
+    report = BuildReport.model_validate(run_go_runner(source, tmp_path / "second" / "out", cache, **seed))
     assert report.status is BuildStatus.PASSED
     assert _cache_entries(cache) == before
+
+
+def test_a_new_repositorys_first_job_compiles_its_own_packages_not_the_standard_library(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    source = snapshot(make_repo(example_files()), tmp_path / "src.tar.gz")
+    cache = tmp_path / "cache"
+    report = BuildReport.model_validate(
+        run_go_runner(source, tmp_path / "out", cache, **{warm.SEED_ENV: str(go_std_seed)})
+    )
+    assert report.status is BuildStatus.PASSED
+    seeded, now = _cache_entries(go_std_seed), _cache_entries(cache)
+    # The example's one package: its build, vet, test and coverage actions; fmt, time, sync, testing and the
+    # rest of what it imports would be hundreds.
+    assert seeded < now and len(now - seeded) < 60, len(now - seeded)
+
+
+def test_a_repository_whose_cache_exists_keeps_it(tmp_path: Path, go_std_seed: Path) -> None:
+    gocache = tmp_path / "go" / "build"
+    gocache.mkdir(parents=True)
+    (gocache / "mine").write_text("kept")
+    assert not warm.seed(gocache, {warm.SEED_ENV: str(go_std_seed)})
+    assert [p.name for p in gocache.iterdir()] == ["mine"]
+
+
+def test_a_seed_left_half_built_is_not_used(tmp_path: Path) -> None:
+    half = tmp_path / "seed"
+    (half / "00").mkdir(parents=True)
+    assert not warm.seed(tmp_path / "go" / "build", {warm.SEED_ENV: str(half)})
+    assert not (tmp_path / "go").exists()
 
 
 def test_the_runner_announces_the_compiled_languages_phases_in_order(

@@ -1,0 +1,107 @@
+"""What the dependency phase compiles without running anything, and the standard library's share of it, built
+once per toolchain ahead of every repository.
+
+A repository's build cache starts empty, so its first job compiled the standard library (and vet's facts of it)
+into it: 20 s to a minute and more on two cores, for a module of four files. The go command keys each package's
+compile by its inputs, so the standard library's entries are the same for every repository: a *seed* cache built
+from a module that imports all of it, with the same commands and flags the warm-up runs, serves them all. It is
+built by the trusted side (the image's build, the local launcher) with the toolchain alone: no repository's code
+or files. A new repository's cache starts as a copy of it; a seed that does not match (another toolchain, other
+flags) only costs the compile it would have cost anyway.
+
+``python -m mendflow_go.warm TARGET`` builds a seed at TARGET.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# The flags of the suite's run, so the dependency phase's compile-only run leaves exactly what it will need.
+TEST_FLAGS = ("-short", "-covermode=atomic")
+# Where an image keeps its seed (a directory with COMPLETE in it); unset or absent: no seed.
+SEED_ENV = "MENDFLOW_GO_STD_CACHE"
+COMPLETE = ".complete"
+_SEED_TIMEOUT_SEC = 1800
+
+
+def commands(profile: Path) -> list[list[str]]:
+    """The warm-up: ``go build``, ``go vet`` and the instrumented test binaries (``-exec /bin/true`` runs none)."""
+    test = ["test", *TEST_FLAGS, f"-coverprofile={profile}", "-exec=/bin/true", "./..."]
+    return [["go", "build", "./..."], ["go", "vet", "./..."], ["go", *test]]
+
+
+def seed(gocache: Path, env: dict[str, str]) -> bool:
+    """Start a repository's new build cache as a copy of the image's seed; an existing cache is left as it is.
+    True when it was seeded."""
+    source = Path(env.get(SEED_ENV) or "/nonexistent")
+    if gocache.exists() or not (source / COMPLETE).is_file():
+        return False
+    gocache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".seeding-", dir=gocache.parent))
+    shutil.copytree(source, tmp, symlinks=True, dirs_exist_ok=True)
+    (tmp / COMPLETE).unlink()
+    try:
+        tmp.rename(gocache)
+    except OSError:  # another job of the repository seeded it first
+        shutil.rmtree(tmp, ignore_errors=True)
+        return False
+    return True
+
+
+def std_packages(env: dict[str, str]) -> list[str]:
+    """Every standard library package a module may import (``go list std`` without internal, vendored or cmd)."""
+    listed = subprocess.run(["go", "list", "std"], env=env, capture_output=True, text=True, check=True, timeout=300)
+    hidden = ("internal", "vendor")
+    return [p for p in listed.stdout.split() if not p.startswith("cmd/") and not any(h in p.split("/") for h in hidden)]
+
+
+def write_module(root: Path, packages: list[str]) -> None:
+    """A module whose one package imports every package of ``packages``, with one test (the test binary's own
+    imports: testing, the coverage runtime)."""
+    (root / "go.mod").write_text("module mendflow.invalid/stdseed\n")
+    imports = "".join(f'\t_ "{p}"\n' for p in packages)
+    (root / "seed.go").write_text(f"package stdseed\n\nimport (\n{imports})\n")
+    (root / "seed_test.go").write_text('package stdseed\n\nimport "testing"\n\nfunc TestSeed(t *testing.T) {}\n')
+
+
+def build_seed(target: Path, env: dict[str, str]) -> None:
+    """Build a seed at ``target`` (made whole, then renamed into place: a crash leaves no half seed behind)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".seed-", dir=target.parent))
+    try:
+        module, cache = work / "module", work / "cache"
+        module.mkdir()
+        run_env = {**env, "GOCACHE": str(cache), "GOPATH": str(work / "gopath"), "GOPROXY": "off"}
+        write_module(module, std_packages(run_env))
+        for argv in commands(work / "cover.out"):
+            subprocess.run(argv, cwd=module, env=run_env, capture_output=True, check=True, timeout=_SEED_TIMEOUT_SEC)
+        for path in [cache, *cache.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)  # every job's uid copies it
+        (cache / COMPLETE).touch()
+        cache.rename(target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m mendflow_go.warm TARGET", file=sys.stderr)
+        return 2
+    env = {**os.environ, "GOTOOLCHAIN": "local", "GOTELEMETRY": "off", "GOFLAGS": "-modcacherw"}
+    try:
+        build_seed(Path(argv[0]), env)
+    except (OSError, subprocess.SubprocessError) as exc:
+        said = getattr(exc, "stderr", b"") or b""
+        last = said.decode(errors="replace").strip().splitlines()[-1:] if isinstance(said, bytes) else []
+        print(f"mendflow_go.warm: the standard library's seed was not built: {exc} {' '.join(last)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
