@@ -286,7 +286,8 @@ class Build:
             what = f"marked '{run.marker_used}'" if run.marker_used else what
             rep.failed("no_tests", f"pytest collected no tests {what}; add tests or check the test paths")
         elif step.returncode != 0:
-            if not rep.failed_tests:
+            # A crash (an INTERNALERROR) stops the run whatever failed before it: it is the reason to give.
+            if not rep.failed_tests or step.returncode == testing.PYTEST_INTERNAL_ERROR:
                 rep.error_reason = f"pytest exited {step.returncode}: {testing.why_stopped(step, self.src)}"
             rep.failed("tests")
         elif rep.lint_errors:

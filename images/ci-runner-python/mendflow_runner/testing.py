@@ -36,6 +36,8 @@ _WARNING_LINE = re.compile(r"^\S+:\d+: \w*Warning: ")  # "path:12: CoverageWarni
 _ARGPARSE_ERROR = re.compile(r"^\S.*?: (?P<said>error: .+)$", re.MULTILINE)
 _PYTEST_ERROR = re.compile(r"^(?P<said>ERROR: (?!usage:).+)$", re.MULTILINE)
 PYTEST_USAGE_ERROR = 4
+PYTEST_INTERNAL_ERROR = 3  # a hook or plugin crashed: pytest prints the traceback on stdout, each line
+_INTERNAL_ERROR = "INTERNALERROR> "  # prefixed with this
 STOPPED_MAX = 500  # characters of what stopped pytest
 
 
@@ -343,6 +345,12 @@ def _conftest_error(step: StepResult, root: Path, result: TestRun, details: dict
     details[node] = {"when": "collect", "text": "\n".join(lines[: end + 1]), "report_location": where}
 
 
+def _internal_error(stdout: str) -> str:
+    """The exception an ``INTERNALERROR>`` traceback ends with (its last unindented line), or ""."""
+    lines = [line[len(_INTERNAL_ERROR) :] for line in stdout.splitlines() if line.startswith(_INTERNAL_ERROR)]
+    return next((line.strip() for line in reversed(lines) if line.strip() and not line[0].isspace()), "")
+
+
 def why_stopped(step: StepResult, root: Path) -> str:
     """What stopped pytest before it reported any failure (a conftest pytest refuses, a plugin that crashes):
     the exception its last traceback ends with, continuation lines included, paths relative to the repository;
@@ -351,6 +359,8 @@ def why_stopped(step: StepResult, root: Path) -> str:
     usage = _usage_error(step.stderr) if step.returncode == PYTEST_USAGE_ERROR else None
     if usage:
         return usage[:STOPPED_MAX]
+    if step.returncode == PYTEST_INTERNAL_ERROR and (crash := _internal_error(step.stdout)):
+        return crash.replace(f"{root.resolve()}{os.sep}", "").replace(f"{root}{os.sep}", "")[:STOPPED_MAX]
     at = step.stderr.rfind(_TRACEBACK)
     lines = step.stderr[at:].splitlines()[1:] if at >= 0 else []
     start = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith(" ")), None)

@@ -183,6 +183,14 @@ def test_a_conftest_pytest_refuses_is_named_as_what_stopped_it(tmp_path: Path, u
     assert "/src/" not in reason
 
 
+def test_a_hook_that_crashes_pytest_is_named_as_what_stopped_it(tmp_path: Path, uv_cache: Path) -> None:
+    # python-dateutil's conftest, with pytest-cov's marker unknown under filterwarnings = error: an INTERNALERROR.
+    hook = "def pytest_collection_modifyitems(items):\n    raise RuntimeError('the conftest broke')\n"
+    report = _run(tmp_path, uv_cache, {"tests/conftest.py": hook})
+    assert report.status is BuildStatus.FAILED
+    assert report.error_reason == "pytest exited 3: RuntimeError: the conftest broke"
+
+
 PLUGIN_ADDOPTS = '[tool.pytest.ini_options]\naddopts = "--asyncio-mode=strict"\n'
 
 

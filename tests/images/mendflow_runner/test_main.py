@@ -306,6 +306,29 @@ def test_pytest_cov_enabled_by_a_plugin_does_not_take_the_coverage_over(
     assert demo is not None and demo.line_pct > 0
 
 
+NO_COVER_CONFTEST = """\
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.no_cover)
+"""
+
+
+def test_a_suite_marking_tests_no_cover_runs_with_pytest_cov_blocked(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # python-dateutil: its conftest marks tests no_cover (pytest-cov's marker) and warnings are errors.
+    pyproject = PYPROJECT.replace("dependencies = []", 'dependencies = []\n\n[project.optional-dependencies]\n'
+                                  'test = ["pytest", "pytest-cov"]') + 'filterwarnings = ["error"]\n'  # fmt: skip
+    report = build(
+        make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject, "tests/conftest.py": NO_COVER_CONFTEST}
+    )
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.tests.passed > 0
+
+
 def test_a_coverage_plugin_the_config_loads_is_installed(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:

@@ -16,6 +16,7 @@ Stdlib + pytest + coverage only; it lives outside the package so the repo's venv
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import traceback
@@ -117,6 +118,14 @@ def _failure_fields(report: Any) -> dict[str, Any]:
         "text": cap_tail(_relative(text)),
         "location": _report_location(report),
     }
+
+
+def pytest_configure(config: Any) -> None:
+    """The markers pytest-cov registers, when it is installed: the runner blocks it (``-p no:cov``, coverage.py
+    measures), and a suite that marks tests ``no_cover`` under ``filterwarnings = error`` or
+    ``--strict-markers`` would stop at collection (python-dateutil: no test ran)."""
+    if importlib.util.find_spec("pytest_cov") is not None:
+        config.addinivalue_line("markers", "no_cover: disable coverage for this test.")
 
 
 def pytest_collection_finish(session: Any) -> None:
