@@ -66,10 +66,19 @@ _NODE_BANNER = re.compile(r"Node\.js v\d+\.")
 _ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
 
 
+# node:test's spec reporter lists what failed at its end: "✖ failing tests:", then "✖ name (0.3ms)" and the error.
+_SPEC_FAILED = re.compile(
+    r"^✖ failing tests:\s*\n(?:.*\n)*?✖ (?P<name>.+?)(?: \([\d.]+m?s\))?\s*\n\s*(?P<error>\S.*)$", re.M
+)
+
+
 def _last_words(step: StepResult) -> str:
     """The step's last line on stderr, else stdout, passing over npm's own warnings (``npm run`` warns of the
     pnpm store variable mendflow sets for every manager): what the failing command said, not what npm did.
-    When Node died of an uncaught error (its output ends with the ``Node.js v20…`` banner), the error's line."""
+    When Node died of an uncaught error (its output ends with the ``Node.js v20…`` banner), the error's line;
+    when node:test's spec reporter listed failing tests (borp), the first one and its error."""
+    if failed := _SPEC_FAILED.search(step.stdout):
+        return f"{failed['name']}: {failed['error'].strip()}"
     for text in (step.stderr, step.stdout):
         lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NPM_CHATTER.match(ln.strip())]
         if len(lines) > 1 and _NODE_BANNER.match(lines[-1]):

@@ -188,16 +188,20 @@ _TAP_COUNT = re.compile(r"^# (?P<what>tests|pass|fail|skip|skipped|todo)\s+(?P<n
 # "# { total: 6, pass: 3, fail: 1, todo: 1, skip: 1 }" (tap 18; its counts are assertions, as tape's are).
 _TAP_SUMMARY = re.compile(r"^# \{ (?P<fields>total: \d+(?:, \w+: \d+)*) \}\s*$", re.MULTILINE)
 _TAP_FIELD = re.compile(r"(?P<what>\w+): (?P<n>\d+)")
-_TAP_KEYS = {"tests": "total", "total": "total", "pass": "passed", "fail": "failed"}
+# node:test's spec reporter (borp's default, and `node --test` on a terminal) closes with "tests 2", "pass 1"…,
+# each after an information sign (U+2139).
+_SPEC_COUNT = re.compile(r"^\u2139 (?P<what>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)\s*$", re.MULTILINE)
+_TAP_KEYS = {"tests": "total", "total": "total", "pass": "passed", "fail": "failed", "cancelled": "errors"}
 _TAP_KEYS |= dict.fromkeys(("skip", "skipped", "todo"), "skipped")
 
 
 def from_tap(stdout: str) -> TestRun:
-    """Counts from the TAP summaries a test script printed (summed: a script may run several suites); not read
-    when there is none. TAP names a failure by its description, not its file: no ids, so nothing to select."""
+    """Counts from the TAP summaries a test script printed, or node:test's spec summaries (summed: a script may
+    run several suites); not read when there is none. Neither names a failure by its file: no ids, so nothing
+    to select."""
     run = TestRun()
     text = _ANSI.sub("", stdout)
-    found = [(m["what"], int(m["n"])) for m in _TAP_COUNT.finditer(text)]
+    found = [(m["what"], int(m["n"])) for pattern in (_TAP_COUNT, _SPEC_COUNT) for m in pattern.finditer(text)]
     for summary in _TAP_SUMMARY.finditer(text):
         found += [(m["what"], int(m["n"])) for m in _TAP_FIELD.finditer(summary["fields"])]
     if not any(what in ("tests", "total") for what, _ in found):

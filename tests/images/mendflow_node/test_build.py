@@ -276,6 +276,36 @@ def test_a_script_mendflow_cannot_read_is_judged_by_its_exit_code(
     assert any("judged by its exit code, with no counts" in line for line in report.lint_advisory)
 
 
+SPEC_SUITE = """\
+const test = require("node:test");
+const assert = require("node:assert");
+
+test("adds", () => assert.strictEqual(1 + 1, 2));
+
+test("fails with an error carrying properties", () => {
+  throw Object.assign(new Error("lookup failed"), { code: "ENOTFOUND", hostname: "localhost" });
+});
+"""
+# A runner mendflow does not read that prints node:test's spec report (borp, pino-std-serializers' runner).
+SPEC_RUNNER = """\
+const { spawnSync } = require("node:child_process");
+const args = ["--test", "--test-reporter=spec", "test/add.test.js"];
+process.exit(spawnSync(process.execPath, args, { stdio: "inherit" }).status);
+"""
+
+
+def test_a_script_printing_node_tests_spec_report_is_counted_and_names_its_failing_test(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files = {"package.json": package_json("node run.js"), "run.js": SPEC_RUNNER, "test/add.test.js": SPEC_SUITE}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed, report.tests.failed) == (BuildStatus.FAILED, 1, 1)
+    assert report.error_reason is not None
+    assert report.error_reason.endswith("fails with an error carrying properties: Error: lookup failed"), (
+        report.error_reason
+    )
+
+
 def test_a_script_that_dies_of_an_uncaught_error_is_failed_with_that_error(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
