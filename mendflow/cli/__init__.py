@@ -40,8 +40,14 @@ def main() -> None:
         from mendflow.cli.errors import one_line  # not at start-up: its imports cost a grep ~5 ms
 
         said = one_line(exc)
-        if said is None:
-            raise
+        if said is None:  # a bug: its traceback to report, and a code no verdict uses
+            import traceback
+
+            from mendflow.cli.errors import INTERNAL_EXIT
+
+            traceback.print_exc()
+            _say(f"[bold red]internal error:[/] a bug in mendflow, not a verdict (exit {INTERNAL_EXIT}); report it")
+            sys.exit(INTERNAL_EXIT)
         line, exit_code = said
         if line:
             _say(f"[bold red]error:[/] {line}")

@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # pydantic_settings costs ~70 ms to import; only a settings e
     from pydantic_settings import BaseSettings
 
 USAGE_EXIT = 2
+# A bug in mendflow (sysexits' EX_SOFTWARE): never one of the verdicts' codes (build's 1 is FAILED).
+INTERNAL_EXIT = 70
 
 
 def one_line(exc: BaseException) -> tuple[str, int] | None:

@@ -21,11 +21,14 @@ _FN = re.compile(r"^(FN|FNDA):([^,]+),(.+)$")
 IGNORED = r"^/rustc/|/\.cargo/registry/|/\.cargo/git/|/cargo/registry/|/cargo/git/"
 
 
-def ignored(root: Path) -> str:
+def ignored(root: Path, unmeasured: list[str] | None = None) -> str:
     """``IGNORED`` and, as cargo-llvm-cov leaves them out by default, the crate's own test, example and bench
     targets: any ``tests/``, ``examples/`` or ``benches/`` directory under ``root`` (the code under test is the
-    rest; Go's, Java's and Node's runners measure no test code either)."""
-    return rf"{IGNORED}|^{re.escape(root.resolve().as_posix())}(/.*)?/(tests|examples|benches)/"
+    rest; Go's, Java's and Node's runners measure no test code either); and the ``unmeasured`` directories
+    (relative to ``root``: a proc-macro crate's sources, which run inside the compiler, not a test binary)."""
+    top = re.escape(root.resolve().as_posix())
+    dirs = "".join(f"|^{top}/{re.escape(d)}/" for d in unmeasured or [])
+    return rf"{IGNORED}|^{top}(/.*)?/(tests|examples|benches)/{dirs}"
 
 
 class CoverageToolsMissing(LookupError):

@@ -6,11 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pygit2
 import pytest
+from mendflow_rust import libtest
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
 from mendflow.launcher.local import reachable_sysroot
-from tests.fixtures.repos import RepoFactory
+from tests.fixtures.repos import RepoFactory, commit_files
 from tests.images.mendflow_runner.helpers import snapshot
 from tests.images.mendflow_rust.helpers import ITOA_LIB, ITOA_MANIFEST, example_files, run_rust_runner
 
@@ -167,3 +169,52 @@ def test_a_lockfile_out_of_step_with_cargo_toml_is_a_deterministic_dependency_er
     report = _build(make_repo, tmp_path, rust_cache, files)
     assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
     assert report.transient is False and "cargo fetch --locked" in (report.error_reason or "")
+
+
+PROC_MACRO_MANIFEST = '[package]\nname = "pm"\nversion = "0.1.0"\nedition = "2021"\n\n[lib]\nproc-macro = true\n'
+PROC_MACRO_LIB = """\
+use proc_macro::TokenStream;
+
+/// Expands to the literal `42`.
+///
+/// ```
+/// assert_eq!(pm::answer!(), 41);
+/// ```
+#[proc_macro]
+pub fn answer(_input: TokenStream) -> TokenStream {
+    compute().to_string().parse().unwrap()
+}
+
+fn compute() -> u32 {
+    40 + 2
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn computes() {
+        assert_eq!(super::compute(), 42);
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def proc_macro_report(tmp_path_factory: pytest.TempPathFactory, rust_cache: Path) -> BuildReport:
+    """async-trait's shape: a proc-macro crate, its unit test passing and a doctest failing."""
+    tmp = tmp_path_factory.mktemp("proc-macro")
+    pygit2.init_repository(str(tmp / "repo"), initial_head="main")
+    commit_files(tmp / "repo", {"Cargo.toml": PROC_MACRO_MANIFEST, "src/lib.rs": PROC_MACRO_LIB})
+    source = snapshot(tmp / "repo", tmp / "src.tar.gz")
+    return BuildReport.model_validate(run_rust_runner(source, tmp / "out", rust_cache))
+
+
+def test_a_proc_macros_failing_doctest_is_named_by_its_source(proc_macro_report: BuildReport) -> None:
+    assert proc_macro_report.failed_tests == ["src/lib.rs::doc::src/lib.rs - answer (line 5)"]
+    libtest.selection(proc_macro_report.failed_tests)  # what the healer reruns: an id --select takes
+
+
+def test_a_proc_macros_code_is_left_out_of_coverage_and_says_why(proc_macro_report: BuildReport) -> None:
+    # It runs inside rustc while the tests compile: no test binary's profile counts it (async-trait: 0.0 %).
+    assert proc_macro_report.coverage is None
+    assert any("proc-macro code runs inside the compiler" in a for a in proc_macro_report.lint_advisory)

@@ -17,6 +17,7 @@ import pytest
 
 from mendflow.cli import _register_commands
 from mendflow.cli.app import app
+from mendflow.cli.errors import INTERNAL_EXIT
 
 ROOT = Path(__file__).resolve().parents[3]  # a git work tree with a HEAD: "." for build, run and index
 _register_commands()
@@ -182,3 +183,16 @@ def test_an_unknown_command_through_the_installed_script(state: Path) -> None:
     script = Path(sysconfig.get_path("scripts")) / "mendflow"
     result = subprocess.run([str(script), "heel"], capture_output=True, text=True, timeout=60, check=False)
     assert_one_line(result, "No such command", "heel")
+
+
+def test_a_bug_shows_its_traceback_and_exits_with_no_verdicts_code(state: Path) -> None:
+    # once_cell's survey build died of a half-written module: exit 1 read as FAILED.
+    crash = (
+        "import sys, mendflow.cli as cli\n"
+        "def _typer(argv):\n    raise RuntimeError('the bug')\n"
+        "cli._typer = _typer\nsys.argv = ['mendflow', 'build']\ncli.main()\n"
+    )
+    result = subprocess.run([sys.executable, "-c", crash], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == INTERNAL_EXIT
+    assert "RuntimeError: the bug" in result.stderr and "Traceback" in result.stderr
+    assert result.stderr.rstrip().splitlines()[-1].startswith("internal error: a bug in mendflow, not a verdict")
