@@ -199,8 +199,10 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         host the egress proxy refused never could)."""
         self.refusals.unlink(missing_ok=True)
         step = self._run(self._confined(), argv, cwd, self.env)
-        if step.ok:
-            return True
+        return step.ok or self._fetch_failed(step, argv, cwd)
+
+    def _fetch_failed(self, step: StepResult, argv: list[str], cwd: Path) -> bool:
+        """ERRORED with the failed dependency command's cause; False."""
         refused = refused_hosts(self.refusals)
         transient = False if refused else DependencyError(step).transient
         how = "" if transient else " (deterministic: not retried)"

@@ -130,6 +130,26 @@ def test_a_reactor_adds_up_its_modules_with_module_prefixed_ids(
     }
 
 
+# commons-io 2.6: a reporting plugin `mvn test` never loads, whose dependency (cobertura's com.sun:tools, a
+# system-scoped tools.jar) no Java since 9 has: go-offline fails on it.
+REPORTING = """\
+  <reporting>
+    <plugins>
+      <plugin><groupId>org.codehaus.mojo</groupId><artifactId>cobertura-maven-plugin</artifactId><version>2.7</version></plugin>
+    </plugins>
+  </reporting>
+</project>"""
+
+
+def test_a_reporting_plugin_that_cannot_resolve_leaves_the_test_phase_to_build(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": POM.replace("</project>", REPORTING)}))
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.tests.passed > 0
+    assert any("go-offline failed, and the test phase resolved all it loads" in a for a in report.lint_advisory)
+
+
 def test_a_second_build_of_the_same_poms_reuses_the_resolution(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
