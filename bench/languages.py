@@ -341,6 +341,11 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["MENDFLOW_STATE_DIR"] = str(work / "state")
         os.environ["MENDFLOW_SANDBOX__LOCAL_BASE_DIR"] = str(work / "launcher")
         rows: list[Row] = []
+        if "go" in chosen:  # the image's standard library seed, as its build makes it: cold is a repository's first
+            from mendflow.launcher.local import LocalLauncher
+            from mendflow.settings import get_settings
+
+            LocalLauncher(get_settings()).prepare_image("ci-runner-go")
         for name, spec in GO_SUBJECTS if "go" in chosen else []:
             repo = subject_repo(name, spec, "go-ratelimit", go_files, work)
             rows.append(measure("go", name, repo, work, args.repeat, own_go))

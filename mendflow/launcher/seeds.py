@@ -72,9 +72,9 @@ def _build(target: Path, module: str, tool_dirs: list[str], python: Path, runner
                 "PYTHONDONTWRITEBYTECODE": "1",
             }
             done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=SEED_TIMEOUT_SEC)
-        said = done.stderr.strip().splitlines()[-1:] if done.returncode else []
+        said = done.stderr.strip().splitlines()[-1:] or [f"{module} exited {done.returncode}"]
     except (OSError, subprocess.SubprocessError) as exc:
         said = [str(exc)]
-    if said:
-        log.warning("%s was not built, jobs compile what they need: %s", target.name, said[0])
+    if not (target / COMPLETE).is_file():
+        log.warning("%s was not built, its jobs go without it: %s", target.name, said[0])
         target.with_suffix(FAILED).write_text(said[0] + "\n")

@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
 
+from mendflow.jobcode import IMAGE_PACKAGES
 from mendflow.launcher import seeds
+from mendflow.launcher.local import LocalLauncher
+from mendflow.settings import Settings
 
 BUILDER = textwrap.dedent(
     """\
@@ -64,3 +69,22 @@ def test_a_changed_builder_builds_a_new_seed(tmp_path: Path, monkeypatch: pytest
 
 def test_an_image_without_a_seed_gets_no_variable(tmp_path: Path) -> None:
     assert seeds.seed_env("ci-runner-python", tmp_path, [], Path(sys.executable), tmp_path) == {}
+
+
+def test_the_local_launcher_prepares_an_images_seed_ahead_of_its_jobs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "packages" / "seed_image"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "builder.py").write_text(BUILDER.format(fail=""))
+    monkeypatch.syspath_prepend(str(package.parent))
+    monkeypatch.setitem(IMAGE_PACKAGES, "ci-runner-test", ("seed_image",))
+    monkeypatch.setitem(seeds.IMAGE_SEEDS, "ci-runner-test", ("seed_image.builder", "TEST_SEED"))
+    base = Path(f"/var/tmp/mendflow-seed-{uuid.uuid4().hex[:8]}")  # its own base, which dropped jobs can reach
+    launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
+    try:
+        seed = Path(launcher.prepare_image("ci-runner-test")["TEST_SEED"])
+        assert seed.parent == base / "toolchain" and (seed / ".complete").is_file()
+    finally:
+        shutil.rmtree(base)
