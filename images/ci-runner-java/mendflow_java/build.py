@@ -237,6 +237,13 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
     def _coverage(self) -> None:
         reports = maven.modules_with(self.src, JACOCO_REPORT)
         if not reports:
+            if (
+                self.run_step is not None
+                and maven.NO_EXECUTION_DATA in self.run_step.stdout
+                and self.rep.counts["total"]
+            ):
+                said = "JaCoCo's agent recorded nothing: a Surefire argLine the pom sets replaces the agent's"
+                self.rep.lint_advisory.append(f"pom.xml:0:0 coverage {said} (keep it with `@{{argLine}} …`)")
             return
         try:
             xml, source_dirs = maven.merged_jacoco(reports)

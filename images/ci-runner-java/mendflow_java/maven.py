@@ -29,6 +29,8 @@ RESOLVE_ONLY_METHOD = "mendflowResolvesOnly"
 BATCH = ["-B", "-ntp", "-Dstyle.color=never", "-Daether.connector.http.useSystemProperties=true"]
 # A JVM (Maven, and each forked test JVM) that reports its own crash instead of leaving a core behind.
 JOB_JAVA_OPTIONS = "-XX:-UsePerfData"
+# JaCoCo's report goal when no test JVM ran its agent (commons-io 2.6's surefire <argLine>-Xmx25M</argLine>).
+NO_EXECUTION_DATA = "Skipping JaCoCo execution due to missing execution data file"
 
 _FAILED_GOAL = re.compile(r"^\[ERROR\] (Failed to execute goal .*?)(?: -> \[Help 1\])?$")
 _OFFLINE_MISS = re.compile(

@@ -150,6 +150,17 @@ def test_a_reporting_plugin_that_cannot_resolve_leaves_the_test_phase_to_build(
     assert any("go-offline failed, and the test phase resolved all it loads" in a for a in report.lint_advisory)
 
 
+def test_a_surefire_arg_line_that_drops_the_agent_says_why_there_is_no_coverage(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    # commons-io 2.6: <argLine>-Xmx25M</argLine> replaces the argLine JaCoCo's prepare-agent sets.
+    surefire = "<version>3.5.4</version>\n        <configuration><argLine>-Xmx256m</argLine></configuration>"
+    pom = POM.replace("<version>3.5.4</version>", surefire)
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": pom}))
+    assert report.status is BuildStatus.PASSED and report.coverage is None
+    assert any("a Surefire argLine the pom sets replaces the agent's" in a for a in report.lint_advisory)
+
+
 def test_a_second_build_of_the_same_poms_reuses_the_resolution(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
