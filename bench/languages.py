@@ -288,6 +288,8 @@ def mendflow_b1(repo: Path) -> tuple[float, str, float | None]:
     start = time.perf_counter()
     report = run_build_job(source, "B1", 1, store, settings)
     wall = time.perf_counter() - start
+    if report.error_reason:
+        print(f"{repo.name}: B1 {report.status.value}: {report.error_reason}", file=sys.stderr)
     return wall, report.status.value, report.coverage.line_pct if report.coverage else None
 
 

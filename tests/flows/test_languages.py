@@ -15,7 +15,7 @@ from mendflow.contracts import BuildStatus, CoverageFormat, FailReason, Language
 from mendflow.settings import get_settings
 from mendflow.store import open_store
 from tasks.outcome import pipeline_result
-from tests.fixtures.repos import RepoFactory
+from tests.fixtures.repos import RepoFactory, commit_files
 from tests.images.mendflow_go.helpers import example_files
 from tests.images.mendflow_java import helpers as java
 from tests.images.mendflow_java.helpers import needs_maven
@@ -31,7 +31,8 @@ needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node
 @needs_go
 def test_a_go_module_builds_in_the_go_image_with_its_coverage(make_repo: RepoFactory) -> None:
     name = f"ratelimit-{uuid.uuid4().hex[:8]}"  # a repository this launcher base has never seen: no cache yet
-    report = ci_build(repo=str(make_repo(example_files(), name=name)))
+    repo = make_repo(example_files(), name=name)
+    report = ci_build(repo=str(repo))
     assert (report.language, report.status, report.tests.passed) == (Language.GO, BuildStatus.PASSED, 4)
     assert report.coverage is not None and report.coverage.format is CoverageFormat.GO
     settings = get_settings()
@@ -42,6 +43,10 @@ def test_a_go_module_builds_in_the_go_image_with_its_coverage(make_repo: RepoFac
     assert b"seeded with the image's standard library build" in open_store(
         settings.resolved_store_url(), settings
     ).get_bytes(log)
+    # The next commit's job runs as another uid: it reads what the first one's go command added to the cache.
+    commit_files(repo, {"README.md": "rate limits\n"}, message="docs")
+    again = ci_build(repo=str(repo))
+    assert (again.status, again.tests.passed) == (BuildStatus.PASSED, 4), again.error_reason
 
 
 @needs_go

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 # The flags of the suite's run, so the dependency phase's compile-only run leaves exactly what it will need.
@@ -42,8 +43,8 @@ def seed(gocache: Path, env: dict[str, str]) -> bool:
     if gocache.exists() or not (source / COMPLETE).is_file():
         return False
     gocache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".seeding-", dir=gocache.parent))
-    shutil.copytree(source, tmp, symlinks=True, dirs_exist_ok=True)
+    tmp = gocache.parent / f".seeding-{os.getpid()}-{time.monotonic_ns()}"
+    _copy_contents(source, tmp)
     (tmp / COMPLETE).unlink()
     try:
         tmp.rename(gocache)
@@ -51,6 +52,18 @@ def seed(gocache: Path, env: dict[str, str]) -> bool:
         shutil.rmtree(tmp, ignore_errors=True)
         return False
     return True
+
+
+def _copy_contents(source: Path, target: Path) -> None:
+    """The seed's files, made as the go command makes its own: directories and files with this job's umask and
+    the repository cache's group (its setgid directory's), so the next job of the repository, another uid in
+    that group, reads and adds to them. Copying modes (copytree) would drop the group: the next job could not
+    read what this one's go command adds."""
+    for directory, _, names in os.walk(source):
+        here = target / Path(directory).relative_to(source)
+        here.mkdir()
+        for name in names:
+            shutil.copyfile(Path(directory) / name, here / name)
 
 
 def std_packages(env: dict[str, str]) -> list[str]:

@@ -324,6 +324,23 @@ def test_a_repository_whose_cache_exists_keeps_it(tmp_path: Path, go_std_seed: P
     assert [p.name for p in gocache.iterdir()] == ["mine"]
 
 
+def test_a_seeded_cache_stays_the_repository_groups(tmp_path: Path, go_std_seed: Path) -> None:
+    """The repository's cache directory is setgid to its group (the local launcher's): what the seed adds keeps
+    that group and lets it write, as the go command's own entries do, for the next job's uid."""
+    scope = tmp_path / "scope"
+    scope.mkdir()
+    scope.chmod(0o2770)
+    gocache = scope / "go" / "build"
+    old = os.umask(0o007)
+    try:
+        assert warm.seed(gocache, {warm.SEED_ENV: str(go_std_seed)})
+    finally:
+        os.umask(old)
+    dirs = [gocache, *(p for p in gocache.rglob("*") if p.is_dir())]
+    assert all(d.stat().st_mode & 0o2070 == 0o2070 for d in dirs)
+    assert all(f.stat().st_mode & 0o060 == 0o060 for f in gocache.rglob("*") if f.is_file())
+
+
 def test_a_seed_left_half_built_is_not_used(tmp_path: Path) -> None:
     half = tmp_path / "seed"
     (half / "00").mkdir(parents=True)
