@@ -337,12 +337,17 @@ def _conftest_error(step: StepResult, root: Path, result: TestRun, details: dict
         return
     if node in result.failed:
         return
-    body = text[m.start() :].replace(f"{root.resolve()}{os.sep}", "").replace(f"{root}{os.sep}", "")
+    body = _without_root(text[m.start() :], root)
     lines = body.splitlines()
     end = next((i for i, line in enumerate(lines) if i and _E_LINE.match(line)), len(lines) - 1)
     where = next((line.split(": in ", 1)[0] for line in lines[1 : end + 1] if ": in " in line), "")
     result.failed.insert(0, node)
     details[node] = {"when": "collect", "text": "\n".join(lines[: end + 1]), "report_location": where}
+
+
+def _without_root(text: str, root: Path) -> str:
+    """``text`` with the repository's paths made relative to it (the workspace's path differs per job)."""
+    return text.replace(f"{root.resolve()}{os.sep}", "").replace(f"{root}{os.sep}", "")
 
 
 def _internal_error(stdout: str) -> str:
@@ -360,7 +365,7 @@ def why_stopped(step: StepResult, root: Path) -> str:
     if usage:
         return usage[:STOPPED_MAX]
     if step.returncode == PYTEST_INTERNAL_ERROR and (crash := _internal_error(step.stdout)):
-        return crash.replace(f"{root.resolve()}{os.sep}", "").replace(f"{root}{os.sep}", "")[:STOPPED_MAX]
+        return _without_root(crash, root)[:STOPPED_MAX]
     at = step.stderr.rfind(_TRACEBACK)
     lines = step.stderr[at:].splitlines()[1:] if at >= 0 else []
     start = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith(" ")), None)
@@ -371,7 +376,7 @@ def why_stopped(step: StepResult, root: Path) -> str:
         if not line.strip() or _WARNING_LINE.match(line):
             break
         said.append(line.strip())
-    text = " ".join(said).replace(f"{root.resolve()}{os.sep}", "").replace(f"{root}{os.sep}", "")
+    text = _without_root(" ".join(said), root)
     return text[:STOPPED_MAX]
 
 
