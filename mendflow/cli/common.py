@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mendflow import snapshot
+from mendflow.cli import server as temporary_server
 from mendflow.errors import ConfigError, InputError
 from mendflow.settings import get_settings
 from mendflow.store import open_store
@@ -67,27 +68,25 @@ def prepare(
     if not _is_url(location):  # a URL is fetched once, by the flow
         snapshot.resolve_commit(snapshot.resolve_repo(location, settings), commit or branch)
     open_store(settings.resolved_store_url(), settings).check()
-    # Without PREFECT_API_URL, Prefect starts a temporary local server; on a busy 2-core machine it needs more
-    # than its default 20 s to come up. There is no internet for its telemetry either.
+    # Without PREFECT_API_URL a temporary local server runs the flow; on a busy 2-core machine it needs more
+    # than Prefect's default 20 s to come up. There is no internet for its telemetry either.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    load_prefect(verbose)
-    from mendflow.cli.server import tie_temporary_server  # imports Prefect's server: only flow commands pay
-
-    tie_temporary_server()
+    if not verbose:
+        # Read when Prefect configures logging, in this process and in the temporary server.
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+    load_prefect(verbose, temporary_server.start_unless_configured())
     return location
 
 
-def load_prefect(verbose: bool) -> None:
+def load_prefect(verbose: bool, server: temporary_server.TemporaryServer | None) -> None:
     """Import Prefect and check its settings and API, so that a mistake there is one line, not a traceback.
 
     Prefect prints a bad setting at import, then fails again at first use; the import is hushed and the
     settings are checked here instead. Unless ``verbose``, Prefect's console log is hushed too: the progress
     display and the one-line outcome are what a person reads (the run's log stays on the Prefect server).
+    ``server``, a temporary server started before the import, is used unless Prefect's settings name an API.
     """
-    if not verbose:
-        # Read when Prefect configures logging, in this process and in the temporary server it may start.
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
     with contextlib.redirect_stderr(io.StringIO()):
         import prefect  # noqa: F401
     from prefect.logging.handlers import PrefectConsoleHandler
@@ -98,6 +97,8 @@ def load_prefect(verbose: bool) -> None:
         for handler in logging.getLogger().handlers:
             if isinstance(handler, PrefectConsoleHandler):
                 handler.setLevel(logging.CRITICAL)
+    if server is not None:
+        temporary_server.use_or_stop(server)
     _check_api()
 
 
