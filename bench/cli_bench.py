@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fixtures.prefect import start_server, stop  # noqa: E402
 from tests.fixtures.repos import commit_files  # noqa: E402
 
-PREFECT_LAZY = "import sys; from flows.ci import ci_build; sys.exit(ci_build(repo=sys.argv[1]).status.value != 'PASSED')"
+PREFECT_LAZY = "import sys; from flows.ci import ci_build; sys.exit(ci_build(repo=sys.argv[1]).status != 'PASSED')"
 
 
 def subject(work: Path) -> Path:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 
 class MendflowError(Exception):
-    """Base of every error mendflow raises on purpose; the CLI prints it as one line and exits non-zero."""
+    """Base of every error mendflow raises on purpose; the CLI prints it as one line and exits non-zero.
 
-    exit_code = 1
+    Its exit code is sysexits' EX_UNAVAILABLE: something mendflow needs (the store, the launcher, the index, the
+    model) failed, so there is no verdict; never a verdict's code (build's 1 is FAILED, run's 1 a regression).
+    """
+
+    exit_code = 69
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)

@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # pydantic_settings costs ~70 ms to import; only a settings e
     from pydantic_settings import BaseSettings
 
 USAGE_EXIT = 2
-# A bug in mendflow (sysexits' EX_SOFTWARE): never one of the verdicts' codes (build's 1 is FAILED).
+# A bug in mendflow (sysexits' EX_SOFTWARE): never one of the verdicts' codes (build's 1 is FAILED), nor 69,
+# a service mendflow needs that failed (``MendflowError``).
 INTERNAL_EXIT = 70
 
 
