@@ -4,8 +4,8 @@
 # gcc and libc6-dev for cgo; the Go toolchain of ./Dockerfile's GO_VERSION from the Go module proxy (the module
 # golang.org/toolchain, checked against the checksum database), and golangci-lint at ./Dockerfile's pin, built
 # by that toolchain as the Dockerfile's go stage does (`go install`, CGO_ENABLED=0, and -trimpath, so the binary
-# does not depend on the cache's path). ENV/USER/WORKDIR/CMD are read from ./Dockerfile. Not built here: the
-# Dockerfile's standard library seed (mendflow_go.warm), so this image's pods compile it into their cache.
+# does not depend on the cache's path); the standard library seed (mendflow_go.warm), built inside the image.
+# ENV/USER/WORKDIR/CMD are read from ./Dockerfile.
 
 IMAGE_INPUTS=(images/rootfs-lib.sh images/ci-runner-python/mendflow_runner images/ci-runner-go/mendflow_go)
 DEBIAN_PACKAGES=(python3 python-is-python3 ca-certificates gcc libc6-dev)

@@ -22,5 +22,15 @@ job_user "$R"
 # The runner's shared core and the Go runner (images/rootfs-lib.sh).
 install_runner "$R" mendflow_go.build ci-runner-python/mendflow_runner ci-runner-go/mendflow_go
 
+# The standard library's build, as ./Dockerfile's RUN makes it (mendflow_go.warm; its ENV names the directory): a
+# pod's empty /cache/go/build starts as a copy of it instead of compiling it again. The toolchain alone runs,
+# as root, inside the image, so its paths are the pod's; HOME and the go command's own files stay in a scratch
+# directory that is removed after.
+scratch=$(mktemp -d "$R/tmp/seed.XXXXXX")
+chroot "$R" env -i PATH=/usr/local/go/bin:/usr/bin:/bin HOME="/tmp/${scratch##*/}" GOTOOLCHAIN=local \
+  GOTELEMETRY=off PYTHONDONTWRITEBYTECODE=1 python3 -m mendflow_go.warm /opt/mendflow/go-std-cache
+rm -rf "$scratch"
+echo "hook: standard library seed $(du -sh "$R/opt/mendflow/go-std-cache" | cut -f1)"
+
 # Fixed timestamps for what this hook added.
 fix_times "$R" "$R/usr/local"

@@ -14,6 +14,7 @@ import pytest
 from flows.ci import ci_build
 from mendflow.contracts import BuildStatus, Language
 from mendflow.settings import Settings
+from mendflow.store import open_store
 from tests.fixtures.kube_node import NODE_NAME, RealNode
 from tests.fixtures.repos import RepoFactory
 from tests.images.mendflow_go import helpers as go
@@ -32,10 +33,15 @@ class Example:
     files: Callable[[], dict[str, str | bytes | None]]
     name: str
     passed: int  # its tests, as the local launcher's tests count them
+    log_says: bytes = b""  # a line the job's runner.log holds
 
 
 EXAMPLES = [
-    pytest.param(Example(Language.GO, "ci-runner-go", go.example_files, "ratelimit", 4), id="go"),
+    # The pod's empty build cache starts as the image's standard library seed, rather than compiling it.
+    pytest.param(
+        Example(Language.GO, "ci-runner-go", go.example_files, "ratelimit", 4, b"seeded with the image's standard"),
+        id="go",
+    ),
     pytest.param(Example(Language.TYPESCRIPT, "ci-runner-node", node.example_files, "invoice", 6), id="typescript"),
     # The JVM reads no PEM bundle: it trusts the egress's CA through the launcher's truststore key.
     pytest.param(Example(Language.JAVA, "ci-runner-java", java.example_files, "isbn", 5), id="java"),
@@ -69,5 +75,9 @@ def test_b1_of_the_example_passes_with_coverage_in_its_own_image_on_the_real_nod
     assert pod.image == f"{node_env.kubernetes.image_registry}/{example.image}:{node_env.kubernetes.image_tag}"
     assert pod.phase == "Succeeded"
     assert wait_gone(real_node, node_namespace) == []
+    store = open_store(node_env.resolved_store_url(), node_env)
+    keys = store.list(f"repos/local/{example.name}/{report.commit_sha}")
+    log = next(key for key in keys if key.endswith("runner.log"))
+    assert example.log_says in store.get_bytes(log)
     pod_sec = f"{pod.finished - pod.created:.1f}s" if pod.finished is not None else "?"
     sys.stderr.write(f"\nB1 {example.language.value}: pod seen->finished {pod_sec}, ci_build {took:.1f}s\n")
