@@ -18,8 +18,10 @@ SEPARATOR = "::"
 DOC = "doc"
 _RUNNING = re.compile(r"^\s*Running (?:unittests )?(?P<source>\S+) \(")
 _DOCTESTS = re.compile(r"^\s*Doc-tests (?P<crate>\S+)")
-_RESULT = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<outcome>ok|FAILED|ignored(?:, .*)?)$")
-_STDOUT = re.compile(r"^---- (?P<name>.+?) stdout ----$")
+# libtest-mimic (``harness = false`` targets) pads names to one width and heads a failure ``---- NAME ----``.
+_RESULT = re.compile(r"^test (?P<name>.+?) +\.\.\. (?P<outcome>ok|FAILED|ignored(?:, .*)?)$")
+_STDOUT = re.compile(r"^---- (?P<name>.+?) (?:stdout )?----$")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # a harness that colours its words even when not on a terminal
 _PANIC = re.compile(r"^thread '(?P<thread>[^']*)' (?:\(\d+\) )?panicked at (?P<where>[^:]+:\d+)(?::\d+)?:?$")
 _SUMMARY = re.compile(r"^test result: ")
 
@@ -34,7 +36,7 @@ def read(output: str, doc_sources: dict[str, str]) -> RunResults:
     source, ended = "", True
     failing: dict[str, list[str]] = {}
     current: list[str] | None = None
-    for line in output.splitlines():
+    for line in _COLOUR.sub("", output).splitlines():
         if started := _target(line, doc_sources):
             if not ended:
                 _crashed(run, source, failing)
