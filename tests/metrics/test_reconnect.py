@@ -69,8 +69,9 @@ def test_a_prefect_server_restart_loses_and_doubles_nothing(tmp_path: Path) -> N
         emit_events(api_url, (repo, "build", "passed", BUILD))
         poll(lambda: builds(metrics, repo, "passed") == 1, what="the first event")
         restart()
-        # The new subscriber replays the last minute, which holds the first event again: counted once.
-        poll(lambda: sample(metrics, "mendflow_exporter_stream_connects_total") == 2, what="a reconnection")
+        # Prefect's subscriber reconnects itself when the server is back soon enough, else the exporter's loop
+        # does (a second connect): either way the stream after the restart replays the last minute, which
+        # holds the first event again, and it is counted once.
         emit_events(api_url, (repo, "build", "failed", BUILD))
         poll(lambda: builds(metrics, repo, "failed") == 1, what="the event after the restart")
         assert builds(metrics, repo, "passed") == 1
