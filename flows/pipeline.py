@@ -1,7 +1,7 @@
 """Flow ``self_healing_pipeline``: seed 000 §5's coordination table, composed from the stage tasks.
 
 B1 PASSED → Test Planner → TestSpec → Test Builder → precheck PASSED → B2 PASSED → merge (Regression when B2
-  measured less than B1)
+  measured less than B1); so does a B1 that FAILED only for having no tests (every line is a gap)
 B1 FAILED/ERRORED → Verifier → Regression → heal (tests only) → B3 → merge, or awaiting approval
   not healed, stale generated tests only → drop them → B3 → Test Planner → Test Builder → B2 → awaiting approval
 B2 FAILED → Verifier → heal the generated tests, else drop the failing ones → B3 → merge, or no tests kept
@@ -20,6 +20,7 @@ from pydantic import Field
 from mendflow.contracts import (
     BuildReport,
     BuildStatus,
+    FailReason,
     GeneratedTests,
     HealOutcome,
     HealResult,
@@ -72,7 +73,7 @@ def self_healing_pipeline(
         repo=source.repo_id, commit_sha=source.commit_sha, branch_name=source.branch,
         outcome=PipelineOutcome.REGRESSION, b1=build(source, "B1", reuse=True),
     ))  # fmt: skip
-    if run.result.b1.status is not BuildStatus.PASSED:
+    if run.result.b1.status is not BuildStatus.PASSED and not untested(run.result.b1):
         return heal_or_report(run, source, run.result.b1)
     run.progress.set(25)
     if run.result.b1.coverage is None:  # nothing to plan from: said, not a crash (its runner.log tells why)
@@ -93,6 +94,12 @@ def self_healing_pipeline(
     if run.result.b2.status is not BuildStatus.PASSED:
         return heal_or_drop(run, source, tested)
     return merge_tests(run, source, tested)
+
+
+def untested(report: BuildReport) -> bool:
+    """A build that failed only because the repository has no tests (a library published without them): nothing
+    for the Verifier or the healer, everything for the planner."""
+    return report.status is BuildStatus.FAILED and report.fail_reason is FailReason.NO_TESTS and not report.lint_errors
 
 
 def merge_tests(run: Run, source: Source, tested: Source) -> State[PipelineResult]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pygit2
@@ -9,7 +10,7 @@ import pytest
 
 from flows import pipeline
 from flows.pipeline import self_healing_pipeline
-from mendflow.contracts import BuildStatus, PipelineOutcome
+from mendflow.contracts import BuildStatus, FailReason, PipelineOutcome
 from mendflow.settings import get_settings
 from mendflow.snapshot import resolve_repo
 from mendflow.store import open_store
@@ -46,6 +47,16 @@ def test_failing_b1_files_a_regression_and_plans_nothing(make_repo) -> None:
     assert f"repos/local/red/{result.commit_sha}/B1/regression.json" in store_keys(
         f"repos/local/red/{result.commit_sha}"
     )
+
+
+def test_a_repo_without_tests_gets_its_first_ones_merged(make_repo) -> None:
+    # As bidict 0.23.1 and sortedcontainers 2.4.0 publish their sdists: the code, no tests.
+    untested = {k: v for k, v in PASSING.items() if not k.startswith("tests/")}
+    repo = make_repo(untested, name=f"untested-{uuid.uuid4().hex[:8]}")
+    result = self_healing_pipeline(repo=str(repo), branch="main")
+    assert result.b1.status is BuildStatus.FAILED and result.b1.fail_reason is FailReason.NO_TESTS
+    assert result.outcome is PipelineOutcome.MERGED and result.regression is None
+    assert result.b2 is not None and result.b2.status is BuildStatus.PASSED and result.b2.tests.passed > 0
 
 
 def test_rerun_after_a_crash_reuses_finished_stages(calc_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -137,9 +137,9 @@ class Installer:
         else:
             for req in repo_config.requirement_files(root):
                 self._pip(["-r", str(req)], remaining())
-            project = self._project(extras, groups)
-            if project:
-                self._pip(project, remaining())
+            locked = self._locked()
+            if project := self._project(extras, groups):
+                self._pip([*project, *locked], remaining())
             declared = [
                 *poetry.test_requirements(root),
                 *repo_config.pdm_dev_deps(root),
@@ -147,7 +147,8 @@ class Installer:
                 *repo_config.nox_deps(root),
             ]
             if more := sorted(set(declared)):
-                self._pip(more, remaining())
+                constrained = locked if locked[:1] == ["-c"] else []
+                self._pip([*more, *constrained], remaining())
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
 
@@ -180,17 +181,23 @@ class Installer:
         return run(argv, cwd=self.root, env=self.env, timeout=timeout, log=self.log)
 
     def _project(self, extras: list[str], groups: list[str]) -> list[str]:
-        """``uv pip install``'s arguments for the project, its test extras and groups, pinned to a poetry or pdm
-        lock when there is one ([] when there is nothing to install)."""
+        """``uv pip install``'s arguments for the project, its test extras and groups ([] when there is nothing
+        to install)."""
         args = list(groups)
         if repo_config.is_installable(self.root):
             args += ["-e", f".[{','.join(extras)}]" if extras else "."]
-        lock = lockfiles.lockfile(self.root)
-        if lock is not None and args:
-            pinned = self.venv.parent / "locked-requirements.txt"
-            pinned.write_text("\n".join(lockfiles.pins(lock)) + "\n", encoding="utf-8")
-            args += ["-r", str(pinned)]
         return args
+
+    def _locked(self) -> list[str]:
+        """``-r FILE`` with a poetry or pdm lock's pins, or ``-c FILE`` when the lock does not say which groups
+        need them (see ``lockfiles``); [] without a lock."""
+        lock = lockfiles.lockfile(self.root)
+        if lock is None:
+            return []
+        locked = lockfiles.read(lock)
+        pinned = self.venv.parent / "locked-requirements.txt"
+        pinned.write_text("\n".join(locked.pins) + "\n", encoding="utf-8")
+        return [locked.option, str(pinned)]
 
     def _add_linters(self, timeout: float) -> None:
         """The linters the repository's CI runs, at the versions it pins, when its dependencies did not bring

@@ -2,11 +2,16 @@
 
 The pins are installed as requirements beside the project, so the run gets the versions the repository
 locked; a package's environment marker stays with its pin, so a Windows-only package is skipped, not built.
+A lock that does not say which group needs a package (pdm's ``cross_platform`` strategy without
+``inherit_metadata``) carries no markers either: it pins every group's packages for every Python, so its pins
+only constrain what the project's own requirements resolve to (cattrs 24.1's lock pins ``backports-zoneinfo``,
+which only Python < 3.9 needs and which no longer builds on 3.11).
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +29,32 @@ def lockfile(root: Path) -> Path | None:
     return next((root / name for name in MAIN_GROUPS if (root / name).is_file()), None)
 
 
-def pins(path: Path) -> list[str]:
-    """``name==version ; marker`` for every locked package of the main group and the test run's groups."""
+@dataclass(frozen=True)
+class Locked:
+    pins: list[str]
+    by_group: bool  # False: the pins are constraints (``uv pip install -c``), not requirements
+
+    @property
+    def option(self) -> str:
+        return "-r" if self.by_group else "-c"
+
+
+def read(path: Path) -> Locked:
+    """The lock's pins, and whether it says which group needs each package."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise LockfileError(f"{path.name} is not valid TOML: {exc}") from exc
-    main = MAIN_GROUPS[path.name]
+    packages = data.get("package", [])
+    if any("groups" in p or "category" in p for p in packages):
+        return Locked(_pins(packages, MAIN_GROUPS[path.name]), by_group=True)
+    return Locked(sorted(f"{p['name']}=={p['version']}" for p in packages if p.get("name") and p.get("version")), False)
+
+
+def _pins(packages: list[dict[str, Any]], main: str) -> list[str]:
+    """``name==version ; marker`` for every locked package of the main group and the test run's groups."""
     out = []
-    for package in data.get("package", []):
+    for package in packages:
         groups = _groups(package, main)
         chosen = [g for g in groups if g == main or repo_config.for_tests(g)]
         # an optional package belongs to an extra; the extras a test run wants come with the project itself

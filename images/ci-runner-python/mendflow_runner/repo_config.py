@@ -100,9 +100,10 @@ def configures_pytest(root: Path) -> bool:
 
 def test_commands(root: Path) -> list[list[str]]:
     """The commands tox's ``[testenv]`` (see ``tox_config``) and noxfile.py's test sessions run, as words: tox's
-    ``{toxinidir}`` becomes ``.``, and other substitutions (``{posargs}``, ``{envpython}``) and lines with a
-    factor condition (``py38: …``) are left out, as are a noxfile's computed arguments."""
-    commands = [_tox_words(line) for line in _tox_command_lines(root)]
+    ``{toxinidir}`` becomes ``.``, ``{envsitepackagesdir}/PACKAGE`` the package's source, and other
+    substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition (``py38: …``) are left out,
+    as are a noxfile's computed arguments."""
+    commands = [_tox_words(_installed_package(line, root)) for line in _tox_command_lines(root)]
     return [words for words in commands if words] + _nox_runs(root)
 
 
@@ -112,6 +113,19 @@ def _tox_command_lines(root: Path) -> list[str]:
         return []
     text = re.sub(r"\\\n\s*", " ", _tox_value(cp, "testenv", "commands"))  # a line continued with a backslash
     return [line.strip() for line in text.splitlines() if line.strip() and not re.match(r"^[\w,.!-]+:\s", line)]
+
+
+_SITE_PACKAGES = re.compile(r"\{env_?site_?packages_?dir\}/([\w.-]+)")
+
+
+def _installed_package(line: str, root: Path) -> str:
+    """A package as tox installed it (glom's ``pytest --doctest-modules {envsitepackagesdir}/glom``) is the
+    repository's own source of it, ``glom`` or ``src/glom``: its tests, not the whole tree's modules."""
+
+    def source(found: re.Match[str]) -> str:
+        return next((p for p in (found[1], f"src/{found[1]}") if (root / p).exists()), found[0])
+
+    return _SITE_PACKAGES.sub(source, line)
 
 
 def _tox_words(line: str) -> list[str]:
@@ -226,14 +240,16 @@ def for_tests(name: str) -> bool:
 
 def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
     """The project's extras a test run installs (PEP 621's, poetry's, or setup.cfg's ``extras_require``): those
-    named for tests, and those tox.ini's test environment installs (pyparsing's ``diagrams``)."""
+    named for tests, and those tox.ini's test environment installs (pyparsing's ``diagrams``), by its ``extras``
+    or by its own install commands."""
     data = pyproject(root)
     names = set(data.get("project", {}).get("optional-dependencies", {}) or {})
     names |= set(data.get("tool", {}).get("poetry", {}).get("extras", {}) or {})
     cfg = _ini(root / "setup.cfg")
     if cfg is not None and cfg.has_section("options.extras_require"):
         names |= set(cfg.options("options.extras_require"))
-    return sorted(e for e in names if for_tests(e) or e in tox_extras(root, python))
+    tox = {*tox_extras(root, python), *commanded_extras(root, python)}
+    return sorted(e for e in names if for_tests(e) or e in tox or ALL_EXTRAS in tox)
 
 
 def wanted_groups(root: Path) -> list[str]:
@@ -312,6 +328,39 @@ def tox_extras(root: Path, python: tuple[int, int]) -> list[str]:
     for its tests; a ``{...}`` substitution is left out."""
     lines = [_for_env(line.split("#", 1)[0], python) for line in _testenv_lines(root, "extras")]
     return [e for line in lines if "{" not in line for e in re.split(r"[,\s]+", line) if e]
+
+
+ALL_EXTRAS = ":all"  # pdm's name for every group; what ``--all-extras`` says too
+_EXTRA_OPTIONS = {"-G", "--group", "-E", "--extras", "--extra"}  # pdm's, poetry's, uv's
+_PIP_EXTRAS = re.compile(r"^\.?/?\[(?P<names>[^\]]+)\]$")  # pip install -e .[yaml,test]
+
+
+def commanded_extras(root: Path, python: tuple[int, int]) -> set[str]:
+    """The extras and groups the test environment's own install commands name (cattrs' ``commands_pre = pdm
+    sync -G :all,test``; poetry's ``-E``/``--all-extras``, uv's ``--extra``, pip's ``.[a,b]``)."""
+    found: set[str] = set()
+    for key in ("commands_pre", "commands"):
+        for line in _testenv_lines(root, key):
+            try:
+                words = shlex.split(_for_env(line, python), comments=True)
+            except ValueError:
+                continue
+            found |= _extras_named(words)
+    return found
+
+
+def _extras_named(words: list[str]) -> set[str]:
+    found: set[str] = set()
+    args = iter(words)
+    for word in args:
+        name, eq, value = word.partition("=")
+        if name in _EXTRA_OPTIONS:
+            found |= {v for v in re.split(r"[,\s]+", value if eq else next(args, "")) if v}
+        elif word == "--all-extras":
+            found.add(ALL_EXTRAS)
+        elif pip := _PIP_EXTRAS.match(word):
+            found |= {v.strip() for v in pip["names"].split(",") if v.strip()}
+    return found
 
 
 def _testenv_lines(root: Path, key: str) -> list[str]:

@@ -74,6 +74,29 @@ def test_extras_tox_installs_for_the_tests_are_installed(tmp_path: Path) -> None
     assert wanted_extras(tmp_path, PY311) == ["diagrams"]
 
 
+EXTRAS_PROJECT = '[project]\nname = "x"\n[project.optional-dependencies]\nmsgspec = ["a"]\nyaml = ["b"]\nbson = ["c"]\n'
+
+
+@pytest.mark.parametrize(
+    ("command", "wanted"),
+    [
+        ("pdm sync -G :all,test", ["bson", "msgspec", "yaml"]),  # cattrs 24.1
+        ("pdm sync -G yaml -G bson", ["bson", "yaml"]),
+        ("poetry install --extras 'yaml msgspec'", ["msgspec", "yaml"]),
+        ("poetry install --all-extras", ["bson", "msgspec", "yaml"]),
+        ("uv sync --extra=bson", ["bson"]),
+        ("pip install -e .[yaml,bson]", ["bson", "yaml"]),
+        ("pip install -e .", []),
+    ],
+)
+def test_extras_the_test_environments_install_command_names_are_installed(
+    tmp_path: Path, command: str, wanted: list[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT)
+    (tmp_path / "tox.ini").write_text(f"[testenv]\ncommands_pre =\n    {command}\ncommands = pytest tests\n")
+    assert wanted_extras(tmp_path, PY311) == wanted
+
+
 @pytest.mark.parametrize(
     ("filename", "config"),
     [
@@ -193,7 +216,7 @@ def test_a_poetry_lock_pins_main_and_test_groups_with_their_markers(tmp_path: Pa
         '[[package]]\nname = "sphinx"\nversion = "7.0.0"\ngroups = ["docs"]\n'
         '[[package]]\nname = "ujson"\nversion = "5.0.0"\noptional = true\ngroups = ["main"]\n'
     )
-    assert lockfiles.pins(lock) == [
+    assert lockfiles.read(lock).pins == [
         "attrs==23.1.0",
         'colorama==0.4.6 ; (sys_platform == "win32")',
         "pytest==8.0.0",
@@ -203,7 +226,7 @@ def test_a_poetry_lock_pins_main_and_test_groups_with_their_markers(tmp_path: Pa
 def test_an_old_poetry_lock_uses_categories(tmp_path: Path) -> None:
     lock = tmp_path / "poetry.lock"
     lock.write_text('[[package]]\nname = "pytest"\nversion = "7.0.0"\ncategory = "dev"\n')
-    assert lockfiles.pins(lock) == ["pytest==7.0.0"]
+    assert lockfiles.read(lock).pins == ["pytest==7.0.0"]
 
 
 def test_a_pdm_lock_pins_default_and_test_groups(tmp_path: Path) -> None:
@@ -212,7 +235,39 @@ def test_a_pdm_lock_pins_default_and_test_groups(tmp_path: Path) -> None:
         '[[package]]\nname = "a"\nversion = "1"\ngroups = ["default"]\n'
         '[[package]]\nname = "b"\nversion = "2"\ngroups = ["doc"]\nmarker = "python_version >= \\"3.8\\""\n'
     )
-    assert lockfiles.pins(lock) == ["a==1"]
+    assert lockfiles.read(lock).pins == ["a==1"]
+
+
+def test_a_lock_that_names_no_groups_only_constrains(tmp_path: Path) -> None:
+    # pdm's cross_platform strategy (cattrs 24.1), poetry 1.5-1.8: no groups, no markers, every Python's packages
+    lock = tmp_path / "pdm.lock"
+    lock.write_text(
+        '[metadata]\nstrategy = ["cross_platform"]\n'
+        '[[package]]\nname = "backports-zoneinfo"\nversion = "0.2.1"\n'
+        '[[package]]\nname = "attrs"\nversion = "23.1.0"\n'
+    )
+    locked = lockfiles.read(lock)
+    assert (locked.pins, locked.option) == (["attrs==23.1.0", "backports-zoneinfo==0.2.1"], "-c")
+
+
+@pytest.mark.slow
+def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tmp_path: Path, uv_cache: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0"\ndependencies = ["six"]\n'
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    (tmp_path / "src/x.py").write_text("")
+    (tmp_path / "src/pdm.lock").write_text(
+        '[[package]]\nname = "six"\nversion = "1.15.0"\n[[package]]\nname = "idna"\nversion = "3.4"\n'
+    )
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
+    venv = tmp_path / "env" / "venv"
+    Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.15.0.dist-info"]
+    assert not list(site.glob("idna*"))
 
 
 UV_NO_SOLUTION = """\
@@ -323,7 +378,7 @@ def test_an_unreadable_lockfile_is_a_config_error_the_build_will_not_guess_past(
     lock = tmp_path / "poetry.lock"
     lock.write_text("[[package]\n")
     with pytest.raises(RepoConfigError, match=r"poetry\.lock is not valid TOML"):
-        lockfiles.pins(lock)
+        lockfiles.read(lock)
 
 
 NOXFILE = """\

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from mendflow_runner.discovery import Collection, rules, unittest_rules
 
 UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"
@@ -93,6 +94,16 @@ def test_coverage_running_pytest_over_a_folder_gives_that_folder(tmp_path: Path)
     tox = "[testenv]\ncommands = coverage run --branch -m pytest {posargs:src/ecdsa}\n"
     root = tree(tmp_path, {"tox.ini": tox, "src/ecdsa/test_der.py": ""})
     assert rules(root) == Collection((), ("src/ecdsa",))
+
+
+@pytest.mark.parametrize("layout", ["glom", "src/glom"])
+def test_doctests_of_the_package_tox_installed_collect_its_source_not_the_whole_tree(
+    tmp_path: Path, layout: str
+) -> None:
+    # glom 24.11: a whole-tree --doctest-modules would import docs/conf.py (sphinx)
+    tox = "[testenv]\ncommands = coverage run -m pytest -vv --doctest-modules {envsitepackagesdir}/glom {posargs}\n"
+    root = tree(tmp_path, {"tox.ini": tox, f"{layout}/__init__.py": "", "docs/conf.py": "import sphinx\n"})
+    assert rules(root) == Collection(("--doctest-modules",), (layout,))
 
 
 def test_a_plain_pytest_command_keeps_pytests_configured_rules(tmp_path: Path) -> None:
