@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -108,13 +110,35 @@ def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = ()) ->
     if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
         return argv
     sandbox = ["--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
-    sandbox += ["--tmpfs", "/tmp", *_this_job_alone()]
+    sandbox += ["--tmpfs", "/tmp", *_this_job_alone(), *_loopback_hosts()]
     if egress := os.environ.get(EGRESS_SOCKET):  # a Unix socket crosses network namespaces: hide it
         sandbox += ["--tmpfs", str(Path(egress).parent)]
     for path in sorted({str(p.resolve()) for p in readable if _under_tmp(p.resolve())}):
         sandbox += ["--ro-bind", path, path]
     where = str(writable)
     return [bwrap, *sandbox, "--bind", where, where, "--", *argv]
+
+
+_IPV6_LOCALHOST = re.compile(r"^[ \t]*::1[ \t]+(?:\S+[ \t]+)*localhost\b", re.MULTILINE)
+
+
+@functools.cache
+def _loopback_hosts() -> list[str]:
+    """bwrap arguments that give the offline sandbox an ``/etc/hosts`` naming ``localhost`` on both loopbacks, as
+    a container runtime or the kubelet writes it, where the machine's names it for IPv4 only: a test that reaches
+    its own server at ``::`` by name (pino-std-serializers' ``http.get(server.address())``) cannot ask a DNS
+    server offline (``getaddrinfo EAI_AGAIN localhost``). Written once per runner, outside the sandbox's view."""
+    try:
+        machine = Path("/etc/hosts").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        machine = "127.0.0.1\tlocalhost\n"
+    if _IPV6_LOCALHOST.search(machine):
+        return []
+    fd, path = tempfile.mkstemp(prefix="mendflow-hosts-")
+    with os.fdopen(fd, "w", encoding="utf-8") as hosts:
+        hosts.write(f"{machine.rstrip()}\n::1\tlocalhost ip6-localhost ip6-loopback\n")
+    os.chmod(path, 0o644)
+    return ["--ro-bind", path, "/etc/hosts"]
 
 
 def confined(writable: tuple[Path, ...], refusals: Path) -> Wrap:

@@ -1,0 +1,20 @@
+"""The offline sandbox every repository step runs in (``mendflow_runner.proc.offline``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mendflow_runner.proc import offline
+
+RESOLVE = "import socket, sys; print(socket.getaddrinfo('localhost', 80, int(sys.argv[1]))[0][4][0])"
+
+
+@pytest.mark.parametrize(("family", "address"), [(2, "127.0.0.1"), (10, "::1")])  # AF_INET, AF_INET6
+def test_localhost_resolves_on_both_loopbacks_with_no_network(tmp_path: Path, family: int, address: str) -> None:
+    # pino-std-serializers' tests connect to their own server at "::" by name; offline, no DNS server answers
+    argv = offline([sys.executable, "-c", RESOLVE, str(family)], tmp_path)
+    assert argv[0].endswith("bwrap")
+    assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip() == address
