@@ -17,13 +17,29 @@ def parallel_files(coverage_file: Path) -> list[Path]:
     return sorted(coverage_file.parent.glob(f"{coverage_file.name}.*"))
 
 
+# ``coverage ARGS`` with the repository's configuration, but only the ``[paths]`` groups whose first entry (where
+# coverage.py says reports find the files) names something in this tree. pyjwt 2.10's first is
+# ".tox/*/site-packages": combining sent every measured file there, reporting refused a wildcard result, and the
+# build had no coverage. coverage.py has no option to leave ``[paths]`` out, hence the patched constructor.
+_OWN_PATHS_ONLY = """\
+import glob, sys
+from coverage import cmdline, control
+read = control.Coverage.__init__
+def own_paths_only(self, *args, **kwargs):
+    read(self, *args, **kwargs)
+    self.config.paths = {k: v for k, v in self.config.paths.items() if v and glob.glob(v[0])}
+control.Coverage.__init__ = own_paths_only
+sys.exit(cmdline.main(sys.argv[1:]))
+"""
+
+
 def command(
     root: Path, python: str, args: list[str], coverage_file: Path, env: dict[str, str], timeout: float, log: Log,
     wrap: Wrap,
 ) -> StepResult:  # fmt: skip
     """``coverage ARGS`` on ``coverage_file`` in ``wrap`` (the repo's coverage plugins are its code): ``json``,
     or ``xml`` (Cobertura) for a coverage.py before 5.0, which has no ``json``."""
-    argv = wrap([python, "-m", "coverage", *args])
+    argv = wrap([python, "-c", _OWN_PATHS_ONLY, *args])
     return run(argv, cwd=root, env={**env, "COVERAGE_FILE": str(coverage_file)}, timeout=timeout, log=log)
 
 

@@ -100,11 +100,13 @@ def configures_pytest(root: Path) -> bool:
 
 def test_commands(root: Path) -> list[list[str]]:
     """The commands tox's ``[testenv]`` (see ``tox_config``) and noxfile.py's test sessions run, as words: tox's
-    ``{toxinidir}`` becomes ``.``, ``{envsitepackagesdir}/PACKAGE`` the package's source, and other
+    ``{toxinidir}`` becomes ``.``, ``{env:NAME}`` its ``setenv`` value, ``{envsitepackagesdir}/PACKAGE`` the
+    package's source, and other
     substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition (``py38: …``) are left out,
     as are a noxfile's computed arguments."""
-    commands = [_tox_words(_installed_package(line, root)) for line in _tox_command_lines(root)]
-    return [words for words in commands if words] + _nox_runs(root)
+    setenv = _tox_setenv(root)
+    lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
+    return [words for words in map(_tox_words, lines) if words] + _nox_runs(root)
 
 
 def _tox_command_lines(root: Path) -> list[str]:
@@ -113,6 +115,25 @@ def _tox_command_lines(root: Path) -> list[str]:
         return []
     text = re.sub(r"\\\n\s*", " ", _tox_value(cp, "testenv", "commands"))  # a line continued with a backslash
     return [line.strip() for line in text.splitlines() if line.strip() and not re.match(r"^[\w,.!-]+:\s", line)]
+
+
+_ENV_REF = re.compile(r"\{env:(?P<name>[^{}:]+)(?::(?P<default>[^{}]*))?\}")
+
+
+def _tox_setenv(root: Path) -> dict[str, str]:
+    """``[testenv] setenv``'s ``NAME=VALUE`` lines, ``{[section]key}`` substituted (hyperlink's ``PY_MODULE``)."""
+    pairs = (line.partition("=") for line in _testenv_lines(root, "setenv"))
+    return {name.strip(): value.strip() for name, eq, value in pairs if eq and re.fullmatch(r"\w+", name.strip())}
+
+
+def _env_values(line: str, setenv: dict[str, str]) -> str:
+    """``{env:NAME}`` and ``{env:NAME:DEFAULT}`` as tox gives them in a CI that sets neither: ``setenv``'s value,
+    else the default (hyperlink's ``{posargs:src/{env:PY_MODULE}}`` is ``src/hyperlink``)."""
+
+    def value(found: re.Match[str]) -> str:
+        return setenv.get(found["name"], found["default"] if found["default"] is not None else found[0])
+
+    return _ENV_REF.sub(value, line)
 
 
 _SITE_PACKAGES = re.compile(r"\{env_?site_?packages_?dir\}/([\w.-]+)")

@@ -106,6 +106,17 @@ def test_doctests_of_the_package_tox_installed_collect_its_source_not_the_whole_
     assert rules(root) == Collection(("--doctest-modules",), (layout,))
 
 
+def test_a_path_named_by_a_setenv_variable_is_that_path(tmp_path: Path) -> None:
+    # hyperlink 21.0: without it, a whole-tree --doctest-modules imported docs/conf.py (sphinx)
+    tox = (
+        "[default]\nsetenv =\n    PY_MODULE=hyperlink\n"
+        "[testenv]\nsetenv =\n    {[default]setenv}\n    COVERAGE_FILE={toxworkdir}/coverage\n"
+        "commands = pytest --cov={env:PY_MODULE} --doctest-modules {posargs:src/{env:PY_MODULE}} {env:MORE:tests}\n"
+    )
+    files = {"tox.ini": tox, "src/hyperlink/__init__.py": "", "tests/test_a.py": "", "docs/conf.py": "import sphinx\n"}
+    assert rules(tree(tmp_path, files)) == Collection(("--doctest-modules",), ("src/hyperlink", "tests"))
+
+
 def test_a_plain_pytest_command_keeps_pytests_configured_rules(tmp_path: Path) -> None:
     tox = "[testenv]\ncommands =\n    pytest {posargs}\n    python -m unittest discover tests\n"
     root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})

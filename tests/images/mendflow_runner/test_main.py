@@ -53,6 +53,16 @@ def test_parallel_coverage_data_is_combined(make_repo: RepoFactory, tmp_path: Pa
     assert demo is not None and 0 < demo.line_pct < 100
 
 
+def test_a_paths_alias_to_a_tree_that_is_not_here_leaves_the_files_where_they_are(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # pyjwt 2.10.1: [tool.coverage.paths] source = [".tox/*/site-packages", "jwt"], parallel = true
+    aliases = '\n[tool.coverage.paths]\nsource = [".tox/*/site-packages", "demo"]\n'
+    pyproject = PYPROJECT + "\n[tool.coverage.run]\nparallel = true\n" + aliases
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject})
+    assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
+
+
 def test_a_module_no_test_imports_counts_as_uncovered_in_a_src_layout(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
