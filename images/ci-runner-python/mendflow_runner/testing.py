@@ -163,11 +163,30 @@ def without_cov(args: list[str]) -> list[str]:
     return kept
 
 
+def cov_sources(args: list[str]) -> list[str]:
+    """What pytest-cov's ``--cov=SOURCE``/``--cov SOURCE`` options name (a bare ``--cov`` names nothing)."""
+    named: list[str] = []
+    words = iter(args)
+    for word in words:
+        name, eq, value = word.partition("=")
+        if name == "--cov":
+            value = value if eq else next(words, "-")
+            if value.startswith("-"):  # a bare --cov, then the next option
+                words = iter([value, *words])
+            elif value:
+                named.append(value)
+    return named
+
+
 def coverage_argv(python: str, root: Path) -> list[str]:
-    """``coverage run`` as the repo configures it. Where its configuration does not say which files are measured
-    (no ``source`` or ``include``), the repository's own code is: every module of its packages, flat or under
-    ``src/``, imported by a test or not (coverage.py lists a module no test imports only under ``--source``)."""
+    """``coverage run`` as the repo configures it. pytest-cov's ``--cov SOURCE`` in its pytest ``addopts`` is
+    what its own run measures, whatever ``[run] source`` says (portalocker's ``.coveragerc`` names a ``src`` it
+    does not have). Where nothing says which files are measured (no ``source`` or ``include``), the repository's
+    own code is: every module of its packages, flat or under ``src/``, imported by a test or not (coverage.py
+    lists a module no test imports only under ``--source``)."""
     argv = [python, "-m", "coverage", "run", "--branch"]
+    if named := cov_sources(repo_config.pytest_addopts(root)):
+        return [*argv, f"--source={','.join(named)}"]
     if not repo_config.has_coverage_config(root):
         return [*argv, f"--source={source_dirs(root)}", f"--omit={TEST_OMIT},{not_code_omit(root)}"]
     if not repo_config.coverage_chooses_files(root):

@@ -38,6 +38,23 @@ def test_coverage_source_in_pyproject_chooses_the_files(tmp_path: Path) -> None:
     assert not any(a.startswith("--source") for a in coverage_argv("python", tmp_path))
 
 
+@pytest.mark.parametrize(
+    ("addopts", "named"),
+    [
+        ("--doctest-modules --cov portalocker --cov-report html", ["portalocker"]),
+        ("--cov=pkg --cov=tools -x", ["pkg", "tools"]),
+        ("--cov -x", []),
+        ("-x --cov", []),
+    ],
+)
+def test_what_pytest_covs_cov_options_name_is_measured(tmp_path: Path, addopts: str, named: list[str]) -> None:
+    # portalocker 2.10: its .coveragerc says source = src, a directory it does not have; its pytest run says
+    (tmp_path / ".coveragerc").write_text("[run]\nsource = src\n")
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\naddopts = {addopts}\n")
+    sources = [a for a in coverage_argv("python", tmp_path) if a.startswith("--source")]
+    assert sources == ([f"--source={','.join(named)}"] if named else [])
+
+
 def test_a_coveragerc_hides_pyprojects_coverage_settings(tmp_path: Path) -> None:
     # coverage.py reads an existing .coveragerc and nothing else
     (tmp_path / "pyproject.toml").write_text('[tool.coverage.run]\nsource = ["pkg"]\n')
