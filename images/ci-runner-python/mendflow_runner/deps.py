@@ -147,8 +147,8 @@ class Installer:
                 *repo_config.nox_deps(root),
             ]
             if more := sorted(set(declared)):
-                constrained = locked if locked[:1] == ["-c"] else []
-                self._pip([*more, *constrained], remaining())
+                only_constrains = locked[:1] == ["-c"]  # such a lock's pins hold for these too
+                self._pip([*more, *(locked if only_constrains else [])], remaining())
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
 

@@ -101,9 +101,8 @@ def configures_pytest(root: Path) -> bool:
 def test_commands(root: Path) -> list[list[str]]:
     """The commands tox's ``[testenv]`` (see ``tox_config``) and noxfile.py's test sessions run, as words: tox's
     ``{toxinidir}`` becomes ``.``, ``{env:NAME}`` its ``setenv`` value, ``{envsitepackagesdir}/PACKAGE`` the
-    package's source, and other
-    substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition (``py38: …``) are left out,
-    as are a noxfile's computed arguments."""
+    package's source, and other substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition
+    (``py38: …``) are left out, as are a noxfile's computed arguments."""
     setenv = _tox_setenv(root)
     lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
     return [words for words in map(_tox_words, lines) if words] + _nox_runs(root)

@@ -166,14 +166,11 @@ def without_cov(args: list[str]) -> list[str]:
 def cov_sources(args: list[str]) -> list[str]:
     """What pytest-cov's ``--cov=SOURCE``/``--cov SOURCE`` options name (a bare ``--cov`` names nothing)."""
     named: list[str] = []
-    words = iter(args)
-    for word in words:
+    for at, word in enumerate(args):
         name, eq, value = word.partition("=")
         if name == "--cov":
-            value = value if eq else next(words, "-")
-            if value.startswith("-"):  # a bare --cov, then the next option
-                words = iter([value, *words])
-            elif value:
+            value = value if eq else next(iter(args[at + 1 : at + 2]), "")
+            if value and not value.startswith("-"):
                 named.append(value)
     return named
 

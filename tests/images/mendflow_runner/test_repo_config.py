@@ -43,7 +43,7 @@ def test_coverage_source_in_pyproject_chooses_the_files(tmp_path: Path) -> None:
     [
         ("--doctest-modules --cov portalocker --cov-report html", ["portalocker"]),
         ("--cov=pkg --cov=tools -x", ["pkg", "tools"]),
-        ("--cov -x", []),
+        ("--cov -x --cov=pkg", ["pkg"]),
         ("-x --cov", []),
     ],
 )
