@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -123,22 +124,37 @@ _IPV6_LOCALHOST = re.compile(r"^[ \t]*::1[ \t]+(?:\S+[ \t]+)*localhost\b", re.MU
 
 
 @functools.cache
-def _loopback_hosts() -> list[str]:
-    """bwrap arguments that give the offline sandbox an ``/etc/hosts`` naming ``localhost`` on both loopbacks, as
-    a container runtime or the kubelet writes it, where the machine's names it for IPv4 only: a test that reaches
-    its own server at ``::`` by name (pino-std-serializers' ``http.get(server.address())``) cannot ask a DNS
-    server offline (``getaddrinfo EAI_AGAIN localhost``). Written once per runner, outside the sandbox's view."""
+def _sandbox_hosts() -> str | None:
+    """The offline sandbox's ``/etc/hosts``, naming ``localhost`` on both loopbacks as a container runtime or the
+    kubelet writes it, where the machine's names it for IPv4 only (None where it names both): a test that
+    reaches its own server at ``::`` by name (pino-std-serializers' ``http.get(server.address())``) cannot ask a
+    DNS server offline (``getaddrinfo EAI_AGAIN localhost``)."""
     try:
         machine = Path("/etc/hosts").read_text(encoding="utf-8", errors="replace")
     except OSError:
         machine = "127.0.0.1\tlocalhost\n"
     if _IPV6_LOCALHOST.search(machine):
+        return None
+    return f"{machine.rstrip()}\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+
+
+_written_hosts: dict[str, Path] = {}  # the file this process wrote, written again if a temp cleaner removed it
+
+
+def _loopback_hosts() -> list[str]:
+    """bwrap arguments that bind ``_sandbox_hosts`` over ``/etc/hosts``, from a file outside the sandbox's view."""
+    text = _sandbox_hosts()
+    if text is None:
         return []
-    fd, path = tempfile.mkstemp(prefix="mendflow-hosts-")
-    with os.fdopen(fd, "w", encoding="utf-8") as hosts:
-        hosts.write(f"{machine.rstrip()}\n::1\tlocalhost ip6-localhost ip6-loopback\n")
-    os.chmod(path, 0o644)
-    return ["--ro-bind", path, "/etc/hosts"]
+    path = _written_hosts.get(text)
+    if path is None or not path.is_file():
+        fd, name = tempfile.mkstemp(prefix="mendflow-hosts-")
+        with os.fdopen(fd, "w", encoding="utf-8") as hosts:
+            hosts.write(text)
+        os.chmod(name, 0o644)
+        path = _written_hosts[text] = Path(name)
+        atexit.register(path.unlink, missing_ok=True)  # a runner outside a job's own temp dir leaves nothing
+    return ["--ro-bind", str(path), "/etc/hosts"]
 
 
 def confined(writable: tuple[Path, ...], refusals: Path) -> Wrap:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mendflow_runner.proc import offline
+from mendflow_runner.proc import _loopback_hosts, offline
 
 RESOLVE = "import socket, sys; print(socket.getaddrinfo('localhost', 80, int(sys.argv[1]))[0][4][0])"
 
@@ -18,3 +18,12 @@ def test_localhost_resolves_on_both_loopbacks_with_no_network(tmp_path: Path, fa
     argv = offline([sys.executable, "-c", RESOLVE, str(family)], tmp_path)
     assert argv[0].endswith("bwrap")
     assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip() == address
+
+
+def test_a_removed_hosts_file_is_written_again(tmp_path: Path) -> None:
+    # a temp cleaner may remove what the runner wrote under /tmp; the next sandbox must still start
+    if not (first := _loopback_hosts()):
+        pytest.skip("this machine's /etc/hosts names localhost on both loopbacks")
+    Path(first[1]).unlink()
+    argv = offline([sys.executable, "-c", RESOLVE, "10"], tmp_path)
+    assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip() == "::1"
