@@ -62,6 +62,8 @@ _NPM_CHATTER = re.compile(r"npm warn|npm (?:error|ERR!) A complete log of this r
 # npm's own words when a script (``npx aud`` in object-inspect's posttest) asks for a package not in its cache
 _NOT_CACHED = re.compile(r"^npm (?:error|ERR!) code ENOTCACHED$", re.MULTILINE)
 _NPM_ERROR = re.compile(r"npm (?:error|ERR!)(?: (.*))?$")
+# The runner's own words when its test paths match no file (vitest, mocha; jest): a package that ships no tests.
+_NO_TEST_FILES = re.compile(r"No test files found|No tests found, exiting with code 1")
 _NODE_BANNER = re.compile(r"Node\.js v\d+\.")
 _ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
 
@@ -401,6 +403,11 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.rep.lint_advisory.append(f".:0:0 {said}: tests run without the network, so the tests judge the build")
         return True
 
+    def _found_no_test_files(self, run: results.TestRun, step: StepResult) -> bool:
+        """The runner itself (not what the script chains after it) failed for want of test files, having run none."""
+        ran_none = not run.counts["total"] and step.argv == self.rep.test_command
+        return not step.ok and ran_none and bool(_NO_TEST_FILES.search(step.stdout + step.stderr))
+
     def _judge(self, outcome: tuple[results.TestRun, StepResult | None]) -> None:
         run, step = outcome
         rep = self.rep
@@ -410,6 +417,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             rep.errored("timeout", "the test suite ran out of the job's time budget")
         elif run.failed:
             rep.failed("tests")
+        elif self._found_no_test_files(run, step):
+            rep.failed("no_tests", f"`{self.test.runner}` found no test files: add tests or check its test paths")
         elif not step.ok and not self._fetched_after_tests(run, step):
             # no test failed, yet the runner did (a suite that cannot load), or what came after it
             rep.failed("tests", self._why_failed(run, step))

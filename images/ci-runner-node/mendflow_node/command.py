@@ -4,7 +4,8 @@ The script is the authority (rule: the repository's own commands): mendflow runs
 ``node_modules/.bin``, with the script's arguments and environment assignments, and adds only its reporters and
 coverage. A script that runs something else first (``tsc && jest``) is read for the segment that runs a known
 runner (mendflow type-checks and lints in steps of its own); what the script runs after it only when it passed
-(``node --test && tsd``, ``npm run unit && npm run types``) runs after the tests, judged by its exit code. A
+(``node --test && tsd``, ``npm run unit && npm run types``), and a test runner mendflow does not read that it runs
+before (``tap && jest``), run after the tests, judged by their exit codes. A
 script mendflow cannot read (``make test``, a runner it does not know) runs as it is, judged by its exit code
 alone.
 """
@@ -45,17 +46,18 @@ _MAX_DEPTH = 4  # scripts that run scripts: "test" → "npm run test:unit" → "
 _LINTERS = {"eslint", "standard", "semistandard", "xo", "prettier", "biome", "tslint"}
 _COVERAGE_TOOLS = {"c8", "nyc", "istanbul", "codecov", "coveralls"}
 _LINT_SCRIPT = re.compile(r"^(lint|format|prettier|style)(\b|[:-])")
+# Test runners whose per-test results mendflow does not read. Run before the runner it reads, such a suite still
+# runs, after the tests, judged by its exit code: process-warning 4.0.0's `npm run test:unit && npm run test:jest`
+# runs tap's 18 files, then jest's one test.
+_UNREAD_RUNNERS = {"tap", "tape", "ava", "borp", "uvu", "jasmine", "lab", "brittle", "zora"}
 
 
 def read(script: str | None, scripts: dict[str, str] | None = None, depth: int = 0) -> TestCommand:
     """The runner ``script`` runs; ``scripts`` (package.json's) are followed where it runs one of them."""
     if not script or NPM_PLACEHOLDER in script:
         return TestCommand("none")
-    lexer = shlex.shlex(script, posix=True, punctuation_chars="&|;")
-    lexer.whitespace_split = True  # words as the shell splits them ("test:unit", "@scope/pkg"), operators apart
-    try:
-        words = list(lexer)
-    except ValueError:
+    words = _words(script)
+    if words is None:
         return TestCommand("script")
     segments = _segments(words)
     for at, (segment, _) in enumerate(segments):
@@ -67,9 +69,31 @@ def read(script: str | None, scripts: dict[str, str] | None = None, depth: int =
             if command is not None and env:
                 command = TestCommand(command.runner, command.args, {**env, **command.env}, command.then)
         if command is not None:
-            then = [*command.then, *_chained_after(segments, at, scripts or {})]
+            before = [words for words, _ in segments[:at] if _runs_unread_runner(words, scripts or {})]
+            then = [*command.then, *before, *_chained_after(segments, at, scripts or {})]
             return TestCommand(command.runner, command.args, command.env, then)
     return TestCommand("script")
+
+
+def _words(script: str) -> list[str] | None:
+    """The script's words as the shell splits them ("test:unit", "@scope/pkg"), operators apart; None if it
+    cannot be split (an unbalanced quote)."""
+    lexer = shlex.shlex(script, posix=True, punctuation_chars="&|;")
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def _runs_unread_runner(words: list[str], scripts: dict[str, str], depth: int = 0) -> bool:
+    """Whether a command, or the package script it runs, runs a test runner whose results mendflow does not read."""
+    _, rest = _unwrapped(words)
+    if rest and PurePosixPath(rest[0]).name in _UNREAD_RUNNERS:
+        return True
+    name = _script_named(rest)
+    inner = _words(scripts[name]) if rest and name in scripts and depth < _MAX_DEPTH else None
+    return any(_runs_unread_runner(segment, scripts, depth + 1) for segment, _ in _segments(inner or []))
 
 
 def _chained_after(segments: list[tuple[list[str], str]], at: int, scripts: dict[str, str]) -> list[list[str]]:

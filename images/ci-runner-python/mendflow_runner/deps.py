@@ -145,6 +145,7 @@ class Installer:
                 *repo_config.pdm_dev_deps(root),
                 *repo_config.tox_deps(root, python),
                 *repo_config.nox_deps(root),
+                *repo_config.setup_py_tests_require(root),
             ]
             if more := sorted(set(declared)):
                 only_constrains = locked[:1] == ["-c"]  # such a lock's pins hold for these too
@@ -168,7 +169,7 @@ class Installer:
             if not tried.ok:
                 raise DependencyError(tried, f"no Python here fits requires-python {spec!r} (this one is {have})")
             return
-        self._run(["uv", "venv", "--python", self.python, str(self.venv)], timeout)
+        self._run([*UV_VENV, "--python", self.python, str(self.venv)], timeout)
 
     def _venv_version(self, timeout: float) -> tuple[int, int]:
         """(major, minor) of the venv's interpreter: which of tox's environments the build stands for."""
@@ -177,7 +178,7 @@ class Installer:
         return major, minor
 
     def _venv_for(self, request: str, timeout: float) -> StepResult:
-        argv = self.wrap(["uv", "venv", "--python", request, str(self.venv)])
+        argv = self.wrap([*UV_VENV, "--python", request, str(self.venv)])
         return run(argv, cwd=self.root, env=self.env, timeout=timeout, log=self.log)
 
     def _project(self, extras: list[str], groups: list[str]) -> list[str]:
@@ -233,6 +234,11 @@ class Installer:
         missing = [tools[n] for n in r.stdout.split()]
         if missing:
             self._pip(missing, timeout)
+
+
+# Seeded with pip (and setuptools below Python 3.12), as tox's and ``python -m venv``'s environments are: tests
+# may run ``python -m pip`` (jsonschema 4.23.0's test_license runs ``pip show jsonschema``).
+UV_VENV = ["uv", "venv", "--seed"]
 
 
 def _project_name(requirement: str) -> str:

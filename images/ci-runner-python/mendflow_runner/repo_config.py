@@ -268,8 +268,58 @@ def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
     cfg = _ini(root / "setup.cfg")
     if cfg is not None and cfg.has_section("options.extras_require"):
         names |= set(cfg.options("options.extras_require"))
+    names |= _setup_py_extras(root) | _pkg_info_extras(root)
     tox = {*tox_extras(root, python), *commanded_extras(root, python)}
     return sorted(e for e in names if for_tests(e) or e in tox or ALL_EXTRAS in tox)
+
+
+def _setup_py_keywords(root: Path) -> dict[str, ast.expr]:
+    """The keywords of setup.py's ``setup(...)`` call, a keyword given by a module-level name as what that name
+    is assigned. Read with ``ast``: setup.py is never run."""
+    try:
+        tree = ast.parse((root / "setup.py").read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    assigned = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for call in ast.walk(tree):
+        name = getattr(call.func, "id", getattr(call.func, "attr", "")) if isinstance(call, ast.Call) else ""
+        if name == "setup" and isinstance(call, ast.Call):
+            return {
+                k.arg: assigned.get(k.value.id, k.value) if isinstance(k.value, ast.Name) else k.value
+                for k in call.keywords
+                if k.arg
+            }
+    return {}
+
+
+def _setup_py_extras(root: Path) -> set[str]:
+    """The extras setup.py's ``extras_require`` names (zope.interface's ``test``), when it is a dict literal."""
+    extras = _setup_py_keywords(root).get("extras_require")
+    keys = extras.keys if isinstance(extras, ast.Dict) else []
+    return {k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+
+
+def _pkg_info_extras(root: Path) -> set[str]:
+    """The extras an sdist's PKG-INFO declares (``Provides-Extra``), whatever computed them."""
+    try:
+        text = (root / "PKG-INFO").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    header = text.split("\n\n", 1)[0]
+    return {line.split(":", 1)[1].strip() for line in header.splitlines() if line.startswith("Provides-Extra:")}
+
+
+def setup_py_tests_require(root: Path) -> list[str]:
+    """setup.py's ``tests_require`` (setuptools' old place for test dependencies: pyrsistent's hypothesis),
+    when it is a list of plain requirement strings."""
+    listed = _setup_py_keywords(root).get("tests_require")
+    return sorted(set(_plain_requirements(listed.elts))) if isinstance(listed, ast.List | ast.Tuple) else []
 
 
 def wanted_groups(root: Path) -> list[str]:

@@ -219,6 +219,10 @@ def run_tests(
     py_args = pytest_argv(paths, use, select)
     workspace = Path(os.path.commonpath([paths.root, paths.junit, paths.coverage_file, paths.events]))
     argv = sandbox(workspace, (PLUGIN_DIR,))(coverage_argv(paths.venv_python, paths.root) + py_args)
+    if os.path.basename(argv[0]) == "bwrap":
+        # The sandbox's own /tmp, as a pod's TMPDIR: under the job's deep workspace, a test's tmp_path is too long
+        # for a Unix socket (107 bytes: werkzeug 3.1.3's test_server[unix socket]).
+        env["TMPDIR"] = "/tmp"
     paths.events.unlink(missing_ok=True)  # a journal left by an earlier run in this workspace would count twice
     with progress.TestCounter(paths.events):
         step = run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)

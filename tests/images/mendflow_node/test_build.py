@@ -384,6 +384,16 @@ def test_a_failing_tape_assertion_fails_the_build_and_is_counted(
     assert (report.tests.total, report.tests.passed, report.tests.failed) == (2, 0, 2)
 
 
+def test_a_runner_that_finds_no_test_files_is_no_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # toad-cache 3.7.0 as published: `vitest`, and no test files in its tarball.
+    files = example_files(**{"tests/invoice.test.ts": None, "tests/money.test.ts": None})
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    assert report.error_reason == "`vitest` found no test files: add tests or check its test paths"
+
+
 def test_no_test_script_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
     files = {"package.json": json.dumps({"name": "demo", "version": "1.0.0"}), "index.js": "module.exports = 1;\n"}
     report = _build(make_repo, tmp_path, node_cache, files)

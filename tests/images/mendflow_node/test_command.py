@@ -94,6 +94,22 @@ def test_what_the_script_chains_after_the_runner_runs_after_the_tests() -> None:
     assert (read.runner, read.then) == ("node", [["npm", "run", "test:jest"], ["npm", "run", "test:typescript"]])
 
 
+def test_a_suite_of_another_runner_before_the_runner_runs_after_the_tests() -> None:
+    # process-warning 4.0.0 as published: tap, then jest, then tsd.
+    scripts = {
+        "test": "npm run test:unit && npm run test:jest && npm run test:typescript",
+        "test:unit": "tap",
+        "test:jest": "jest jest.test.js",
+        "test:typescript": "tsd",
+    }
+    read = command.read(scripts["test"], scripts)
+    assert (read.runner, read.then) == ("jest", [["npm", "run", "test:unit"], ["npm", "run", "test:typescript"]])
+
+
+def test_a_type_check_before_the_runner_is_left_to_mendflows_own() -> None:
+    assert command.read("tsc -p . && npx tsc --noEmit && jest --ci").then == []
+
+
 def test_a_chain_inside_the_runners_own_script_comes_first() -> None:
     scripts = {"test": "npm run unit && tsd", "unit": "node --test && node check.js"}
     assert command.read(scripts["test"], scripts).then == [["node", "check.js"], ["tsd"]]

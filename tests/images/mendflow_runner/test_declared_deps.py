@@ -19,6 +19,7 @@ from mendflow_runner.repo_config import (
     nox_deps,
     pdm_dev_deps,
     requirement_files,
+    setup_py_tests_require,
     tox_deps,
     tox_env_holds,
     wanted_extras,
@@ -72,6 +73,37 @@ def test_extras_tox_installs_for_the_tests_are_installed(tmp_path: Path) -> None
     )
     (tmp_path / "tox.ini").write_text("[testenv]\ndeps = pytest\nextras = diagrams, undeclared\n    py38: yaml\n")
     assert wanted_extras(tmp_path, PY311) == ["diagrams"]
+
+
+# zope.interface 7.1.1's setup.py: its extras a dict literal, a value by name.
+SETUP_PY = """\
+from setuptools import setup
+tests_require = ['coverage[toml]', 'zope.testing']
+setup(name='x', extras_require={'docs': ['Sphinx'], 'test': tests_require}, tests_require=['hypothesis<7', '-e', 'y'])
+"""
+
+
+def test_extras_setup_pys_extras_require_names_are_read_without_running_it(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text(SETUP_PY)
+    assert wanted_extras(tmp_path, PY311) == ["test"]
+
+
+def test_extras_an_sdists_pkg_info_provides_are_read(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(**computed())\n")
+    (tmp_path / "PKG-INFO").write_text(
+        "Metadata-Version: 2.1\nName: x\nProvides-Extra: testing\n\nProvides-Extra: body\n"
+    )
+    assert wanted_extras(tmp_path, PY311) == ["testing"]
+
+
+def test_setup_pys_tests_require_is_a_declared_test_dependency(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text(SETUP_PY)
+    assert setup_py_tests_require(tmp_path) == ["hypothesis<7"]
+
+
+def test_a_setup_py_that_does_not_parse_declares_nothing(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("setup(extras_require={'test': [\n")
+    assert (wanted_extras(tmp_path, PY311), setup_py_tests_require(tmp_path)) == ([], [])
 
 
 EXTRAS_PROJECT = '[project]\nname = "x"\n[project.optional-dependencies]\nmsgspec = ["a"]\nyaml = ["b"]\nbson = ["c"]\n'

@@ -88,6 +88,50 @@ def test_packaging_and_documentation_scripts_are_not_code_under_test(
     assert [f.path for f in report.coverage.files] == ["demo/__init__.py"]
 
 
+UNIX_SOCKET_TEST = """\
+import socket
+
+import pytest
+
+
+@pytest.mark.fast
+def test_a_server_listens_on_a_socket_in_tmp_path(tmp_path):
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "test.sock"))
+"""
+
+
+def test_the_tests_temp_dir_is_short_enough_for_a_unix_socket(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """werkzeug 3.1.3's test_server[unix socket] failed: its tmp_path was under the job's deep workspace."""
+    deep = tmp_path / "work" / ("tmp-of-" + "a-job-with-a-long-id-" * 3)
+    deep.mkdir(parents=True)
+    repo = make_repo(demo_files(**{"tests/test_sock.py": UNIX_SOCKET_TEST}))
+    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache, TMPDIR=str(deep))
+    report = BuildReport.model_validate(data)
+    assert (rc, report.status, report.tests.passed) == (0, BuildStatus.PASSED, 3)
+
+
+PIP_TEST = """\
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.fast
+def test_pip_knows_the_project():
+    subprocess.run([sys.executable, "-m", "pip", "show", "demo"], check=True)
+"""
+
+
+def test_the_tests_venv_has_pip_as_toxs_has(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    """jsonschema 4.23.0's test_license runs ``pip show jsonschema``."""
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_pip.py": PIP_TEST})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3)
+
+
 def test_failing_test_is_failed_tests_with_node_id(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     broken = PASSING_TEST.replace("add(1, 2) == 3", "add(1, 2) == 4")
     report = build(make_repo, tmp_path, uv_cache, **{"tests/test_demo.py": broken})
