@@ -1,4 +1,4 @@
-"""The offline sandbox every repository step runs in (``mendflow_runner.proc.offline``)."""
+"""The offline sandbox every repository step runs in (``mendflow_runner.proc.sandbox``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mendflow_runner.proc import _loopback_hosts, offline
+from mendflow_runner.proc import _loopback_hosts, sandbox
 
 RESOLVE = "import socket, sys; print(socket.getaddrinfo('localhost', 80, int(sys.argv[1]))[0][4][0])"
 
@@ -15,7 +15,8 @@ RESOLVE = "import socket, sys; print(socket.getaddrinfo('localhost', 80, int(sys
 @pytest.mark.parametrize(("family", "address"), [(2, "127.0.0.1"), (10, "::1")])  # AF_INET, AF_INET6
 def test_localhost_resolves_on_both_loopbacks_with_no_network(tmp_path: Path, family: int, address: str) -> None:
     # pino-std-serializers' tests connect to their own server at "::" by name; offline, no DNS server answers
-    argv = offline([sys.executable, "-c", RESOLVE, str(family)], tmp_path)
+    # sandbox, not offline alone: it binds back this interpreter's venv when it lives under /tmp (a clone there)
+    argv = sandbox(tmp_path)([sys.executable, "-c", RESOLVE, str(family)])
     assert argv[0].endswith("bwrap")
     assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip() == address
 
@@ -25,5 +26,5 @@ def test_a_removed_hosts_file_is_written_again(tmp_path: Path) -> None:
     if not (first := _loopback_hosts()):
         pytest.skip("this machine's /etc/hosts names localhost on both loopbacks")
     Path(first[1]).unlink()
-    argv = offline([sys.executable, "-c", RESOLVE, "10"], tmp_path)
+    argv = sandbox(tmp_path)([sys.executable, "-c", RESOLVE, "10"])
     assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip() == "::1"
