@@ -245,19 +245,21 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         except results.ResultsError as exc:
             self.log.write(f"tests: {exc}")
             run = results.TestRun()
-        self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures
         if step.ok and not run.failed and not self.cfg.select:
-            step = self._chained() or step
+            step = self._chained(run) or step
+        self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures
         return run, step
 
-    def _chained(self) -> StepResult | None:
+    def _chained(self, run: results.TestRun) -> StepResult | None:
         """What the test script runs after its runner, only if the tests passed (``node --test && tsd``): each in
-        turn, as the script would run it; the first that fails, else None. Not for a selection of tests: these
-        run whatever they run."""
+        turn, as the script would run it; the first that fails, else None. The tests a chained suite prints as
+        TAP (tap's, before jest in process-warning's script) count with the runner's. Not for a selection of
+        tests: these run whatever they run."""
         bin_dir = self.src / "node_modules" / ".bin"  # on PATH, as `npm run` puts it for a script
         env = {"PATH": f"{bin_dir}:{self.offline_env.get('PATH', '')}"}
         for words in self.test.then:
             step = self._node(["sh", "-c", shlex.join(words)], env)
+            run.add(results.from_tap(step.stdout, self.src))
             if not step.ok:
                 return dataclasses.replace(step, argv=words)
         return None
@@ -324,7 +326,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return results.from_mocha_json(out / "mocha.json", self.src)
         if runner == "node":
             return results.from_node_events(out / "node-events.jsonl", self.src)
-        run = results.from_tap(step.stdout)  # a script of its own: tape and node's TAP print their counts
+        run = results.from_tap(step.stdout, self.src)  # a script of its own: tap, tape and node:test print TAP
         if not run.read:
             said = f"`{' '.join(step.argv)}` printed no results mendflow reads (TAP, jest, vitest, mocha, node --test)"
             self.rep.lint_advisory.append(f".:0:0 tests {said}: judged by its exit code, with no counts")
@@ -388,8 +390,11 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             what = f"`{shlex.join(step.argv)}`, which the test script runs after the tests,"
             return f"{what} exited {step.returncode}: {_last_words(step)}"
         said = "" if run.read or self.test.runner == "script" else " and wrote no results"
-        what = f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
-        return f"{what} exited {step.returncode}{said}: {_last_words(step)}"
+        return f"{self._what_ran(step)} exited {step.returncode}{said}: {_last_words(step)}"
+
+    def _what_ran(self, step: StepResult) -> str:
+        """The runner mendflow ran, or the test script it ran as it is (``npm run test``)."""
+        return f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
 
     def _cause(self, step: StepResult) -> str:
         return _npm_cause(step.stderr) or super()._cause(step)
@@ -418,7 +423,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         elif run.failed:
             rep.failed("tests")
         elif self._found_no_test_files(run, step):
-            rep.failed("no_tests", f"`{self.test.runner}` found no test files: add tests or check its test paths")
+            rep.failed("no_tests", f"{self._what_ran(step)} found no test files: add tests or check its test paths")
         elif not step.ok and not self._fetched_after_tests(run, step):
             # no test failed, yet the runner did (a suite that cannot load), or what came after it
             rep.failed("tests", self._why_failed(run, step))

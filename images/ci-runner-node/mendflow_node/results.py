@@ -17,10 +17,13 @@ from typing import Any
 from mendflow_runner import testing
 from mendflow_runner.testing import MAX_FAILURES, cap_tail
 
+from mendflow_node import tap
+
 SEPARATOR = "::"
 COUNTS = ("total", "passed", "failed", "skipped", "errors")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_FRAME = re.compile(r"(?:\(|at )(?:file://)?(?P<path>/[^():\s]+):(?P<line>\d+):(?P<col>\d+)\)?")
+# A stack frame's file: absolute (jest, mocha), or relative to the working directory (tap's YAML ``stack``).
+_FRAME = re.compile(r"(?:\(|at )(?:file://)?(?P<path>[^():\s]+):(?P<line>\d+):(?P<col>\d+)\)?")
 _EXCEPTION = re.compile(r"^(?P<name>[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?: ?(?P<message>.*)$")
 
 
@@ -95,7 +98,9 @@ def _location(text: str, root: Path) -> str:
     """The first stack frame in the repository's own code: ``path:line``."""
     base = root.resolve()
     for match in _FRAME.finditer(text):
-        path = Path(match["path"])
+        path, relative_frame = base / match["path"], not match["path"].startswith("/")
+        if relative_frame and not path.is_file():
+            continue  # words before a colon and digits, not a file
         if "node_modules" not in path.parts and path.is_relative_to(base):
             return f"{path.relative_to(base).as_posix()}:{match['line']}"
     return ""
@@ -195,12 +200,14 @@ _TAP_KEYS = {"tests": "total", "total": "total", "pass": "passed", "fail": "fail
 _TAP_KEYS |= dict.fromkeys(("skip", "skipped", "todo"), "skipped")
 
 
-def from_tap(stdout: str) -> TestRun:
-    """Counts from the TAP summaries a test script printed, or node:test's spec summaries (summed: a script may
-    run several suites); not read when there is none. Neither names a failure by its file: no ids, so nothing
-    to select."""
-    run = TestRun()
+def from_tap(stdout: str, root: Path) -> TestRun:
+    """The tests of a TAP stream with subtests (node-tap's), each with its id; else the counts of the TAP
+    summaries a test script printed, or node:test's spec summaries (summed: a script may run several suites),
+    which name no test; not read when there is neither."""
     text = _ANSI.sub("", stdout)
+    if tests := tap.outcomes(tap.parse(text)):
+        return _from_tap_tests(tests, root)
+    run = TestRun()
     found = [(m["what"], int(m["n"])) for pattern in (_TAP_COUNT, _SPEC_COUNT) for m in pattern.finditer(text)]
     for summary in _TAP_SUMMARY.finditer(text):
         found += [(m["what"], int(m["n"])) for m in _TAP_FIELD.finditer(summary["fields"])]
@@ -210,6 +217,22 @@ def from_tap(stdout: str) -> TestRun:
     for what, n in found:
         if what in _TAP_KEYS:  # a field tap may add later is not a count mendflow knows
             run.counts[_TAP_KEYS[what]] += n
+    return run
+
+
+def _from_tap_tests(tests: list[tap.Outcome], root: Path) -> TestRun:
+    run = TestRun(read=True)
+    for test in tests:
+        if test.status == "passed":
+            run.passed()
+        elif test.status == "skipped":
+            run.skipped()
+        else:
+            file, titles = tap.file_and_titles(test.titles, root)
+            node = node_id(file, root, titles) if file else " ".join(titles)
+            # a file that failed before its first assertion did not load; node:test's top-level tests are no files
+            kind = "error" if test.status == "error" and file and not titles else "failed"
+            run.fail(node, test.text, root, kind)
     return run
 
 

@@ -394,6 +394,16 @@ def test_a_runner_that_finds_no_test_files_is_no_tests(
     assert report.error_reason == "`vitest` found no test files: add tests or check its test paths"
 
 
+def test_a_test_script_that_finds_no_test_files_is_named_by_its_command(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # @fastify/deepmerge 2.0.0 as published: `"test:unit": "tap"`, and no test files in its tarball.
+    files = {"package.json": package_json("tap", tap="18.8.0"), "index.js": "module.exports = 1;\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    assert report.error_reason == "`npm run test` found no test files: add tests or check its test paths"
+
+
 def test_no_test_script_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
     files = {"package.json": json.dumps({"name": "demo", "version": "1.0.0"}), "index.js": "module.exports = 1;\n"}
     report = _build(make_repo, tmp_path, node_cache, files)
@@ -587,10 +597,27 @@ def tap_report(tmp_path_factory: pytest.TempPathFactory, node_cache: Path) -> Bu
     return BuildReport.model_validate(run_node_runner(source, tmp / "out", node_cache))
 
 
-def test_a_tap_suite_is_counted_from_taps_closing_summary(tap_report: BuildReport) -> None:
+def test_a_tap_suite_is_counted_by_its_subtests(tap_report: BuildReport) -> None:
+    """Its TAP stream is read: `adds` (two assertions) is one test, the `t.todo` a skipped one."""
     assert tap_report.status is BuildStatus.PASSED, tap_report.error_reason
     counts = tap_report.tests
-    assert (counts.total, counts.passed, counts.failed, counts.skipped) == (3, 2, 0, 1)
+    assert (counts.total, counts.passed, counts.failed, counts.skipped) == (2, 1, 0, 1)
+
+
+def test_a_tap_suite_chained_after_the_runner_counts_with_it(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """process-warning 4.0.0's shape, `tap && <a runner mendflow reads>`: tap's failing subtest fails the build
+    by its id, beside node --test's passing test."""
+    failing = TAP_TESTS.replace("add(2, 2), 4", "add(2, 2), 5")
+    node_test = 'require("node:test")("node adds", () => require("node:assert").equal(1 + 1, 2));\n'
+    manifest = json.loads(package_json("tap test/calc.test.js && node --test test/node.test.js", tap="18.8.0"))
+    manifest["tap"] = {"allow-incomplete-coverage": True}
+    files: Files = {"package.json": json.dumps(manifest), "calc.js": "exports.add = (a, b) => a + b;\n"}
+    files |= {"test/calc.test.js": failing, "test/node.test.js": node_test}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/calc.test.js::adds"])
+    assert (report.tests.total, report.tests.passed, report.tests.failed) == (3, 1, 1)
 
 
 def test_a_tap_suite_gets_the_coverage_tap_had_v8_write(tap_report: BuildReport) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from mendflow_node import results
 
 # tap 18.8.0's closing lines of a run with one failing file (`tap pass/ fail/`, CI=true): assertion counts, the
@@ -16,13 +18,156 @@ ok 2 - pass/a.test.js # time=2717.139ms
 
 
 def test_taps_closing_summary_is_read_as_counts() -> None:
-    run = results.from_tap(TAP18_FAILED)
+    run = results.from_tap(TAP18_FAILED, Path())
     assert run.read
     assert run.counts == {"total": 6, "passed": 3, "failed": 1, "skipped": 2, "errors": 0}
 
 
 def test_tap_output_without_a_summary_is_not_read() -> None:
-    assert not results.from_tap("ok 1 - a.test.js\n1..1\n# No coverage generated\n").read
+    assert not results.from_tap("ok 1 - a.test.js\n1..1\n# No coverage generated\n", Path()).read
+
+
+# tap 16.3.10's stream (`CI=true tap --no-coverage -j1 test/zz.test.js test/yy.test.js`, stdout, some YAML lines
+# left out): a failing subtest in a subtest beside a passing one, a t.skip beside them, and a file that does not
+# load.
+TAP16_NESTED = """\
+TAP version 13
+# Subtest: test/zz.test.js
+    # Subtest: outer
+        # Subtest: inner
+            not ok 1 - should be equal
+              ---
+              compare: ===
+              at:
+                line: 2
+                column: 61
+                file: test/zz.test.js
+                type: Test
+              stack: |
+                Test.<anonymous> (test/zz.test.js:2:61)
+                Object.<anonymous> (test/zz.test.js:2:3)
+              diff: |
+                --- expected
+                +++ actual
+              ...
+
+            1..1
+            # failed 1 test
+        not ok 1 - inner # time=16.878ms
+
+        # Subtest: fine
+            ok 1 - expect truthy value
+            1..1
+        ok 2 - fine # time=0.551ms
+
+        1..2
+        # failed 1 of 2 tests
+    not ok 1 - outer # time=21.957ms
+
+    ok 2 - later # SKIP
+    1..2
+    # failed 1 of 2 tests
+    # skip: 1
+    # time=25.151ms
+not ok 1 - test/zz.test.js # time=25.151ms
+  ---
+  file: test/zz.test.js
+  exitCode: 1
+  ...
+
+# Subtest: test/yy.test.js
+    1..0 # no tests found
+not ok 2 - test/yy.test.js # time=70.532ms
+  ---
+  file: test/yy.test.js
+  exitCode: 1
+  ...
+
+1..2
+# failed 2 of 2 tests
+"""
+
+
+def _tap16(tmp_path: Path) -> results.TestRun:
+    for name in ("test/zz.test.js", "test/yy.test.js"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+    return results.from_tap(TAP16_NESTED, tmp_path)
+
+
+def test_taps_innermost_subtests_are_the_tests(tmp_path: Path) -> None:
+    run = _tap16(tmp_path)
+    assert run.read
+    assert run.counts == {"total": 3, "passed": 1, "failed": 1, "skipped": 1, "errors": 1}
+
+
+def test_a_tap_test_is_named_by_its_file_and_titles(tmp_path: Path) -> None:
+    assert _tap16(tmp_path).failed == ["test/zz.test.js::outer inner", "test/yy.test.js"]
+
+
+def test_a_tap_file_that_fails_before_asserting_is_an_error(tmp_path: Path) -> None:
+    assert [f["kind"] for f in _tap16(tmp_path).failures] == ["failed", "error"]
+
+
+def test_a_tap_failure_says_which_assertion_failed_and_where(tmp_path: Path) -> None:
+    failure = _tap16(tmp_path).failures[0]
+    assert (failure["message"], failure["location"]) == ("should be equal", "test/zz.test.js:2")
+    assert "--- expected" in failure["traceback"]
+
+
+# tap 12.7.0 running two files in parallel (`CI=true tap -j2 --no-coverage t2/*.js`, some YAML lines left out):
+# each file's subtests in braces, after its point, or on a line of their own after its YAML block.
+TAP12_BUFFERED = """\
+TAP version 13
+ok 1 - t2/a.js # time=221.744ms {
+    # Subtest: a
+        ok 1 - expect truthy value
+        1..1
+    ok 1 - a # time=3.506ms
+
+    1..1
+    # time=9.964ms
+}
+
+not ok 2 - t2/b.js # time=244.181ms
+  ---
+  file: t2/b.js
+  exitCode: 1
+  ...
+{
+    # Subtest: b
+        not ok 1 - expect truthy value
+          ---
+          at:
+            line: 2
+          ...
+
+        1..1
+        # failed 1 test
+    not ok 1 - b # time=8.622ms
+
+    1..1
+    # failed 1 test
+}
+
+1..2
+# failed 1 of 2 tests
+"""
+
+
+def test_taps_buffered_subtests_are_read(tmp_path: Path) -> None:
+    (tmp_path / "t2").mkdir()
+    for name in ("a.js", "b.js"):
+        (tmp_path / "t2" / name).write_text("", encoding="utf-8")
+    run = results.from_tap(TAP12_BUFFERED, tmp_path)
+    assert (run.counts["passed"], run.failed) == (1, ["t2/b.js::b"])
+
+
+def test_a_tap_stream_without_subtests_is_read_by_its_summary() -> None:
+    tape = "TAP version 13\n# adds\nok 1 should be equal\nok 2 should be equal\n\n1..2\n# tests 2\n# pass  2\n"
+    run = results.from_tap(tape, Path())
+    assert run.counts == {"total": 2, "passed": 2, "failed": 0, "skipped": 0, "errors": 0}
+    assert run.read
 
 
 # node 20's spec reporter closing a run (borp prints it): one passing and one failing test.
@@ -43,6 +188,6 @@ SPEC_FAILED = """\
 
 
 def test_node_tests_spec_summary_is_read_as_counts() -> None:
-    run = results.from_tap(SPEC_FAILED)
+    run = results.from_tap(SPEC_FAILED, Path())
     assert run.read
     assert run.counts == {"total": 2, "passed": 1, "failed": 1, "skipped": 0, "errors": 0}
