@@ -63,6 +63,17 @@ def read(output: str, doc_sources: dict[str, str]) -> RunResults:
     return run
 
 
+def doctests_ran(output: str) -> int:
+    """How many doctests ran (passed or failed) in a ``cargo test`` output."""
+    in_doc, ran = False, 0
+    for line in _COLOUR.sub("", output).splitlines():
+        if _RUNNING.match(line) or _DOCTESTS.match(line):
+            in_doc = bool(_DOCTESTS.match(line))
+        elif in_doc and (match := _RESULT.match(line)) and not match["outcome"].startswith("ignored"):
+            ran += 1
+    return ran
+
+
 def _target(line: str, doc_sources: dict[str, str]) -> str:
     """The target a ``Running``/``Doc-tests`` line starts, as test ids begin with it ('' for other lines)."""
     if match := _RUNNING.match(line):

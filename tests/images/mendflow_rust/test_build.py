@@ -62,6 +62,22 @@ GENERIC = LIB.replace(
 )
 
 
+DOCTESTED = LIB.replace(
+    "#[cfg(test)]",
+    "/// One.\n///\n/// ```\n/// assert_eq!(duration::one(), 1);\n/// ```\n"
+    "pub fn one() -> u32 {\n    1\n}\n\n#[cfg(test)]",
+    1,
+)
+
+
+@pytest.mark.skipif(shutil.which("llvm-cov-22") is None, reason="needs LLVM 22's coverage tools (Debian's llvm-22)")
+def test_doctests_that_ran_unmeasured_are_said(make_repo: RepoFactory, tmp_path: Path, rust_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, rust_cache, example_files(**{"src/lib.rs": DOCTESTED}))
+    assert report.status is BuildStatus.PASSED and report.coverage is not None
+    said = ".:0:0 coverage 1 doctest ran unmeasured: stable Rust cannot instrument doctests"
+    assert said in report.lint_advisory
+
+
 @pytest.mark.skipif(shutil.which("llvm-cov-22") is None, reason="needs LLVM 22's coverage tools (Debian's llvm-22)")
 def test_a_generic_function_is_named_with_its_parameters(
     make_repo: RepoFactory, tmp_path: Path, rust_cache: Path

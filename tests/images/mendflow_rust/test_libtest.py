@@ -44,3 +44,27 @@ def test_a_failure_headed_without_stdout_keeps_its_words() -> None:
 
 def test_such_an_id_selects_its_test_by_its_exact_name() -> None:
     assert libtest.selection([FAILED_ID]) == (["--test", "decoder_compliance"], ["valid/array/bool.toml"])
+
+
+# percent-encoding 2.3.1's `cargo test` (stdout, two of its six doctests): no unit test, its doctests only.
+DOCTESTS_ONLY = """\
+     Running unittests src/lib.rs (target/debug/deps/percent_encoding-1684a48b729bbd7c)
+
+running 1 test
+test tests::ignored_one ... ignored
+
+test result: ok. 0 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+   Doc-tests percent_encoding
+
+running 3 tests
+test src/lib.rs - (line 31) ... ok
+test src/lib.rs - AsciiSet (line 63) ... FAILED
+test src/lib.rs - percent_decode (line 349) ... ignored
+
+test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.05s
+"""
+
+
+def test_the_doctests_that_ran_are_counted_apart() -> None:
+    assert libtest.doctests_ran(DOCTESTS_ONLY) == 2
