@@ -254,7 +254,8 @@ class Build:
 
         step = report("json", "-o", str(target))
         if not coverage_report.wrote(step) and (skipped := coverage_report.not_python(step, self.src)):
-            self.rep.lint_advisory.append(f".:0:0 coverage not Python source, left out: {', '.join(skipped[:5])}")
+            said = f"code with no Python source to report, left out: {', '.join(skipped[:5])}"
+            self.rep.lint_advisory.append(f".:0:0 coverage {said}")
             step = report("json", "-o", str(target), "--ignore-errors")
         if coverage_report.wrote(step):
             self.rep.coverage = coverage_report.load(target, self.src)

@@ -60,12 +60,14 @@ def wrote(step: StepResult) -> bool:
     return step.returncode in (0, FAIL_UNDER) and not step.timed_out
 
 
-_NOT_PYTHON = re.compile(r"Couldn't parse '(?P<path>[^']+)' as Python source")
+# What coverage.py measured and cannot report: a file that is not Python (jinja2's templates, run as code compiled
+# from them), or no file at all (mako's templates compiled to modules named ``_chs_unicode_py3k_html``).
+_NOT_PYTHON = re.compile(r"(?:Couldn't parse '(?P<path>[^']+)' as Python source|No source for code: '(?P<none>[^']+)')")
 
 
 def not_python(step: StepResult, root: Path) -> list[str]:
-    """Measured files coverage.py could not parse (jinja2's templates run as code compiled from them)."""
-    found = (_relative(m["path"], root) for m in _NOT_PYTHON.finditer(f"{step.stdout}\n{step.stderr}"))
+    """Measured code coverage.py could not report: files it could not parse or find."""
+    found = (_relative(m["path"] or m["none"], root) for m in _NOT_PYTHON.finditer(f"{step.stdout}\n{step.stderr}"))
     return [path for path in found if path is not None]
 
 

@@ -423,3 +423,14 @@ def test_a_measured_file_that_is_not_python_is_left_out(make_repo: RepoFactory, 
     report = build(make_repo, tmp_path, uv_cache, **files)
     assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
     assert any("demo/page" in advisory for advisory in report.lint_advisory)
+
+
+def test_measured_code_without_a_source_file_is_left_out(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # mako compiles templates to modules named after no file (`_chs_unicode_py3k_html`): coverage.py measures
+    # them, then finds no source to report.
+    test = NOT_PYTHON_TEST.replace('"demo/page"', '"demo/_compiled_page"')
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_template.py": test})
+    assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
+    assert any("demo/_compiled_page" in advisory for advisory in report.lint_advisory)
