@@ -142,7 +142,7 @@ def _walk(point: Point, above: tuple[str, ...], found: list[Outcome]) -> None:
             _walk(child, titles, found)
         elif child.skipped:
             found.append(Outcome((*titles, child.name), "skipped", ""))
-    if not point.ok and not point.skipped and not any(o.status == "failed" for o in found[before:]):
+    if not point.ok and not point.skipped and not any(o.status in ("failed", "error") for o in found[before:]):
         found.append(Outcome(titles, "failed", _failure_text(point)))
 
 
