@@ -22,8 +22,9 @@ from mendflow_node import tap
 SEPARATOR = "::"
 COUNTS = ("total", "passed", "failed", "skipped", "errors")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# A stack frame's file: absolute (jest, mocha), or relative to the working directory (tap's YAML ``stack``).
-_FRAME = re.compile(r"(?:\(|at )(?:file://)?(?P<path>[^():\s]+):(?P<line>\d+):(?P<col>\d+)\)?")
+# A stack frame's file: absolute (jest, mocha), or relative to the working directory (tap's YAML ``stack``, whose
+# top-level frames are the bare ``test/index.test.js:1566:7``).
+_FRAME = re.compile(r"(?:\(|at |^[ \t]*)(?:file://)?(?P<path>[^():\s]+):(?P<line>\d+):(?P<col>\d+)\)?", re.MULTILINE)
 _EXCEPTION = re.compile(r"^(?P<name>[A-Z]\w*(?:Error|Exception))(?: \[\w+\])?: ?(?P<message>.*)$")
 
 

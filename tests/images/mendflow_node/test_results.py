@@ -155,6 +155,15 @@ not ok 2 - t2/b.js # time=244.181ms
 """
 
 
+def test_a_bare_frame_in_taps_stack_is_the_location(tmp_path: Path) -> None:
+    # light-my-request 6.3.0's failing `t.strictSame` at the top level of its test file.
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "index.test.js").write_text("", encoding="utf-8")
+    stream = TAP16_NESTED.replace("Test.<anonymous> (test/zz.test.js:2:61)", "test/index.test.js:1566:7")
+    stream = stream.replace("Object.<anonymous> (test/zz.test.js:2:3)", "lib/response.js:36:28")
+    assert results.from_tap(stream, tmp_path).failures[0]["location"] == "test/index.test.js:1566"
+
+
 def test_taps_buffered_subtests_are_read(tmp_path: Path) -> None:
     (tmp_path / "t2").mkdir()
     for name in ("a.js", "b.js"):
