@@ -253,7 +253,7 @@ class Build:
             )
 
         step = report("json", "-o", str(target))
-        if not coverage_report.wrote(step) and (skipped := coverage_report.not_python(step, self.src)):
+        if not coverage_report.wrote(step) and (skipped := coverage_report.unreportable(step, self.src)):
             said = f"code with no Python source to report, left out: {', '.join(skipped[:5])}"
             self.rep.lint_advisory.append(f".:0:0 coverage {said}")
             step = report("json", "-o", str(target), "--ignore-errors")

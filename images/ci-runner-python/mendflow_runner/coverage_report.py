@@ -62,12 +62,15 @@ def wrote(step: StepResult) -> bool:
 
 # What coverage.py measured and cannot report: a file that is not Python (jinja2's templates, run as code compiled
 # from them), or no file at all (mako's templates compiled to modules named ``_chs_unicode_py3k_html``).
-_NOT_PYTHON = re.compile(r"(?:Couldn't parse '(?P<path>[^']+)' as Python source|No source for code: '(?P<none>[^']+)')")
+_UNREPORTABLE = re.compile(
+    r"(?:Couldn't parse '(?P<path>[^']+)' as Python source|No source for code: '(?P<gone>[^']+)')"
+)
 
 
-def not_python(step: StepResult, root: Path) -> list[str]:
+def unreportable(step: StepResult, root: Path) -> list[str]:
     """Measured code coverage.py could not report: files it could not parse or find."""
-    found = (_relative(m["path"] or m["none"], root) for m in _NOT_PYTHON.finditer(f"{step.stdout}\n{step.stderr}"))
+    matches = _UNREPORTABLE.finditer(f"{step.stdout}\n{step.stderr}")
+    found = (_relative(m["path"] or m["gone"], root) for m in matches)
     return [path for path in found if path is not None]
 
 

@@ -67,8 +67,8 @@ def doctests_ran(output: str) -> int:
     """How many doctests ran (passed or failed) in a ``cargo test`` output."""
     in_doc, ran = False, 0
     for line in _COLOUR.sub("", output).splitlines():
-        if _RUNNING.match(line) or _DOCTESTS.match(line):
-            in_doc = bool(_DOCTESTS.match(line))
+        if started := _RUNNING.match(line) or _DOCTESTS.match(line):
+            in_doc = started.re is _DOCTESTS
         elif in_doc and (match := _RESULT.match(line)) and not match["outcome"].startswith("ignored"):
             ran += 1
     return ran
