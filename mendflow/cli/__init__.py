@@ -75,7 +75,8 @@ def _typer(argv: list[str]) -> int:
     _register_commands(argv)
     try:
         # Without standalone mode click returns the code of a typer.Exit instead of exiting with it.
-        code = app(standalone_mode=False)
+        # prog_name: Python runs as `mendflow-py` when the native launcher hands a command over.
+        code = app(standalone_mode=False, prog_name="mendflow")
     except typer.Abort:
         raise KeyboardInterrupt from None
     return code if isinstance(code, int) else 0

@@ -2,6 +2,8 @@
 export MENDFLOW_CACHE="${MENDFLOW_CACHE:-$HOME/.cache/mendflow}"
 export UV_CACHE_DIR="${UV_CACHE_DIR:-$MENDFLOW_CACHE/uv}"
 export UV_PYTHON_DOWNLOADS=never
+# Where hatch_build.py has cargo build the native `mendflow` launcher (its crates compile once per machine).
+export MENDFLOW_NATIVE_TARGET="${MENDFLOW_NATIVE_TARGET:-$MENDFLOW_CACHE/native-target}"
 UV_VERSION=0.13.9
 
 bootstrap_python() {
