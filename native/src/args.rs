@@ -14,7 +14,9 @@ pub struct Args {
 
 pub fn plain(given: &[OsString]) -> Option<Args> {
     let mut args = Args::default();
-    let mut rest = given.iter().map(|a| a.as_encoded_bytes());
+    // Python reads arguments that are not UTF-8 with surrogateescape: other bytes than these.
+    let given: Vec<&str> = given.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
+    let mut rest = given.iter().map(|a| a.as_bytes());
     while let Some(arg) = rest.next() {
         let (name, value) = if arg.starts_with(b"--") {
             split_value(arg)

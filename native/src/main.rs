@@ -33,11 +33,31 @@ fn main() -> ExitCode {
 
 /// The exit code after printing the matching lines, or None when Python must answer.
 fn answer(given: &[OsString]) -> Option<u8> {
+    if !python_writes_utf8() {
+        return None;
+    }
     let args = args::plain(given)?;
     let state = locate::query_state_path()?;
     let key = locate::locator_key(args.repo.as_deref(), args.ref_.as_deref())?;
     let pack = locate::recall_pack(&state, &key)?;
     search::answer(&pack, &args)
+}
+
+/// Whether Python would print its lines as UTF-8, the bytes this prints: not under PYTHONIOENCODING, nor in a
+/// locale of another charset (C and POSIX are read as UTF-8 by Python since 3.7: PEP 538 and 540).
+fn python_writes_utf8() -> bool {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if var("PYTHONIOENCODING").is_some() {
+        return false;
+    }
+    if let Some(utf8_mode) = var("PYTHONUTF8") {
+        return utf8_mode == "1";
+    }
+    let locale = ["LC_ALL", "LC_CTYPE", "LANG"].into_iter().find_map(var);
+    locale.is_none_or(|locale| {
+        let locale = locale.to_string_lossy().to_ascii_lowercase();
+        locale == "c" || locale == "posix" || locale.contains("utf-8") || locale.contains("utf8")
+    })
 }
 
 fn hand_to_python(argv: &[OsString]) -> ExitCode {

@@ -96,10 +96,12 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
     return Indexed(repo, state)
 
 
-def native(launcher: Path, args: list[str], state: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+def native(
+    launcher: Path, args: list[str | bytes], state: Path, cwd: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
     (launcher.parent / "mendflow-py.args").unlink(missing_ok=True)
-    env = {**os.environ, "MENDFLOW_STATE_DIR": str(state)}
-    return subprocess.run([str(launcher), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "MENDFLOW_STATE_DIR": str(state), **env}
+    return subprocess.run([launcher, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
 def handed(launcher: Path) -> list[str] | None:
@@ -139,6 +141,21 @@ def test_what_it_cannot_answer_exactly_goes_to_python_unchanged(
 ) -> None:
     result = native(launcher, ["grep", *args], indexed.state, indexed.repo)
     assert (result.returncode, result.stdout, handed(launcher)) == (HANDED_OVER, "", ["grep", *args])
+
+
+@pytest.mark.parametrize(
+    "env", [{"PYTHONIOENCODING": "latin-1"}, {"LC_ALL": "en_US.ISO-8859-1"}, {"MENDFLOW_INDEX__BACKEND": "weaviate"}]
+)
+def test_a_grep_python_would_print_or_search_otherwise_goes_to_python(
+    env: dict[str, str], launcher: Path, indexed: Indexed
+) -> None:
+    native(launcher, ["grep", "brûlée"], indexed.state, indexed.repo, **env)
+    assert handed(launcher) == ["grep", "brûlée"]
+
+
+def test_an_argument_that_is_not_utf8_goes_to_python(launcher: Path, indexed: Indexed) -> None:
+    result = native(launcher, ["grep", b"br\xfbl"], indexed.state, indexed.repo)
+    assert result.returncode == HANDED_OVER
 
 
 @pytest.mark.parametrize("args", [["build", "."], ["search", "divide"], []], ids=" ".join)
