@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,8 @@ class NativeLauncherHook(BuildHookInterface):
             return
         build_data["shared_scripts"][str(launcher)] = "mendflow"
         build_data["pure_python"] = False
-        build_data["infer_tag"] = True
+        # Any Python 3 (the launcher calls none of Python's ABI), this platform only.
+        build_data["tag"] = "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         shutil.rmtree(self._scratch, ignore_errors=True)
