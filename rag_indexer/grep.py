@@ -83,9 +83,10 @@ class GrepQuery:
             yield line, start, stop
 
     def lines(self, text: str) -> Iterator[tuple[int, str]]:
-        """(line number, line) of every line holding a match, in order: what ``rg -n`` prints."""
+        """(line number, line) of every line holding a match, in order: what ``rg -n`` prints (a CRLF line
+        keeps its \\r, as rg prints it)."""
         for line, start, stop in self.line_spans(text):
-            yield line, text[start:stop].removesuffix("\r")
+            yield line, text[start:stop]
 
     def _spans(self, text: str) -> Spans:
         if self.needle:

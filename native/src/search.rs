@@ -36,20 +36,17 @@ pub fn answer(pack: &Pack, args: &Args) -> Option<u8> {
     }
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut found = false;
-    for i in files {
+    let written = files.into_iter().try_for_each(|i| {
         let spans = match &query {
             Query::Literal(needle) => literal_spans(pack.text(i), needle),
             Query::Folded(needle) => literal_spans(&pack.text(i).to_ascii_lowercase(), needle),
             Query::Regex(regex, ..) => regex_spans(pack.text(i), regex),
         };
         found |= !spans.is_empty();
-        if write_lines(&mut out, pack, i, &spans).is_err() {
-            return Some(u8::from(!found)); // a closed pipe (`| head`): the reader has what it wanted
-        }
-    }
-    if out.flush().is_err() {
-        return Some(u8::from(!found));
-    }
+        write_lines(&mut out, pack, i, &spans)
+    });
+    // A write fails when the reader left (`| head`): it has what it wanted, as Python's grep says too.
+    let _ = written.and_then(|()| out.flush());
     Some(u8::from(!found))
 }
 
@@ -171,10 +168,7 @@ fn literal_spans(text: &[u8], needle: &[u8]) -> Vec<(usize, usize)> {
     while let Some(at) = finder.find(&text[from..]).map(|at| at + from) {
         let (first, last) = line_of(text, at);
         spans.push((first, last));
-        from = last.max(at + needle.len());
-        if from > text.len() {
-            break;
-        }
+        from = last.max(at + needle.len()); // within the text: a line ends at its end at the latest
     }
     spans
 }
@@ -213,10 +207,9 @@ fn write_lines(out: &mut impl Write, pack: &Pack, i: usize, spans: &[(usize, usi
         }
         line += memchr::memchr_iter(b'\n', &text[pos..first]).count();
         pos = first;
-        let shown = text[first..last].strip_suffix(b"\r").unwrap_or(&text[first..last]);
         out.write_all(path)?;
         write!(out, ":{line}:")?;
-        out.write_all(shown)?;
+        out.write_all(&text[first..last])?;
         out.write_all(b"\n")?;
     }
     Ok(())

@@ -142,7 +142,7 @@ class Pack:
                 pos, line = mark, 1 + MARK_EVERY * (k - lo)
             line += data[pos:first].count(b"\n")
             pos = first
-            yield line, data[first:last].decode("utf-8", "surrogatepass").removesuffix("\r")
+            yield line, data[first:last].decode("utf-8", "surrogatepass")
 
     def close(self) -> None:
         views = [self.path_ends, self.text_ends, self.mark_ends, self.marks, self.flags]

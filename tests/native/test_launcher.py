@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ import pygit2
 import pytest
 
 from tests.fixtures.repos import commit_files
-from tests.mendflow.cli.test_search import run_cli, wait_for_pack
+from tests.mendflow.cli.test_search import wait_for_pack
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDED_OVER = 99
@@ -90,18 +91,26 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
     commit_files(repo, dict(FILES))
     pygit2.Repository(str(repo)).config["mendflow.repoid"] = "acme/calc"
     state = repo.parent / "state"
-    assert run_cli(["index", str(repo)], state, repo).returncode == 0
-    run_cli(["grep", "ZeroDivisionError"], state, repo)
+    assert python(["index", str(repo)], state, repo).returncode == 0
+    python(["grep", "ZeroDivisionError"], state, repo)
     wait_for_pack(state)
     return Indexed(repo, state)
 
 
 def native(
     launcher: Path, args: list[str | bytes], state: Path, cwd: Path, **env: str
-) -> subprocess.CompletedProcess[str]:
+) -> subprocess.CompletedProcess[bytes]:
+    """The launcher's answer, as bytes: text mode would hide a line's carriage return."""
     (launcher.parent / "mendflow-py.args").unlink(missing_ok=True)
     env = {**os.environ, "MENDFLOW_STATE_DIR": str(state), **env}
-    return subprocess.run([launcher, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run([launcher, *args], env=env, cwd=cwd, capture_output=True, timeout=60)
+
+
+def python(args: list[str], state: Path, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """Python's answer (``mendflow.cli.main``), as bytes."""
+    code = "import sys; sys.argv[0] = 'mendflow'; from mendflow.cli import main; main()"
+    env = {**os.environ, "MENDFLOW_STATE_DIR": str(state)}
+    return subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=cwd, capture_output=True, timeout=120)
 
 
 def handed(launcher: Path) -> list[str] | None:
@@ -112,27 +121,27 @@ def handed(launcher: Path) -> list[str] | None:
 
 @pytest.mark.parametrize("args", ANSWERED, ids=" ".join)
 def test_a_plain_grep_is_answered_as_python_answers_it(args: list[str], launcher: Path, indexed: Indexed) -> None:
-    expected = run_cli(["grep", *args], indexed.state, indexed.repo)
+    expected = python(["grep", *args], indexed.state, indexed.repo)
     result = native(launcher, ["grep", *args], indexed.state, indexed.repo)
     assert handed(launcher) is None
-    assert (result.returncode, result.stdout, result.stderr) == (expected.returncode, expected.stdout, "")
+    assert (result.returncode, result.stdout, result.stderr) == (expected.returncode, expected.stdout, b"")
 
 
-def test_answers_hold_lines_past_the_line_marks_and_without_their_carriage_returns(
+def test_lines_past_the_line_marks_are_numbered_and_a_crlf_line_keeps_its_return_as_rg_prints_it(
     launcher: Path, indexed: Indexed
 ) -> None:
     result = native(launcher, ["grep", "ZeroDivisionError"], indexed.state, indexed.repo)
-    assert "docs/dessert.md:2:ZeroDivisionError in prose\n" in result.stdout
-    assert "pkg/values.py:41:TOTAL = 0  # ZeroDivisionError\n" in result.stdout
+    assert b"docs/dessert.md:2:ZeroDivisionError in prose\r\n" in result.stdout
+    assert b"pkg/values.py:41:TOTAL = 0  # ZeroDivisionError\n" in result.stdout
 
 
 def test_a_grep_by_identity_is_answered_from_anywhere(launcher: Path, indexed: Indexed) -> None:
     elsewhere = indexed.repo.parent / "elsewhere"
     elsewhere.mkdir(exist_ok=True)
     # Python answers first, and records where the identity stands
-    expected = run_cli(["grep", "value_7", "--repo", "acme/calc"], indexed.state, elsewhere)
+    expected = python(["grep", "value_7", "--repo", "acme/calc"], indexed.state, elsewhere)
     result = native(launcher, ["grep", "value_7", "--repo", "acme/calc"], indexed.state, elsewhere)
-    assert handed(launcher) is None and result.stdout == expected.stdout == "pkg/values.py:8:value_7 = 7\n"
+    assert handed(launcher) is None and result.stdout == expected.stdout == b"pkg/values.py:8:value_7 = 7\n"
 
 
 @pytest.mark.parametrize("args", HANDED, ids=" ".join)
@@ -140,7 +149,7 @@ def test_what_it_cannot_answer_exactly_goes_to_python_unchanged(
     args: list[str], launcher: Path, indexed: Indexed
 ) -> None:
     result = native(launcher, ["grep", *args], indexed.state, indexed.repo)
-    assert (result.returncode, result.stdout, handed(launcher)) == (HANDED_OVER, "", ["grep", *args])
+    assert (result.returncode, result.stdout, handed(launcher)) == (HANDED_OVER, b"", ["grep", *args])
 
 
 @pytest.mark.parametrize(
@@ -174,11 +183,11 @@ def test_after_a_reindex_python_answers_until_it_locates_the_new_tree(launcher: 
     pygit2.init_repository(str(repo), initial_head="main")
     commit_files(repo, dict(FILES))
     state = tmp_path / "state"
-    run_cli(["index", str(repo)], state, repo)
-    run_cli(["grep", "value_1"], state, repo)
+    python(["index", str(repo)], state, repo)
+    python(["grep", "value_1"], state, repo)
     wait_for_pack(state)
     commit_files(repo, {"pkg/values.py": "value_1 = 'moved'\n"})
-    assert run_cli(["index", str(repo)], state, repo).returncode == 0
+    assert python(["index", str(repo)], state, repo).returncode == 0
     native(launcher, ["grep", "value_1"], state, repo)
     assert handed(launcher) == ["grep", "value_1"]  # the old tree's pack would print 11 lines
 

@@ -57,7 +57,7 @@ def reference_lines(text: str, pattern: str, regex: bool, ignore_case: bool) -> 
         start = text.rfind("\n", 0, m.start()) + 1
         stop = text.find("\n", m.start())
         stop = len(text) if stop == -1 else stop
-        found.append((text.count("\n", 0, m.start()) + 1, text[start:stop].removesuffix("\r")))
+        found.append((text.count("\n", 0, m.start()) + 1, text[start:stop]))
     return found
 
 
