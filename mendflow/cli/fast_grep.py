@@ -6,6 +6,11 @@ answers only the plain forms it can answer exactly: a pattern with ``-i``, ``--r
 and a ``--path`` prefix, on the embedded index, for a repository and ref a previous grep has located.
 Anything else (help, an unknown option, a glob, a bad regex, no pack yet) returns None, and
 ``cli/query.py``, the authority on arguments, errors and the index, answers and records the locator.
+
+The installed ``mendflow`` command (``native/``, in Rust) answers these same forms before Python starts, with
+the same rules read the same way: the argument forms, ``quick_settings.query_state_path``, ``locator_key``,
+``grep_cache``'s locator and refs token, and the pack's layout. A change to any of them is a change to both
+(``tests/native/test_launcher.py`` holds their answers equal).
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::pack::Pack;
+use crate::pack::{Pack, VERSION};
 
-const PACK_VERSION: u32 = 2; // rag_indexer/store/grep_pack.py VERSION
-const DATABASE_FILE: &str = "index.sqlite"; // rag_indexer/store/__init__.py
-                                            // The index settings a query on the default backend may leave at these values (quick_settings.DEFAULTS).
+// The embedded store's database (rag_indexer/store/__init__.py), whose inode is part of the refs token.
+const DATABASE_FILE: &str = "index.sqlite";
+// The index settings a query on the default backend may leave at these values (quick_settings.DEFAULTS).
 const DEFAULTS: [(&str, &str); 2] = [
     ("MENDFLOW_INDEX__BACKEND", "embedded"),
     ("MENDFLOW_INDEX__EMBEDDINGS", "none"),
@@ -106,10 +106,7 @@ pub fn recall_pack(state: &[u8], key: &[u8]) -> Option<Pack> {
     if tree.is_empty() || !tree.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return None;
     }
-    Pack::open(&path(&join(
-        &grep,
-        format!("packs/{tree}-v{PACK_VERSION}.pack").as_bytes(),
-    )))
+    Pack::open(&path(&join(&grep, format!("packs/{tree}-v{VERSION}.pack").as_bytes())))
 }
 
 /// `grep_cache.refs_token`: the token with the database's inode; None while a ref is changing.

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use memmap2::Mmap;
 
+pub const VERSION: u32 = 2; // grep_pack.VERSION: in the file's name and its first line
 const FORMAT: &[u8] = b"MFGREP2\n";
 const SECTIONS: usize = FORMAT.len() + 8;
 const HEADER: usize = SECTIONS + 32;

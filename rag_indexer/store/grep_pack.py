@@ -42,6 +42,7 @@ FORMAT = b"MFGREP%d\n" % VERSION
 #   the paths; the texts, each after a newline, so ^ and \b see a line start there, as at a text's start;
 #   marks: per file, the offset of the start of each MARK_EVERY-th line, for line numbers without counting
 #   from the top; flags: one byte per file, PLAIN when the text is ASCII without \x1c-\x1f.
+# native/src/pack.rs reads the same layout: a change here is a new VERSION there too.
 MARK_EVERY = 16
 PLAIN = 1
 _SECTIONS = len(FORMAT) + 8
