@@ -63,7 +63,8 @@ _NPM_CHATTER = re.compile(r"npm warn|npm (?:error|ERR!) A complete log of this r
 _NOT_CACHED = re.compile(r"^npm (?:error|ERR!) code ENOTCACHED$", re.MULTILINE)
 _NPM_ERROR = re.compile(r"npm (?:error|ERR!)(?: (.*))?$")
 # The runner's own words when its test paths match no file (vitest, mocha; jest): a package that ships no tests.
-_NO_TEST_FILES = re.compile(r"No test files found|No tests found, exiting with code 1")
+# vitest and mocha; jest; ava (yocto-queue 1.1.1's tarball ships none)
+_NO_TEST_FILES = re.compile(r"No test files found|No tests found, exiting with code 1|Couldn.t find any files to test")
 _NODE_BANNER = re.compile(r"Node\.js v\d+\.")
 _ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
 
@@ -328,7 +329,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return results.from_node_events(out / "node-events.jsonl", self.src)
         run = results.from_tap(step.stdout, self.src)  # a script of its own: tap, tape and node:test print TAP
         if not run.read:
-            said = f"`{' '.join(step.argv)}` printed no results mendflow reads (TAP, jest, vitest, mocha, node --test)"
+            known = "TAP, jest, vitest, mocha, node --test, uvu"
+            said = f"`{' '.join(step.argv)}` printed no results mendflow reads ({known})"
             self.rep.lint_advisory.append(f".:0:0 tests {said}: judged by its exit code, with no counts")
         return run
 
@@ -429,6 +431,6 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             rep.failed("tests", self._why_failed(run, step))
         elif run.read and run.counts["total"] == 0:
             what = "of the selected ids" if self.cfg.select else "at all"
-            rep.failed("no_tests", f"`{self.test.runner}` ran no tests {what}")
+            rep.failed("no_tests", f"{self._what_ran(step)} ran no tests {what}")
         elif rep.lint_errors:
             rep.failed("lint")

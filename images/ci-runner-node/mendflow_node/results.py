@@ -197,18 +197,22 @@ _TAP_FIELD = re.compile(r"(?P<what>\w+): (?P<n>\d+)")
 # node:test's spec reporter (borp's default, and `node --test` on a terminal) closes with "tests 2", "pass 1"…,
 # each after an information sign (U+2139).
 _SPEC_COUNT = re.compile(r"^\u2139 (?P<what>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)\s*$", re.MULTILINE)
+# uvu closes each run with "  Total:     2", "  Passed:    1", "  Skipped:   1": its total leaves the skipped out.
+_UVU_COUNT = re.compile(r"^  (?P<what>Total|Passed|Skipped):\s+(?P<n>\d+)\s*$", re.MULTILINE)
 _TAP_KEYS = {"tests": "total", "total": "total", "pass": "passed", "fail": "failed", "cancelled": "errors"}
 _TAP_KEYS |= dict.fromkeys(("skip", "skipped", "todo"), "skipped")
 
 
 def from_tap(stdout: str, root: Path) -> TestRun:
     """The tests of a TAP stream with subtests (node-tap's), each with its id; else the counts of the TAP
-    summaries a test script printed, or node:test's spec summaries (summed: a script may run several suites),
-    which name no test; not read when there is neither."""
+    summaries a test script printed, node:test's spec summaries or uvu's (summed: a script may run several
+    suites), which name no test; not read when there is none."""
     text = _ANSI.sub("", stdout)
     if tests := tap.outcomes(tap.parse(text)):
         return _from_tap_tests(tests, root)
-    run = TestRun()
+    run = _from_uvu_counts(text)
+    if run.read:
+        return run
     found = [(m["what"], int(m["n"])) for pattern in (_TAP_COUNT, _SPEC_COUNT) for m in pattern.finditer(text)]
     for summary in _TAP_SUMMARY.finditer(text):
         found += [(m["what"], int(m["n"])) for m in _TAP_FIELD.finditer(summary["fields"])]
@@ -218,6 +222,19 @@ def from_tap(stdout: str, root: Path) -> TestRun:
     for what, n in found:
         if what in _TAP_KEYS:  # a field tap may add later is not a count mendflow knows
             run.counts[_TAP_KEYS[what]] += n
+    return run
+
+
+def _from_uvu_counts(text: str) -> TestRun:
+    found = [(m["what"], int(m["n"])) for m in _UVU_COUNT.finditer(text)]
+    counts = {"Total": 0, "Passed": 0, "Skipped": 0}
+    for what, n in found:
+        counts[what] += n
+    run = TestRun(read=any(what == "Total" for what, _ in found))
+    run.counts["total"] += counts["Total"] + counts["Skipped"]
+    run.counts["passed"] += counts["Passed"]
+    run.counts["skipped"] += counts["Skipped"]
+    run.counts["failed"] += counts["Total"] - counts["Passed"]
     return run
 
 

@@ -84,6 +84,10 @@ def refused_hosts(refusals: Path) -> str | None:
     )
 
 
+# Options pip reads after a requirement on its line and uv does not (`--hash` it reads).
+_PER_REQUIREMENT_OPTION = re.compile(r"[ \t]+--(?:config-settings|global-option|install-option)(?:=|[ \t]+)\S+")
+
+
 class Installer:
     def __init__(self, root: Path, venv: Path, python: str, env: dict[str, str], log: Log) -> None:
         self.root, self.venv, self.python, self.log = root, venv, python, log
@@ -136,7 +140,7 @@ class Installer:
             )
         else:
             for req in repo_config.requirement_files(root):
-                self._pip(["-r", str(req)], remaining())
+                self._requirements(req, remaining())
             locked = self._locked()
             if project := self._project(extras, groups):
                 self._pip([*project, *locked], remaining())
@@ -152,6 +156,23 @@ class Installer:
                 self._pip([*more, *(locked if only_constrains else [])], remaining())
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
+
+    def _requirements(self, requirements: Path, timeout: float) -> None:
+        """``-r`` a requirement file, without the per-requirement options pip reads and uv refuses (frozenlist's
+        ``-e . --config-settings=pure-python=false``): from a copy beside it, so its relative ``-r`` and ``-c``
+        paths still hold, removed after."""
+        text = requirements.read_text(encoding="utf-8", errors="replace")
+        dropped = " ".join(option.strip() for option in _PER_REQUIREMENT_OPTION.findall(text))
+        if not dropped:
+            self._pip(["-r", str(requirements)], timeout)
+            return
+        self.log.write(f"{requirements.name}: uv reads no per-requirement options; left out: {dropped}")
+        copy = requirements.with_name(f".{requirements.stem}.uv{requirements.suffix}")
+        copy.write_text(_PER_REQUIREMENT_OPTION.sub("", text), encoding="utf-8")
+        try:
+            self._pip(["-r", str(copy)], timeout)
+        finally:
+            copy.unlink(missing_ok=True)
 
     def _create_venv(self, timeout: float) -> None:
         """The venv on the runner's interpreter when it fits what the repository asks for, else on one uv finds

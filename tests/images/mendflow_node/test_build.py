@@ -404,6 +404,37 @@ def test_a_test_script_that_finds_no_test_files_is_named_by_its_command(
     assert report.error_reason == "`npm run test` found no test files: add tests or check its test paths"
 
 
+def test_ava_finding_no_test_files_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    # yocto-queue 1.1.1 as published: `xo && ava && tsd`, and no test files in its tarball.
+    files = {"package.json": package_json("ava", ava="3.15.0"), "index.js": "module.exports = 1;\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    assert report.error_reason == "`npm run test` found no test files: add tests or check its test paths"
+
+
+UVU_TESTS = (
+    'const { test } = require("uvu");\nconst assert = require("uvu/assert");\nconst { add } = require("../calc");\n'
+    'test("adds", () => assert.is(add(1, 1), 2));\ntest("adds again", () => assert.is(add(1, 2), 4));\n'
+    'test.skip("later", () => {});\ntest.run();\n'
+)
+
+
+def test_uvus_counts_are_read(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    calc = "exports.add = (a, b) => a + b;\n"
+    files = {"package.json": package_json("uvu test", uvu="0.5.6"), "calc.js": calc, "test/calc.js": UVU_TESTS}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert (report.tests.total, report.tests.passed, report.tests.failed, report.tests.skipped) == (3, 1, 1, 1)
+
+
+def test_uvu_finding_no_tests_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    # kleur 4.1.5 as published: `uvu -r esm -i utils -i xyz`, and no test folder in its tarball (was PASSED).
+    files = {"package.json": package_json("uvu -i utils", uvu="0.5.6"), "calc.js": CALC}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    assert report.error_reason == "`npm run test` ran no tests at all"
+
+
 def test_no_test_script_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
     files = {"package.json": json.dumps({"name": "demo", "version": "1.0.0"}), "index.js": "module.exports = 1;\n"}
     report = _build(make_repo, tmp_path, node_cache, files)

@@ -23,6 +23,19 @@ def test_taps_closing_summary_is_read_as_counts() -> None:
     assert run.counts == {"total": 6, "passed": 3, "failed": 1, "skipped": 2, "errors": 0}
 
 
+# uvu 0.5.6's close, piped (its colours stay on): one test passed, one failed, one skipped.
+UVU_FAILED = (
+    '  \x1b[1m\x1b[41m FAIL \x1b[22m\x1b[49m "bad"\n\n'
+    "  Total:     2\x1b[31m\n  Passed:    1\x1b[39m\n  Skipped:   \x1b[33m1\x1b[39m\n  Duration:  1.79ms\n\n"
+)
+
+
+def test_uvus_closing_counts_are_read() -> None:
+    run = results.from_tap(UVU_FAILED, Path())
+    assert run.read
+    assert run.counts == {"total": 3, "passed": 1, "failed": 1, "skipped": 1, "errors": 0}
+
+
 def test_tap_output_without_a_summary_is_not_read() -> None:
     assert not results.from_tap("ok 1 - a.test.js\n1..1\n# No coverage generated\n", Path()).read
 

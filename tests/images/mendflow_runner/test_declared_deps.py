@@ -302,6 +302,26 @@ def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tm
     assert not list(site.glob("idna*"))
 
 
+def test_per_requirement_options_uv_refuses_are_left_out(tmp_path: Path, uv_cache: Path) -> None:
+    # frozenlist 1.5.0 as published: requirements/dev.txt is `-e . --config-settings=pure-python=false`, `-r ci.txt`.
+    (tmp_path / "src/requirements").mkdir(parents=True)
+    (tmp_path / "src/pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0"\n'
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    (tmp_path / "src/x.py").write_text("")
+    (tmp_path / "src/requirements/dev.txt").write_text("-e . --config-settings=pure-python=false\n-r ci.txt\n")
+    (tmp_path / "src/requirements/ci.txt").write_text("six==1.16.0\n")
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
+    venv = tmp_path / "env" / "venv"
+    Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    assert {p.name for p in site.glob("*.dist-info")} >= {"x-0.dist-info", "six-1.16.0.dist-info"}
+    assert sorted(p.name for p in (tmp_path / "src/requirements").iterdir()) == ["ci.txt", "dev.txt"]
+    assert "left out: --config-settings=pure-python=false" in (tmp_path / "log").read_text()
+
+
 UV_NO_SOLUTION = """\
   \u00d7 No solution found when resolving dependencies:
   \u2570\u2500\u25b6 Because mendflow-no-such-package was not found in the package registry and you require
