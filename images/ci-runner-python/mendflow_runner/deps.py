@@ -247,9 +247,10 @@ class Installer:
         return run(argv, cwd=self.root, env=self.env, timeout=timeout, log=self.log).ok
 
     def _add_runner_tools(self, timeout: float) -> None:
-        """pytest and coverage.py when the repository lacks them, and the coverage plugins its configuration
-        loads (by their module's top package: ``covdefaults``)."""
+        """pytest and coverage.py when the repository lacks them, the coverage plugins its configuration loads
+        (by their module's top package: ``covdefaults``) and the pytest plugins its pytest options belong to."""
         tools = {**RUNNER_TOOLS, **{p: p.split(".")[0] for p in repo_config.coverage_plugins(self.root)}}
+        tools |= repo_config.configured_pytest_plugins(self.root)
         probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"
         r = self._run([self.venv_python, "-c", probe % (tuple(tools),)], timeout)
         missing = [tools[n] for n in r.stdout.split()]

@@ -69,21 +69,41 @@ def declared_markers(root: Path) -> set[str]:
     return names
 
 
-def pytest_addopts(root: Path) -> list[str]:
-    """The ``addopts`` of the file pytest takes its configuration from, in pytest's own order of precedence."""
+def pytest_ini(root: Path) -> dict[str, object]:
+    """The options of the file pytest takes its configuration from, in pytest's own order of precedence."""
     for name in ("pytest.ini", ".pytest.ini"):
         cp = _ini(root / name)
         if cp is not None:
-            return shlex.split(cp.get("pytest", "addopts", fallback=""))
+            return dict(cp.items("pytest")) if cp.has_section("pytest") else {}
     ini = pyproject(root).get("tool", {}).get("pytest", {}).get("ini_options")
     if isinstance(ini, dict):
-        value = ini.get("addopts", "")
-        return [str(v) for v in value] if isinstance(value, list) else shlex.split(str(value))
+        return ini
     for filename, section in _INI_PYTEST[1:]:
         cp = _ini(root / filename)
         if cp is not None and cp.has_section(section):
-            return shlex.split(cp.get(section, "addopts", fallback=""))
-    return []
+            return dict(cp.items(section))
+    return {}
+
+
+def pytest_addopts(root: Path) -> list[str]:
+    value = pytest_ini(root).get("addopts", "")
+    return [str(v) for v in value] if isinstance(value, list) else shlex.split(str(value))
+
+
+# Options only a plugin defines, as (its module, its distribution): a configuration that sets one says its tests
+# need that plugin, which an sdist may not declare (aiosignal 1.3.2's `asyncio_mode`, with `filterwarnings =
+# error`: without pytest-asyncio, pytest stops at the unknown option).
+_PLUGIN_OPTIONS = {
+    "asyncio_mode": ("pytest_asyncio", "pytest-asyncio"),
+    "asyncio_default_fixture_loop_scope": ("pytest_asyncio", "pytest-asyncio"),
+    "timeout": ("pytest_timeout", "pytest-timeout"),
+    "mock_use_standalone_module": ("pytest_mock", "pytest-mock"),
+}
+
+
+def configured_pytest_plugins(root: Path) -> dict[str, str]:
+    """The plugins the pytest configuration's options belong to: module -> distribution."""
+    return dict(_PLUGIN_OPTIONS[option] for option in pytest_ini(root) if option in _PLUGIN_OPTIONS)
 
 
 def configures_pytest(root: Path) -> bool:

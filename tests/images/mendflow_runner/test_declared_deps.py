@@ -322,6 +322,17 @@ def test_per_requirement_options_uv_refuses_are_left_out(tmp_path: Path, uv_cach
     assert "left out: --config-settings=pure-python=false" in (tmp_path / "log").read_text()
 
 
+def test_the_plugin_a_pytest_option_belongs_to_is_installed(tmp_path: Path, uv_cache: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\n")
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
+    venv = tmp_path / "env" / "venv"
+    Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    assert list(site.glob("pytest_asyncio-*.dist-info"))
+
+
 UV_NO_SOLUTION = """\
   \u00d7 No solution found when resolving dependencies:
   \u2570\u2500\u25b6 Because mendflow-no-such-package was not found in the package registry and you require

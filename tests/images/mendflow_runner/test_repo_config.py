@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mendflow_runner import repo_config
+from mendflow_runner import repo_config, testing
 from mendflow_runner.repo_config import coverage_chooses_files, pytest_addopts
 from mendflow_runner.testing import NOT_CODE_OMIT, TEST_OMIT, coverage_argv, without_cov
 
@@ -19,6 +19,14 @@ def test_other_options_and_test_paths_stay() -> None:
     assert without_cov(["-x", "--cov-branch", "tests", "-p", "xdist"]) == ["-x", "tests", "-p", "xdist"]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["-n", "auto", "-x"], ["-n4", "-x"], ["--numprocesses=auto", "-x"], ["-x", "--dist", "loadfile", "-nauto"]],
+)
+def test_xdists_distribution_options_are_dropped(args: list[str]) -> None:
+    assert testing.without_distribution(args) == ["-x"]
+
+
 def test_pytest_ini_wins_over_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --cov=pkg -x\n")
@@ -30,6 +38,19 @@ def test_pyproject_list_form_and_setup_cfg(tmp_path: Path) -> None:
     assert pytest_addopts(tmp_path) == ["-v"]
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = ["--cov=pkg", "-q"]\n')
     assert pytest_addopts(tmp_path) == ["--cov=pkg", "-q"]
+
+
+def test_a_plugins_option_in_the_pytest_configuration_names_the_plugin(tmp_path: Path) -> None:
+    # aiosignal 1.3.2 as published: setup.cfg's [tool:pytest] sets asyncio_mode; nothing declares pytest-asyncio.
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\ntimeout = 30\ntestpaths = tests/\n")
+    found = repo_config.configured_pytest_plugins(tmp_path)
+    assert found == {"pytest_asyncio": "pytest-asyncio", "pytest_timeout": "pytest-timeout"}
+
+
+def test_only_the_configuration_pytest_reads_names_plugins(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
+    assert repo_config.configured_pytest_plugins(tmp_path) == {}
 
 
 def test_coverage_source_in_pyproject_chooses_the_files(tmp_path: Path) -> None:
