@@ -55,7 +55,8 @@ def test_parallel_coverage_data_is_combined(make_repo: RepoFactory, tmp_path: Pa
 
 def test_tests_xdist_would_distribute_are_measured(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     # yarl 1.18.3 as published: `--numprocesses=auto` in pytest.ini's addopts; 1,466 tests passed, 0 % measured.
-    pyproject = PYPROJECT.replace("dependencies = []", 'dependencies = []\n[dependency-groups]\ntest = ["pytest-xdist"]')
+    group = 'dependencies = []\n[dependency-groups]\ntest = ["pytest-xdist"]'
+    pyproject = PYPROJECT.replace("dependencies = []", group)
     pytest_ini = "[pytest]\naddopts = --numprocesses=2 -ra\n"
     report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject, "pytest.ini": pytest_ini})
     assert report.status is BuildStatus.PASSED and report.coverage is not None
