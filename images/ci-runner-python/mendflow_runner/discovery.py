@@ -80,6 +80,18 @@ def rules(root: Path) -> Collection | None:
     return unittest_rules() if not configures_pytest and _has_unittest_only_file(root) else None
 
 
+def own_script(root: Path) -> list[str] | None:
+    """The tox or nox test command that runs a script of the repository's own (dill's ``{envpython}
+    dill/tests/__main__.py``, which runs each test file in a process of its own), as the script's path and
+    arguments; None when the tests' command is pytest, unittest or anything else."""
+    for words in repo_config.test_commands(root):
+        words = words[1:] if words and posixpath.basename(words[0]).startswith("python") else words
+        script = _inside(words[0], root) if words and words[0].endswith(".py") else None
+        if script is not None and (root / script).is_file():
+            return [script, *words[1:]]
+    return None
+
+
 def pytest_command(words: list[str], root: Path) -> Collection | None:
     """The collection of a ``pytest …``, ``py.test …`` or ``… -m pytest …`` command; None for another command."""
     at = next((i + 1 for i, w in enumerate(words) if posixpath.basename(w) in ("pytest", "py.test")), None)

@@ -257,6 +257,15 @@ def run_tests(
     return result
 
 
+def run_own_script(paths: Paths, script: list[str], env: dict[str, str], timeout: float, log: Log) -> StepResult:
+    """The repository's own test script (``discovery.own_script``), in the tests' sandbox, judged by its exit."""
+    workspace = Path(os.path.commonpath([paths.root, paths.junit]))
+    argv = sandbox(workspace)([paths.venv_python, *script])
+    if os.path.basename(argv[0]) == "bwrap":
+        env = {**env, "TMPDIR": "/tmp"}  # as the tests had it (run_tests)
+    return run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)
+
+
 def _journal_events(path: Path) -> list[dict[str, object]]:
     """The plugin's journal, one dict an event."""
     if not path.is_file():

@@ -64,6 +64,46 @@ def test_tests_xdist_would_distribute_are_measured(make_repo: RepoFactory, tmp_p
     assert demo is not None and demo.line_pct > 0
 
 
+# dill 0.3.9's shape: tox runs `{envpython} dill/tests/__main__.py`, which runs each test file as a script of its
+# own; a test file imports a sibling by its bare name, which only a script's sys.path finds.
+OWN_RUNNER = (
+    "import glob, os, subprocess, sys\n"
+    "tests = sorted(glob.glob(os.path.join(os.path.dirname(__file__), 'test_*.py')))\n"
+    "sys.exit(max([subprocess.call([sys.executable, test]) for test in tests] or [0]))\n"
+)
+SCRIPT_TEST = (
+    "import helper\n\n\ndef test_value():\n    assert helper.VALUE == 1\n\n\n"
+    "if __name__ == '__main__':\n    test_value()\n"
+)
+
+
+def script_suite(value: int) -> dict[str, str | None]:
+    return {
+        "tox.ini": "[testenv]\ncommands =\n    {envpython} tests/__main__.py\n",
+        "tests/__init__.py": "",
+        "tests/__main__.py": OWN_RUNNER,
+        "tests/helper.py": f"VALUE = {value}\n",
+        "tests/test_script.py": SCRIPT_TEST,
+    }
+
+
+def test_a_suite_its_own_script_passes_is_judged_by_that_script(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **script_suite(1))
+    assert report.status is BuildStatus.PASSED and report.failed_tests == []
+    said = "pytest failed 1 test that the repository's own `python tests/__main__.py` passes: judged by that command"
+    assert f".:0:0 tests {said}" in report.lint_advisory
+
+
+def test_a_suite_its_own_script_fails_stays_failed_with_pytests_failures(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **script_suite(2))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.failed_tests == ["tests/test_script.py"]
+
+
 def test_a_paths_alias_to_a_tree_that_is_not_here_leaves_the_files_where_they_are(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
