@@ -283,6 +283,15 @@ def test_a_lock_that_names_no_groups_only_constrains(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def install(tmp_path: Path, uv_cache: Path) -> Path:
+    """The Installer's run on ``tmp_path/src``; the venv's site-packages."""
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
+    venv = tmp_path / "env" / "venv"
+    Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
 def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/pyproject.toml").write_text(
@@ -293,11 +302,7 @@ def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tm
     (tmp_path / "src/pdm.lock").write_text(
         '[[package]]\nname = "six"\nversion = "1.15.0"\n[[package]]\nname = "idna"\nversion = "3.4"\n'
     )
-    (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
-    venv = tmp_path / "env" / "venv"
-    Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
-    site = next((venv / "lib").glob("python3*/site-packages"))
+    site = install(tmp_path, uv_cache)
     assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.15.0.dist-info"]
     assert not list(site.glob("idna*"))
 
@@ -312,11 +317,7 @@ def test_per_requirement_options_uv_refuses_are_left_out(tmp_path: Path, uv_cach
     (tmp_path / "src/x.py").write_text("")
     (tmp_path / "src/requirements/dev.txt").write_text("-e . --config-settings=pure-python=false\n-r ci.txt\n")
     (tmp_path / "src/requirements/ci.txt").write_text("six==1.16.0\n")
-    (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
-    venv = tmp_path / "env" / "venv"
-    Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
-    site = next((venv / "lib").glob("python3*/site-packages"))
+    site = install(tmp_path, uv_cache)
     assert {p.name for p in site.glob("*.dist-info")} >= {"x-0.dist-info", "six-1.16.0.dist-info"}
     assert sorted(p.name for p in (tmp_path / "src/requirements").iterdir()) == ["ci.txt", "dev.txt"]
     assert "left out: --config-settings=pure-python=false" in (tmp_path / "log").read_text()
@@ -325,11 +326,7 @@ def test_per_requirement_options_uv_refuses_are_left_out(tmp_path: Path, uv_cach
 def test_the_plugin_a_pytest_option_belongs_to_is_installed(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\n")
-    (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
-    venv = tmp_path / "env" / "venv"
-    Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
-    site = next((venv / "lib").glob("python3*/site-packages"))
+    site = install(tmp_path, uv_cache)
     assert list(site.glob("pytest_asyncio-*.dist-info"))
 
 
