@@ -17,6 +17,7 @@ import heapq
 import json
 import logging
 import math
+import os
 import re
 import sqlite3
 import threading
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from mendflow.errors import CodeIndexError
 from rag_indexer.grep import GrepQuery, NameList
 from rag_indexer.models import BlobChunks, Filters, Hit, RefFile, RefState
-from rag_indexer.store import DATABASE_FILE, grams, grep_cache
+from rag_indexer.store import DATABASE_FILE, grams, grep_cache, scope_cache
 from rag_indexer.store.embedded_read import SCHEMA_VERSION, file_signature, file_texts_sql, scope_sql, signatures_sql
 
 if TYPE_CHECKING:  # numpy (~0.1 s to import) only for vectors: BM25 search and grep start without it
@@ -204,6 +205,8 @@ class EmbeddedStore(IndexStore):
                 if statement.strip():
                     cur.execute(statement)
             cur.execute("INSERT OR IGNORE INTO meta VALUES ('generation', '0'), ('schema', ?)", (str(version),))
+            # Names this database among others (a new one restarts its generation): scope_cache's keys hold it.
+            cur.execute("INSERT OR IGNORE INTO meta VALUES ('index_id', ?)", (os.urandom(8).hex(),))
             if cur.execute("SELECT value FROM meta WHERE key = 'rank'").fetchone() is None:
                 cur.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', ?)", (RANK_CONFIG,))
                 cur.execute("INSERT INTO meta VALUES ('rank', ?)", (RANK_CONFIG,))
@@ -515,12 +518,19 @@ class EmbeddedStore(IndexStore):
         return cast(T, found[1])
 
     def _load_scope_rowids(self, filters: Filters) -> list[int]:
+        """From scope_cache when a process before this one loaded the same scope of this generation."""
+        index_id = self._query("SELECT value FROM meta WHERE key = 'index_id'")[0][0]
+        key = f"{index_id}.{self._generation()}\0{filters.model_dump_json()}"
+        if (cached := scope_cache.read(self.path.parent, key)) is not None:
+            return cached
         where, params = scope_sql(filters)
         rows = self._query(
             f"SELECT DISTINCT c.rowid FROM ref_files f JOIN chunks c ON c.blob_sha = f.blob_sha WHERE {where}",
             params,
         )
-        return sorted(r[0] for r in rows)
+        rowids = sorted(r[0] for r in rows)
+        scope_cache.write(self.path.parent, key, rowids)
+        return rowids
 
     def _nearest(self, vector: Sequence[float], limit: int, filters: Filters) -> list[tuple[Any, float]]:
         import numpy as np

@@ -17,7 +17,7 @@ from mendflow.errors import CodeIndexError
 from rag_indexer.api import open_index
 from rag_indexer.config import IndexerConfig
 from rag_indexer.models import Filters
-from rag_indexer.store import embedded
+from rag_indexer.store import embedded, scope_cache
 from rag_indexer.store.base import query_terms
 from rag_indexer.store.embedded import EmbeddedStore
 from tests.fixtures.repos import commit_files
@@ -170,3 +170,50 @@ def _full_ranking(store: Any, query: str, members: set[int]) -> list[tuple[str, 
         )
     }
     return [(*rows[r], round(-rank, 6)) for r, rank in ranked if r in members]
+
+
+def scope_queries(store: Any) -> list[str]:
+    """Record the SQL the store runs from now on."""
+    seen: list[str] = []
+    run = store._query
+
+    def recording(sql: str, params: Any = ()) -> list[Any]:
+        seen.append(sql)
+        return run(sql, params)
+
+    store._query = recording
+    return seen
+
+
+def test_a_later_process_reads_the_scope_from_disk_not_sqlite(tmp_path: Path, sample_repo: Path) -> None:
+    config = IndexerConfig(index_dir=tmp_path / "index")
+    with open_index(config=config) as first:
+        first.index(sample_repo)
+        expected = first.search("divide numbers", k=5)
+    with open_index(config=config) as later:  # a new store: nothing cached in memory
+        seen = scope_queries(later.store)
+        assert later.search("divide numbers", k=5) == expected
+    assert not [sql for sql in seen if "SELECT DISTINCT c.rowid" in sql]
+    assert len(list((tmp_path / "index" / "scopes").glob("*.rowids"))) == 1
+
+
+def test_a_write_to_the_index_makes_the_stored_scope_unused(tmp_path: Path, make_repo: Any) -> None:
+    repo = make_repo({"pkg/a.py": "def alpha():\n    return 1\n"}, name="growing")
+    config = IndexerConfig(index_dir=tmp_path / "index")
+    with open_index(config=config) as index:
+        index.index(repo)
+        assert [h.symbol for h in index.search("beta", k=5)] == []
+    commit_files(repo, {"pkg/b.py": "def beta():\n    return 2\n"})
+    with open_index(config=config) as index:
+        index.index(repo)
+    with open_index(config=config) as later:
+        assert "beta" in [h.symbol for h in later.search("beta", k=5)]
+
+
+def test_a_stored_scope_of_another_key_or_cut_short_is_not_read(tmp_path: Path) -> None:
+    scope_cache.write(tmp_path, "a.1\0{}", [1, 2, 3])
+    assert scope_cache.read(tmp_path, "a.1\0{}") == [1, 2, 3]
+    assert scope_cache.read(tmp_path, "b.1\0{}") is None
+    (stored,) = (tmp_path / "scopes").glob("*.rowids")
+    stored.write_bytes(stored.read_bytes()[:-3])
+    assert scope_cache.read(tmp_path, "a.1\0{}") is None
