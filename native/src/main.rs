@@ -68,7 +68,8 @@ fn hand_to_python(argv: &[OsString]) -> ExitCode {
         eprintln!("error: cannot tell where mendflow is installed (reinstall mendflow)");
         return ExitCode::from(2);
     };
-    let error = Command::new(&entry).args(&argv[1..]).exec();
+    // An argv without even a program name (exec with none) hands nothing on, rather than panicking.
+    let error = Command::new(&entry).args(argv.get(1..).unwrap_or_default()).exec();
     eprintln!("error: cannot start {}: {error} (reinstall mendflow)", entry.display());
     ExitCode::from(2)
 }
