@@ -240,10 +240,7 @@ def run_tests(
     py_args = pytest_argv(paths, use, select)
     workspace = Path(os.path.commonpath([paths.root, paths.junit, paths.coverage_file, paths.events]))
     argv = sandbox(workspace, (PLUGIN_DIR,))(coverage_argv(paths.venv_python, paths.root) + py_args)
-    if os.path.basename(argv[0]) == "bwrap":
-        # The sandbox's own /tmp, as a pod's TMPDIR: under the job's deep workspace, a test's tmp_path is too long
-        # for a Unix socket (107 bytes: werkzeug 3.1.3's test_server[unix socket]).
-        env["TMPDIR"] = "/tmp"
+    env = _with_sandbox_tmp(argv, env)
     paths.events.unlink(missing_ok=True)  # a journal left by an earlier run in this workspace would count twice
     with progress.TestCounter(paths.events):
         step = run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)
@@ -261,9 +258,13 @@ def run_own_script(paths: Paths, script: list[str], env: dict[str, str], timeout
     """The repository's own test script (``discovery.own_script``), in the tests' sandbox, judged by its exit."""
     workspace = Path(os.path.commonpath([paths.root, paths.junit]))
     argv = sandbox(workspace)([paths.venv_python, *script])
-    if os.path.basename(argv[0]) == "bwrap":
-        env = {**env, "TMPDIR": "/tmp"}  # as the tests had it (run_tests)
-    return run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)
+    return run(argv, cwd=paths.root, env=_with_sandbox_tmp(argv, env), timeout=timeout, log=log)
+
+
+def _with_sandbox_tmp(argv: list[str], env: dict[str, str]) -> dict[str, str]:
+    """The sandbox's own /tmp as TMPDIR, as a pod's: under the job's deep workspace, a test's tmp_path is too long
+    for a Unix socket (107 bytes: werkzeug 3.1.3's test_server[unix socket])."""
+    return {**env, "TMPDIR": "/tmp"} if os.path.basename(argv[0]) == "bwrap" else env
 
 
 def _journal_events(path: Path) -> list[dict[str, object]]:
