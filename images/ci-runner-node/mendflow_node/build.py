@@ -65,6 +65,9 @@ _NPM_ERROR = re.compile(r"npm (?:error|ERR!)(?: (.*))?$")
 # The runner's own words when its test paths match no file (vitest, mocha; jest): a package that ships no tests.
 # vitest and mocha; jest; ava (yocto-queue 1.1.1's tarball ships none)
 _NO_TEST_FILES = re.compile(r"No test files found|No tests found, exiting with code 1|Couldn.t find any files to test")
+# tap's words when the script names a test file the tarball does not ship (safe-stable-stringify 2.5.0: `tap
+# test.js`; a glob that matched nothing reaches tap as itself)
+_MISSING_PATH = re.compile(r"ENOENT: no such file or directory, stat '([^']+)'")
 _NODE_BANNER = re.compile(r"Node\.js v\d+\.")
 _ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
 
@@ -415,6 +418,14 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         ran_none = not run.counts["total"] and step.argv == self.rep.test_command
         return not step.ok and ran_none and bool(_NO_TEST_FILES.search(step.stdout + step.stderr))
 
+    def _missing_test_paths(self, run: results.TestRun) -> list[str]:
+        """The test paths the script named that are not in the package, when they are all its failures."""
+        found = [_MISSING_PATH.search(f.get("message", "")) for f in run.failures]
+        paths = [m[1] for m in found if m]
+        if not paths or len(paths) != len(run.failed) or any((self.src / p).exists() for p in paths):
+            return []
+        return paths
+
     def _judge(self, outcome: tuple[results.TestRun, StepResult | None]) -> None:
         run, step = outcome
         rep = self.rep
@@ -422,6 +433,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             rep.failed("no_tests", "package.json has no `test` script: add one that runs the tests")
         elif step.timed_out:
             rep.errored("timeout", "the test suite ran out of the job's time budget")
+        elif missing := self._missing_test_paths(run):
+            said = f"{self._what_ran(step)} names test files the package does not have: {', '.join(missing)}"
+            rep.failed("no_tests", f"{said}: add tests or check its test paths")
         elif run.failed:
             rep.failed("tests")
         elif self._found_no_test_files(run, step):

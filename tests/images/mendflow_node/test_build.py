@@ -404,6 +404,17 @@ def test_a_test_script_that_finds_no_test_files_is_named_by_its_command(
     assert report.error_reason == "`npm run test` found no test files: add tests or check its test paths"
 
 
+def test_a_tap_script_naming_a_file_the_package_lacks_is_no_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # safe-stable-stringify 2.5.0 as published: `tap test.js`, and no test.js in its tarball (was FAILED tests).
+    files = {"package.json": package_json("tap test.js", tap="15.2.3"), "index.js": "module.exports = 1;\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    said = "`npm run test` names test files the package does not have: test.js: add tests or check its test paths"
+    assert report.error_reason == said
+
+
 def test_ava_finding_no_test_files_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
     # yocto-queue 1.1.1 as published: `xo && ava && tsd`, and no test files in its tarball.
     files = {"package.json": package_json("ava", ava="3.15.0"), "index.js": "module.exports = 1;\n"}

@@ -96,6 +96,14 @@ def test_a_suite_its_own_script_passes_is_judged_by_that_script(
     assert f".:0:0 tests {said}" in report.lint_advisory
 
 
+def test_a_suite_its_own_script_passes_counts_no_failed_tests(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **script_suite(1))
+    tests = report.tests
+    assert (tests.passed, tests.failed, tests.errors) == (tests.total, 0, 0)
+
+
 def test_a_suite_its_own_script_fails_stays_failed_with_pytests_failures(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
