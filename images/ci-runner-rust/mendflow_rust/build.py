@@ -180,6 +180,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         return run, step
 
     def _coverage(self) -> None:
+        self._doctests_unmeasured()
         raw = sorted(self.profiles.glob("*.profraw"))
         if not raw or not self.binaries:
             return
@@ -197,9 +198,12 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             return
         (self.cfg.out / LCOV).write_text(lcov, encoding="utf-8")
         (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
+
+    def _doctests_unmeasured(self) -> None:
+        """Instrumenting doctests takes rustdoc's -Z flags (cargo-llvm-cov's --doctests needs nightly); a crate whose
+        tests are its doctests (percent-encoding 2.3.1; static_assertions 1.1.0, whose macros leave no coverage at
+        all) would read as untested without this line."""
         if self.doctests:
-            # Instrumenting them takes rustdoc's -Z flags (cargo-llvm-cov's --doctests needs nightly); a crate whose
-            # tests are its doctests (percent-encoding 2.3.1) would read as untested without this line.
             ran = f"{self.doctests} doctest{'s' if self.doctests > 1 else ''} ran"
             said = f"{ran} unmeasured: stable Rust cannot instrument doctests"
             self.rep.lint_advisory.append(f".:0:0 coverage {said}")
@@ -235,7 +239,9 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             ]
         )
         if not (merge.ok and export.ok):
-            self.log.write(f"coverage: {(export if merge.ok else merge).last_stderr_line()}")
+            failed = export if merge.ok else merge
+            said = f"`{Path(failed.argv[0]).name} {failed.argv[1]}` failed: {coverage.tool_error(failed)}"
+            self.rep.lint_advisory.append(f".:0:0 coverage {said}: no coverage")
             return None
         names = coverage.symbols(export.stdout)
         demangler = coverage.find_demangler(major, Path(sysroot) if sysroot else None, self.env.get("PATH"))

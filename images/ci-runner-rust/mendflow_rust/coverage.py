@@ -35,6 +35,17 @@ class CoverageToolsMissing(LookupError):
     """No llvm-profdata/llvm-cov for rustc's LLVM: the run has no coverage (said as advice)."""
 
 
+# the file an LLVM tool quotes before its error (``'…/deps/static_assertions-…': no coverage data found``)
+_QUOTED_FILE = re.compile(r"'[^']*/[^']*': ")
+
+
+def tool_error(step: StepResult) -> str:
+    """An LLVM tool's first ``error:`` line without the job's file it quotes: ``failed to load coverage: no
+    coverage data found`` (a crate whose code is all macros, whose test binaries hold no coverage of it)."""
+    errors = [line.removeprefix("error: ") for line in step.stderr.splitlines() if line.startswith("error: ")]
+    return _QUOTED_FILE.sub("", errors[0]) if errors else step.last_stderr_line()
+
+
 def llvm_major(rustc_version: StepResult) -> str:
     match = _LLVM_MAJOR.search(rustc_version.stdout)
     return match[1] if match else ""

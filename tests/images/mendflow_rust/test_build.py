@@ -78,6 +78,27 @@ def test_doctests_that_ran_unmeasured_are_said(make_repo: RepoFactory, tmp_path:
     assert said in report.lint_advisory
 
 
+# static_assertions 1.1.0's shape: its code is all macros, its tests are their doctests.
+MACROS_ONLY = (
+    "/// Twice.\n///\n/// ```\n/// assert_eq!(duration::twice!(2), 4);\n/// ```\n"
+    "#[macro_export]\nmacro_rules! twice {\n    ($x:expr) => {\n        $x * 2\n    };\n}\n"
+)
+
+
+@pytest.mark.skipif(shutil.which("llvm-cov-22") is None, reason="needs LLVM 22's coverage tools (Debian's llvm-22)")
+def test_a_crate_of_macros_says_why_it_has_no_coverage(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    files = example_files(**{"src/lib.rs": MACROS_ONLY, "tests/roundtrip.rs": None})
+    report = _build(make_repo, tmp_path, rust_cache, files)
+    assert (report.status, report.coverage) == (BuildStatus.PASSED, None)
+    said = ".:0:0 coverage `llvm-cov-22 export` failed: failed to load coverage: no coverage data found: no coverage"
+    assert report.lint_advisory == [
+        ".:0:0 coverage 1 doctest ran unmeasured: stable Rust cannot instrument doctests",
+        said,
+    ]
+
+
 @pytest.mark.skipif(shutil.which("llvm-cov-22") is None, reason="needs LLVM 22's coverage tools (Debian's llvm-22)")
 def test_a_generic_function_is_named_with_its_parameters(
     make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
