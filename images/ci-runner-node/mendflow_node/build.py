@@ -17,7 +17,7 @@ import re
 import shlex
 import shutil
 from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from mendflow_runner import coverage_formats, proc
 from mendflow_runner.config import JobConfig
@@ -68,6 +68,8 @@ _NO_TEST_FILES = re.compile(r"No test files found|No tests found, exiting with c
 # tap's words when the script names a test file the tarball does not ship (safe-stable-stringify 2.5.0: `tap
 # test.js`; a glob that matched nothing reaches tap as itself)
 _MISSING_PATH = re.compile(r"ENOENT: no such file or directory, stat '([^']+)'")
+# Node's, when the script runs a file the tarball does not ship (json-stringify-safe 5.0.1: `node test.js`)
+_MISSING_MODULE = re.compile(r"^Error: Cannot find module '([^']+)'$", re.M)
 _NODE_BANNER = re.compile(r"Node\.js v\d+\.")
 _ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
 
@@ -94,19 +96,31 @@ def _last_words(step: StepResult) -> str:
     return step.last_stderr_line()
 
 
-def _npm_cause(stderr: str) -> str:
+def _npm_cause(step: StepResult) -> str:
     """npm's own error lines (``code ETARGET; notarget No matching version found for typescript@next.``), without
-    its pointer to the debug log or the advice that follows; '' when npm printed none (pnpm, yarn)."""
+    its pointer to the debug log, the advice that follows or the job's directory (``path …``); when a script of
+    the package failed (ret 0.5.0's `prepare: tsc`), the last line it printed. '' when npm printed none (pnpm,
+    yarn)."""
     said: list[str] = []
-    for line in stderr.splitlines():
+    printed = ""  # the script's last line before npm's own (its stderr, else its stdout)
+    for line in step.stderr.splitlines():
         found = _NPM_ERROR.match(line.strip())
         text = (found.group(1) or "").strip() if found else ""
-        if not text or _NPM_CHATTER.match(line.strip()):
+        if not found and not said and line.strip():
+            printed = line.strip()
+        if not text or _NPM_CHATTER.match(line.strip()) or text.startswith("path /"):
             continue
         if "In most cases" in text:
             break
         said.append(text)
+    if "command failed" in said and (printed := printed or _last_line(step.stdout)):
+        said.append(printed)
     return "; ".join(said)[:600]
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
@@ -395,14 +409,15 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             what = f"`{shlex.join(step.argv)}`, which the test script runs after the tests,"
             return f"{what} exited {step.returncode}: {_last_words(step)}"
         said = "" if run.read or self.test.runner == "script" else " and wrote no results"
-        return f"{self._what_ran(step)} exited {step.returncode}{said}: {_last_words(step)}"
+        words = _last_words(step).replace(f"{self.src}/", "")  # the package's paths, not the job's
+        return f"{self._what_ran(step)} exited {step.returncode}{said}: {words}"
 
     def _what_ran(self, step: StepResult) -> str:
         """The runner mendflow ran, or the test script it ran as it is (``npm run test``)."""
         return f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
 
     def _cause(self, step: StepResult) -> str:
-        return _npm_cause(step.stderr) or super()._cause(step)
+        return _npm_cause(step) or super()._cause(step)
 
     def _fetched_after_tests(self, run: results.TestRun, step: StepResult) -> bool:
         """True, with an advisory, when the tests ran and passed and then a script of the test command asked npm
@@ -418,13 +433,29 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         ran_none = not run.counts["total"] and step.argv == self.rep.test_command
         return not step.ok and ran_none and bool(_NO_TEST_FILES.search(step.stdout + step.stderr))
 
-    def _missing_test_paths(self, run: results.TestRun) -> list[str]:
-        """The test paths the script named that are not in the package, when they are all its failures."""
-        found = [_MISSING_PATH.search(f.get("message", "")) for f in run.failures]
-        paths = [m[1] for m in found if m]
-        if not paths or len(paths) != len(run.failed) or any((self.src / p).exists() for p in paths):
+    def _missing_test_paths(self, run: results.TestRun, step: StepResult) -> list[str]:
+        """The test files the scripts name that the package does not have, when they are why the tests failed:
+        every one of tap's failures (it stats each path it is given), or Node's failure to load a file a script runs."""
+        if run.failed:
+            found = [_MISSING_PATH.search(f.get("message", "")) for f in run.failures]
+            if len(found) != len(run.failed) or not all(found):
+                return []
+            paths = [m[1] for m in found if m]
+        elif not step.ok and (missing := _MISSING_MODULE.search(step.stderr)):
+            paths = [self._script_file(missing[1])]
+        else:
             return []
-        return paths
+        return paths if all(paths) and not any((self.src / p).exists() for p in paths) else []
+
+    def _script_file(self, module: str) -> str:
+        """``module`` relative to the package when a script names it as a word (``node test.js``), else ''."""
+        path = Path(module)
+        if path.is_absolute():
+            if not path.is_relative_to(self.src):
+                return ""
+            path = path.relative_to(self.src)
+        named = {PurePosixPath(w).as_posix() for script in self.proj.scripts.values() for w in script.split()}
+        return path.as_posix() if path.as_posix() in named else ""
 
     def _judge(self, outcome: tuple[results.TestRun, StepResult | None]) -> None:
         run, step = outcome
@@ -433,7 +464,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             rep.failed("no_tests", "package.json has no `test` script: add one that runs the tests")
         elif step.timed_out:
             rep.errored("timeout", "the test suite ran out of the job's time budget")
-        elif missing := self._missing_test_paths(run):
+        elif missing := self._missing_test_paths(run, step):
             said = f"{self._what_ran(step)} names test files the package does not have: {', '.join(missing)}"
             rep.failed("no_tests", f"{said}: add tests or check its test paths")
         elif run.failed:

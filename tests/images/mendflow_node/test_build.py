@@ -147,6 +147,19 @@ def test_a_version_the_registry_lacks_is_a_dependency_error_in_npm_s_words(
     assert "complete log" not in (report.error_reason or "")
 
 
+def test_a_failing_prepare_script_is_said_with_what_it_printed(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """ret 0.5.0's `prepare: tsc` as published: the reason is the script's last words, not the job's directory."""
+    manifest = json.loads(package_json("node --test"))
+    manifest["scripts"]["prepare"] = "node -e \"console.error('no tsconfig here'); process.exit(1)\""
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": json.dumps(manifest), "index.js": ""})
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.DEPENDENCIES)
+    reason = report.error_reason or ""
+    assert reason.endswith("command failed; command sh -c " + manifest["scripts"]["prepare"] + "; no tsconfig here")
+    assert "path /" not in reason
+
+
 def test_a_repository_without_package_json_is_bad_input(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
@@ -413,6 +426,27 @@ def test_a_tap_script_naming_a_file_the_package_lacks_is_no_tests(
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
     said = "`npm run test` names test files the package does not have: test.js: add tests or check its test paths"
     assert report.error_reason == said
+
+
+def test_a_script_running_a_file_the_package_lacks_is_no_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # json-stringify-safe 5.0.1 as published: `node test.js`, and no test.js in its tarball (was FAILED tests).
+    files = {"package.json": package_json("node test.js"), "index.js": "module.exports = 1;\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    said = "`npm run test` names test files the package does not have: test.js: add tests or check its test paths"
+    assert report.error_reason == said
+
+
+def test_a_failing_script_is_said_in_the_packages_paths(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    test = "require(require('path').join(__dirname, 'lib', 'missing.js'));\n"  # Node names the job's path
+    files = {"package.json": package_json("node test.js"), "test.js": test}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.error_reason == "`npm run test` exited 1: Error: Cannot find module 'lib/missing.js'"
 
 
 def test_ava_finding_no_test_files_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
