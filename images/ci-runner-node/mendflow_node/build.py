@@ -106,7 +106,7 @@ def _npm_cause(step: StepResult) -> str:
     for line in step.stderr.splitlines():
         found = _NPM_ERROR.match(line.strip())
         text = (found.group(1) or "").strip() if found else ""
-        if not found and not said and line.strip():
+        if not found and not said and line.strip() and not _NPM_CHATTER.match(line.strip()):
             printed = line.strip()
         if not text or _NPM_CHATTER.match(line.strip()) or text.startswith("path /"):
             continue
