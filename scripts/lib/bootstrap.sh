@@ -15,13 +15,26 @@ bootstrap_python() {
     uv sync --frozen --quiet --compile-bytecode
 }
 
+# A cold CI machine spends ~35 min here, so CPU-bound Go compiles run beside work that mostly waits on downloads,
+# dpkg and the disk: the Debian packages beside golangci-lint (which the Go image takes rather than compiling it
+# again, so it comes before the images), then Kubernetes and Weaviate beside the image builds.
 bootstrap_services() {
-    bash scripts/build-k8s.sh
-    bash scripts/build-weaviate.sh
-    bash scripts/build-go-tools.sh
-    bootstrap_debian_tools
-    # After the Debian tools (mmdebstrap, umoci). Root only, like the real node that runs them: without root the
-    # real_node tests skip (they fail instead under CI=true).
+    local status=0 lane
+    bootstrap_debian_tools &
+    lane=$!
+    bash scripts/build-go-tools.sh || status=$?
+    wait "$lane" || status=$?
+    [ "$status" = 0 ] || return "$status"
+    (bash scripts/build-k8s.sh && bash scripts/build-weaviate.sh) &
+    lane=$!
+    bootstrap_images || status=$?
+    wait "$lane" || status=$?
+    return "$status"
+}
+
+# After the Debian tools (mmdebstrap, umoci). Root only, like the real node that runs them: without root the
+# real_node tests skip (they fail instead under CI=true).
+bootstrap_images() {
     if [ "$(id -u)" = 0 ]; then
         bash scripts/build-images.sh
     else

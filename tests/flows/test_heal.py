@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from mendflow.settings import get_settings
 from mendflow.store import open_store
 from tasks.outcome import pipeline_result
 from tests.fixtures.llm_server import LLMServer
+from tests.fixtures.prefect import PrefectServer
 from tests.fixtures.repos import commit_files
 from tests.flows.sample_repos import PYPROJECT
 
@@ -244,37 +246,48 @@ def wait_for_paused_run(timeout: float = 120) -> Any:
     raise AssertionError("no run paused for approval")
 
 
-@pytest.mark.parametrize(("approve", "outcome"), [(True, HealOutcome.HEALED), (False, HealOutcome.REJECTED)])
-def test_a_human_answers_in_the_prefect_ui(
-    make_repo: Any, monkeypatch: pytest.MonkeyPatch, approve: bool, outcome: HealOutcome
-) -> None:
-    monkeypatch.setenv("MENDFLOW_HEAL__AUTO_APPROVE", "[]")
-    monkeypatch.setenv("MENDFLOW_HEAL__APPROVAL_WAIT_SEC", "300")
+@dataclass
+class Answered:
+    """One heal run a human answered in the Prefect UI: what the flow returned and what it stored."""
+
+    approve: bool
+    returned: list[Any]
+    stored: HealResult
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["approved", "rejected"])
+def answered(
+    request: pytest.FixtureRequest, prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Answered]:
+    """Module-scoped: each answer's run (~35 s) serves both the returned and the stored result's test."""
+    approve: bool = request.param
+    home = tmp_path_factory.mktemp(f"answer-{approve}")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MENDFLOW_STATE_DIR", str(home / "state"))
+        env.setenv("MENDFLOW_RETRY_DELAYS_SEC", "[0, 0, 0]")
+        env.setenv("MENDFLOW_HEAL__AUTO_APPROVE", "[]")
+        env.setenv("MENDFLOW_HEAL__APPROVAL_WAIT_SEC", "300")
+        get_settings.cache_clear()
+        path = home / f"answer{approve}"
+        pygit2.init_repository(str(path), initial_head="main")
+        commit_files(path, {"pyproject.toml": PYPROJECT, "shapes.py": SHAPES, "tests/test_shapes.py": TESTS}, "init")
+        sha = commit_files(path, {"shapes.py": SHAPES.replace("def area", "def surface")}, "refactor")
+        returned: list[Any] = []
+        runner = in_background(lambda: returned.append(heal_commit(repo=str(path), commit=sha, branch="main")))
+        resume_flow_run(wait_for_paused_run().id, run_input={"approve": approve, "approver": "alice"})
+        runner.join(300)
+        settings = get_settings()
+        key = RepoKeys(f"local/answer{approve}").heal_result(sha, "B1")
+        stored = HealResult.model_validate_json(open_store(settings.resolved_store_url(), settings).get_bytes(key))
     get_settings.cache_clear()
-    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")}, name=f"a{approve}")
-    results: list[Any] = []
-    runner = in_background(lambda: results.append(heal_commit(repo=str(repo), commit=sha, branch="main")))
-
-    paused = wait_for_paused_run()
-    resume_flow_run(paused.id, run_input={"approve": approve, "approver": "alice"})
-    runner.join(300)
-
-    assert results and results[0].outcome is outcome and results[0].approver == "alice"
+    yield Answered(approve, returned, stored)
 
 
-@pytest.mark.parametrize("approve", [True, False])
-def test_the_stored_result_says_what_the_human_answered(
-    make_repo: Any, monkeypatch: pytest.MonkeyPatch, approve: bool
-) -> None:
-    monkeypatch.setenv("MENDFLOW_HEAL__AUTO_APPROVE", "[]")
-    monkeypatch.setenv("MENDFLOW_HEAL__APPROVAL_WAIT_SEC", "300")
-    get_settings.cache_clear()
-    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")}, name=f"s{approve}")
-    runner = in_background(lambda: heal_commit(repo=str(repo), commit=sha, branch="main"))
-    resume_flow_run(wait_for_paused_run().id, run_input={"approve": approve, "approver": "bob"})
-    runner.join(300)
+def test_a_human_answers_in_the_prefect_ui(answered: Answered) -> None:
+    outcome = HealOutcome.HEALED if answered.approve else HealOutcome.REJECTED
+    assert answered.returned and answered.returned[0].outcome is outcome and answered.returned[0].approver == "alice"
 
-    settings = get_settings()
-    key = RepoKeys(f"local/s{approve}").heal_result(sha, "B1")
-    stored = HealResult.model_validate_json(open_store(settings.resolved_store_url(), settings).get_bytes(key))
-    assert (stored.outcome, stored.approver) == (HealOutcome.HEALED if approve else HealOutcome.REJECTED, "bob")
+
+def test_the_stored_result_says_what_the_human_answered(answered: Answered) -> None:
+    outcome = HealOutcome.HEALED if answered.approve else HealOutcome.REJECTED
+    assert (answered.stored.outcome, answered.stored.approver) == (outcome, "alice")
