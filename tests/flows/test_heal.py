@@ -29,7 +29,7 @@ from mendflow.store import open_store
 from tasks.outcome import pipeline_result
 from tests.fixtures.llm_server import LLMServer
 from tests.fixtures.prefect import PrefectServer
-from tests.fixtures.repos import commit_files
+from tests.fixtures.repos import commit_files, new_repo
 from tests.flows.sample_repos import PYPROJECT
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
@@ -268,10 +268,11 @@ def answered(
         env.setenv("MENDFLOW_HEAL__AUTO_APPROVE", "[]")
         env.setenv("MENDFLOW_HEAL__APPROVAL_WAIT_SEC", "300")
         get_settings.cache_clear()
-        path = home / f"answer{approve}"
-        pygit2.init_repository(str(path), initial_head="main")
-        commit_files(path, {"pyproject.toml": PYPROJECT, "shapes.py": SHAPES, "tests/test_shapes.py": TESTS}, "init")
-        sha = commit_files(path, {"shapes.py": SHAPES.replace("def area", "def surface")}, "refactor")
+
+        def in_home(files: dict[str, str | bytes | None], name: str) -> Path:  # make_repo is function-scoped
+            return new_repo(home / name, files)
+
+        path, sha = two_commits(in_home, {"shapes.py": SHAPES.replace("def area", "def surface")}, f"answer{approve}")
         returned: list[Any] = []
         runner = in_background(lambda: returned.append(heal_commit(repo=str(path), commit=sha, branch="main")))
         resume_flow_run(wait_for_paused_run().id, run_input={"approve": approve, "approver": "alice"})
