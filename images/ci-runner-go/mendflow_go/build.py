@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 from mendflow_runner import coverage_formats, handoff, proc
@@ -29,6 +30,10 @@ PROFILE, COVERAGE = "cover.out", "coverage.json"
 _POSITION = re.compile(r"^(?:vet: )?(?P<path>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<message>.+)$")
 _SKIP_DIRS = ("vendor", "testdata")
 _FMT_BATCH = 200  # files per gofmt command line
+CACHEPROG = Path(__file__).resolve().parent / "cacheprog.py"
+# The cache program's interpreter: this one's real file (a launcher's toolchain links it from under /tmp, which a
+# sandbox hides), run isolated and without site-packages, as the program needs the standard library only.
+PYTHON = Path(sys.executable).resolve()
 
 
 def go_files(module: Path) -> list[Path]:
@@ -51,6 +56,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.modules: dict[str, str] = {}  # module path → directory relative to src
         self.profiles: list[tuple[Path, Path]] = []  # (coverprofile, its module's directory)
+        self.shared_gocache: Path | None = None  # the repository's, read by the offline steps' cache program
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -127,16 +133,25 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
                 self._run(wrap, argv, module, self.offline_env)
 
     def _private_build_cache(self) -> None:
-        """The offline steps run the repository's tests, which could write the build cache: they get a copy of the
-        shared one, so nothing they do reaches the next job."""
-        shared = Path(self.env["GOCACHE"])
-        if shared.is_dir():
-            shutil.copytree(shared, self.job_gocache, symlinks=True, dirs_exist_ok=True)
+        """The offline steps run the repository's tests, which could write the build cache: their go commands read
+        the shared one where it is and write the job's own (``cacheprog``), so nothing they do reaches the next
+        job. ``GOCACHE`` is the job's too: the go command keeps its fuzzing corpus there."""
+        self.shared_gocache = Path(self.env["GOCACHE"])
+        self.job_gocache.mkdir(parents=True, exist_ok=True)
         self.env["GOCACHE"] = str(self.job_gocache)
+        prog = [str(PYTHON), "-I", "-S", str(CACHEPROG), str(self.shared_gocache), str(self.job_gocache)]
+        self.env["GOCACHEPROG"] = " ".join(_go_quoted(arg) for arg in prog)
+
+    def _offline(self) -> proc.Wrap:
+        """The offline steps' sandbox, where they see the module cache and the shared build cache (read-only) and
+        the cache program, wherever the launcher placed them (a sandbox's ``/tmp`` is a fresh one)."""
+        readable = [Path(self.env["GOMODCACHE"]), CACHEPROG.parent, PYTHON.parents[1]]
+        if self.shared_gocache is not None and self.shared_gocache.is_dir():
+            readable.append(self.shared_gocache)
+        return proc.sandbox(self.cfg.workspace, readable=tuple(readable))
 
     def _go(self, args: list[str], module: Path) -> StepResult:
-        wrap = proc.sandbox(self.cfg.workspace, readable=(Path(self.env["GOMODCACHE"]),))
-        return self._run(wrap, ["go", *args], module, self.offline_env)
+        return self._run(self._offline(), ["go", *args], module, self.offline_env)
 
     def _compile(self) -> bool:
         """``go build ./...``: code that does not compile fails the build with the compiler's words."""
@@ -168,7 +183,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             self.rep.lint_advisory.append(f"{self.where(module)}:0:0 golangci-lint {golangci.ABSENT}")
             return []
         env = {**self.offline_env, "GOLANGCI_LINT_CACHE": str(self.cfg.workspace / "golangci-cache")}
-        step = self._run(proc.sandbox(self.cfg.workspace), golangci.argv(), module, env)
+        step = self._run(self._offline(), golangci.argv(), module, env)
         try:
             return golangci.findings(step, module, self.src)
         except golangci.GolangciError as exc:
@@ -256,3 +271,13 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             rep.errored("runner_crash", f"`go test` exited {bad.returncode}: {bad.last_stderr_line()}")
         elif rep.lint_errors:
             rep.failed("lint")
+
+
+def _go_quoted(arg: str) -> str:
+    """One argument of ``GOCACHEPROG`` as the go command splits it (``cmd/internal/quoted``: no escapes)."""
+    if not any(c in arg for c in " \t\n'\""):
+        return arg
+    quote = next((q for q in "'\"" if q not in arg), None)
+    if quote is None:
+        raise ValueError(f"a path the go command cannot be given quoted: {arg!r}")
+    return f"{quote}{arg}{quote}"

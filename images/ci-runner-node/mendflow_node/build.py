@@ -16,16 +16,17 @@ import json
 import re
 import shlex
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
-from mendflow_runner import coverage_formats, proc
+from mendflow_runner import coverage_formats, handoff, proc
 from mendflow_runner.config import JobConfig
 from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 
-from . import checks, command, results
+from . import checks, command, installed, results
 from .project import Project, ProjectError
 
 COVERAGE = "coverage.json"
@@ -127,6 +128,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.project: Project | None = None
         self.test = command.TestCommand("none")
+        self.eslint: Future[StepResult] | None = None
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -178,7 +180,20 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return self._selection_ok(results.selection)
 
     def _download(self) -> bool:
-        return self._fetch(self.proj.install_argv(), self.src)
+        """The frozen install, or a copy of the one an earlier job of the repository made of the same manifests,
+        lockfile and toolchain (``installed``); a fresh install is kept for the next job. Only a whole job keeps
+        one: a split job's caches are its own."""
+        node_modules = self.src / "node_modules"
+        whole = self.phase == handoff.WHOLE
+        kept = installed.KeptInstall.for_project(self.cache / "node", self.proj, self.env) if whole else None
+        if kept is not None and kept.restore(node_modules):
+            self.log.write(f"node_modules: copied from {kept.tree}, installed by an earlier job of this repository\n")
+            return True
+        if not self._fetch(self.proj.install_argv(), self.src):
+            return False
+        if kept is not None:
+            kept.keep(node_modules)
+        return True
 
     def _node(self, argv: list[str], env: dict[str, str] | None = None) -> StepResult:
         """A command offline in the sandbox, which sees this package again (``reporter.mjs``) when the local
@@ -188,7 +203,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
 
     def _compile(self) -> bool:
         """``tsc --noEmit`` with the repository's tsconfig and TypeScript, when the project type-checks itself: a
-        type error fails the build."""
+        type error fails the build. eslint starts beside it (both only read the tree; the lint step takes its
+        result), so a job's two checks cost about the longer one's time."""
+        self.eslint = self._start_eslint()
         if self.proj.tsconfig is None:
             return True
         if unchecked := self._not_type_checked():
@@ -221,14 +238,22 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return "no TypeScript sources and no script runs tsc"
         return ""
 
+    def _start_eslint(self) -> Future[StepResult] | None:
+        """The repository's eslint, running on a thread of its own; None when it configures none."""
+        if not self.proj.configures_eslint or (eslint := self.proj.bin("eslint")) is None:
+            return None
+        pool = ThreadPoolExecutor(max_workers=1)
+        running = pool.submit(self._node, [str(eslint), "--format", "json", "."])
+        pool.shutdown(wait=False)  # its one thread ends with eslint
+        return running
+
     def _lint(self) -> list[str]:
         if not self.proj.configures_eslint:
             return []
-        eslint = self.proj.bin("eslint")
-        if eslint is None:
+        if self.eslint is None:
             self.rep.lint_advisory.append(".:0:0 eslint is configured but not installed: nothing linted")
             return []
-        step = self._node([str(eslint), "--format", "json", "."])
+        step = self.eslint.result()
         try:
             errors, warnings = checks.eslint_findings(step, self.src)
         except checks.EslintError as exc:

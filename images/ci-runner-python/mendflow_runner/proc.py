@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -63,10 +64,11 @@ class Log:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock = threading.Lock()  # a step on another thread (the Node runner's eslint) writes whole entries too
 
     def write(self, text: str, echo: bool = True) -> None:
         line = text if text.endswith("\n") else text + "\n"
-        with self.path.open("a", encoding="utf-8", errors="replace") as fh:
+        with self._lock, self.path.open("a", encoding="utf-8", errors="replace") as fh:
             fh.write(line)
         if echo:  # the job's stdout is what a launcher keeps as the log tail
             print(line, end="", flush=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from mendflow_node.installed import KEPT_DIR
 from mendflow_runner.proc import EGRESS_SOCKET
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
@@ -539,6 +540,7 @@ def test_a_warm_frozen_install_asks_the_registry_nothing(
         "test/is.test.mjs": USES_IS_NUMBER,
     }
     assert _build(make_repo, tmp_path / "warm", node_cache, files).status == BuildStatus.PASSED
+    shutil.rmtree(node_cache / "node" / KEPT_DIR, ignore_errors=True)  # npm's own install, not the kept one
     source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
     egress = str(refusing_egress.server_address)
     report = BuildReport.model_validate(

@@ -1,0 +1,164 @@
+"""An npm project's installed ``node_modules``, kept in the repository's dependency cache for its next job.
+
+``npm ci`` from a warm cache still unpacks every package again (about 6 s for the TypeScript example, most of its
+job); a copy of the tree an earlier job installed takes a fraction of that. A kept tree is reused only where it
+is the tree ``npm ci`` would make again:
+
+- npm with a lockfile (a frozen install; without one the ranges resolve against the registry as of today);
+- the key is a digest of every ``package.json`` outside ``node_modules``, the lockfile, the project's ``.npmrc``,
+  the job's ``npm_config_*`` settings and the toolchain (Node's version, platform and module ABI, npm's version);
+- no repository code runs during the install: no ``package.json`` of the repository has an install lifecycle
+  script or a ``binding.gyp`` (node-gyp's implicit install), so what an install writes is the registry's
+  packages, as the lockfile pins them by integrity, and their own scripts;
+- it is copied from the install in the dependency phase, before any offline step runs, and the offline steps
+  (tests, tsc, eslint) see the cache read-only: what a test writes into its own ``node_modules`` never reaches the
+  kept tree.
+
+One tree is kept per repository (a new key replaces the old one); a job that cannot copy it installs as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .project import MANIFEST, Project
+
+KEPT_DIR = "installed"  # under the repository's Node cache
+# The scripts npm runs for a package it installs (the root and workspace packages included).
+INSTALL_SCRIPTS = ("preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare")
+_CACHE_SETTINGS = ("npm_config_cache", "npm_config_store_dir")  # where, not what: not part of the key
+_NODE_IDENTITY = "[process.version, process.platform, process.arch, process.versions.modules].join(' ')"
+_STALE_SEC = 3600.0  # a half-made copy left by a job that died
+
+
+class KeptInstall:
+    """The kept tree of one install key in ``cache`` (the repository's Node cache)."""
+
+    def __init__(self, cache: Path, key: str) -> None:
+        self.root = cache / KEPT_DIR
+        self.tree = self.root / key / "node_modules"
+
+    @classmethod
+    def for_project(cls, cache: Path, project: Project, env: dict[str, str]) -> KeptInstall | None:
+        """The project's kept install, or None when an earlier job's tree could differ from this one's."""
+        key = install_key(project, env)
+        return cls(cache, key) if key else None
+
+    def restore(self, node_modules: Path) -> bool:
+        """Copy the kept tree to ``node_modules``; False (and nothing left behind) when there is none or it cannot
+        be copied (another job of the repository replaced it meanwhile)."""
+        if not self.tree.is_dir():
+            return False
+        try:
+            _copy(self.tree, node_modules)
+        except (OSError, subprocess.SubprocessError):
+            shutil.rmtree(node_modules, ignore_errors=True)
+            return False
+        return True
+
+    def keep(self, node_modules: Path) -> None:
+        """Copy a fresh install as the repository's kept tree (made whole beside it, then renamed into place) and
+        drop the trees of other keys. A failure keeps nothing: the next job installs again."""
+        home = self.tree.parent
+        if home.exists() or not node_modules.is_dir():
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        making = self.root / f".making-{os.getpid()}-{time.monotonic_ns()}"
+        try:
+            making.mkdir()
+            _copy(node_modules, making / "node_modules")
+            # the repository's other jobs (other uids, its cache's group) must be able to drop it in turn
+            subprocess.run(["chmod", "-R", "g+rwX", str(making)], capture_output=True, timeout=600, check=True)
+            making.rename(home)
+        except (OSError, subprocess.SubprocessError):
+            shutil.rmtree(making, ignore_errors=True)
+            return
+        self._drop_others(home)
+
+    def _drop_others(self, kept: Path) -> None:
+        for entry in self.root.iterdir():
+            if entry == kept or (entry.name.startswith(".") and _age(entry) < _STALE_SEC):
+                continue
+            gone = self.root / f".dropping-{entry.name.lstrip('.')}-{os.getpid()}"
+            try:
+                entry.rename(gone)  # at once invisible to a job about to copy it
+            except OSError:
+                continue
+            shutil.rmtree(gone, ignore_errors=True)
+
+
+def install_key(project: Project, env: dict[str, str]) -> str | None:
+    """The digest of what decides an ``npm ci``'s tree, or None when a kept tree must not stand in for one."""
+    root = project.root
+    if project.manager != "npm" or project.lockfile is None or (root / "node_modules").exists():
+        return None
+    manifests = _manifests(root)
+    if any(_runs_repository_code(path) for path in manifests):
+        return None
+    toolchain = _toolchain(env)
+    if toolchain is None:
+        return None
+    digest = hashlib.sha256(toolchain.encode() + b"\0")
+    for path in [*manifests, root / project.lockfile, root / ".npmrc"]:
+        if path.is_file():
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    settings = sorted((k, v) for k, v in env.items() if k.startswith("npm_config_") and k not in _CACHE_SETTINGS)
+    digest.update(json.dumps(settings).encode())
+    return digest.hexdigest()[:32]
+
+
+def _manifests(root: Path) -> list[Path]:
+    """Every ``package.json`` of the repository (workspaces, ``file:`` packages), outside ``node_modules``."""
+    found = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in ("node_modules", ".git"))
+        if MANIFEST in files:
+            found.append(Path(top) / MANIFEST)
+    return found
+
+
+def _runs_repository_code(manifest: Path) -> bool:
+    """npm would run this package's own code while installing: an install script, or node-gyp's implicit one."""
+    if (manifest.parent / "binding.gyp").is_file():
+        return True
+    try:
+        scripts = json.loads(manifest.read_text(encoding="utf-8")).get("scripts")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return True  # unreadable: npm's install will say why
+    return isinstance(scripts, dict) and any(name in scripts for name in INSTALL_SCRIPTS)
+
+
+def _toolchain(env: dict[str, str]) -> str | None:
+    """Node's version, platform, arch and module ABI, and npm's version; None when either cannot be read."""
+    npm = shutil.which("npm", path=env.get("PATH"))
+    if npm is None:
+        return None
+    package = next((p / MANIFEST for p in Path(npm).resolve().parents if (p / MANIFEST).is_file()), None)
+    try:
+        node = subprocess.run(
+            ["node", "-p", _NODE_IDENTITY], env=env, capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+        npm_version = json.loads(package.read_text(encoding="utf-8"))["version"] if package else None
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError):
+        return None
+    return f"{node} npm {npm_version}" if npm_version else None
+
+
+def _copy(source: Path, target: Path) -> None:
+    """``cp`` keeps symlinks as links (``.bin``), modes and times: 0.3-0.9 s for the example's 94 MB of 4,202
+    files, several times faster than ``shutil.copytree``'s per-file Python."""
+    argv = ["cp", "-R", "--no-dereference", "--preserve=mode,timestamps,links", str(source), str(target)]
+    subprocess.run(argv, capture_output=True, timeout=600, check=True)
+
+
+def _age(path: Path) -> float:
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return 0.0

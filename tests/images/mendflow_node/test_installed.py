@@ -1,0 +1,118 @@
+"""The npm install a job keeps for the repository's next job: reused only for the same manifests, lockfile and
+toolchain, never when the repository's own code runs while installing, and out of reach of the tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mendflow_node.installed import KEPT_DIR, install_key
+from mendflow_node.project import Project
+
+from mendflow.contracts import BuildReport, BuildStatus
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_node.helpers import LOCKS, USES_IS_NUMBER, node_env, package_json, run_node_runner
+from tests.images.mendflow_runner.helpers import snapshot
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js and npm")
+
+Files = dict[str, str | bytes | None]
+LOCK = (LOCKS / "package-lock.json").read_text()
+# A test that changes its own node_modules and tries the kept tree, wherever the job's cache is.
+POISONS = """\
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, writeFileSync } from "node:fs";
+
+const FALSE = "module.exports = () => false;\\n";
+
+test("writes its own node_modules and cannot write the kept one", () => {
+  writeFileSync("node_modules/is-number/index.js", FALSE);
+  const kept = `${process.env.MENDFLOW_JOB_CACHE}/node/installed`;
+  for (const key of readdirSync(kept)) {
+    assert.throws(() => writeFileSync(`${kept}/${key}/node_modules/is-number/index.js`, FALSE));
+  }
+});
+"""
+
+
+def _files(**more: str) -> Files:
+    return {
+        "package.json": package_json("node --test test/", **{"is-number": "7.0.0"}),
+        "package-lock.json": LOCK,
+        **more,
+    }
+
+
+def _project(tmp_path: Path, files: Files) -> Project:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(str(text))
+    return Project.read(tmp_path)
+
+
+def _key(tmp_path: Path, files: Files) -> str | None:
+    return install_key(_project(tmp_path, files), node_env(tmp_path / "cache"))
+
+
+def _build(make_repo: RepoFactory, where: Path, cache: Path, files: Files) -> BuildReport:
+    source = snapshot(make_repo(files, name=where.name), where / "src.tar.gz")
+    return BuildReport.model_validate(run_node_runner(source, where / "out", cache))
+
+
+def test_the_same_manifests_lockfile_and_toolchain_have_the_same_key(tmp_path: Path) -> None:
+    assert _key(tmp_path / "a", _files()) == _key(tmp_path / "b", _files(**{"src/x.js": "x"})) is not None
+
+
+def test_another_lockfile_has_another_key(tmp_path: Path) -> None:
+    relocked = LOCK.replace('"name": "demo"', '"name": "demo2"', 1)
+    assert _key(tmp_path / "a", _files()) != _key(tmp_path / "b", {**_files(), "package-lock.json": relocked})
+
+
+def test_a_workspace_packages_manifest_is_part_of_the_key(tmp_path: Path) -> None:
+    member = json.dumps({"name": "member", "version": "1.0.0"})
+    assert _key(tmp_path / "a", _files()) != _key(tmp_path / "b", _files(**{"packages/m/package.json": member}))
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"package.json": json.dumps({"name": "d", "scripts": {"prepare": "node build.js"}})},
+        {"packages/m/package.json": json.dumps({"name": "m", "scripts": {"postinstall": "node x.js"}})},
+        {"packages/m/package.json": json.dumps({"name": "m"}), "packages/m/binding.gyp": "{}"},
+    ],
+    ids=["root prepare", "workspace postinstall", "workspace native addon"],
+)
+def test_an_install_that_runs_the_repositorys_code_is_never_kept(tmp_path: Path, extra: Files) -> None:
+    assert _key(tmp_path, {**_files(), **extra}) is None
+
+
+def test_no_lockfile_no_key(tmp_path: Path) -> None:
+    assert _key(tmp_path, {"package.json": package_json("node --test test/", **{"is-number": "7.0.0"})}) is None
+
+
+@pytest.fixture
+def visible_cache() -> Iterator[Path]:
+    """A job cache outside ``/tmp``, where the offline steps' sandbox mounts a fresh one: as the local launcher's,
+    the tests see it (read-only)."""
+    cache = Path(tempfile.mkdtemp(prefix="mendflow-node-cache-", dir="/var/tmp"))
+    yield cache
+    shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_the_next_job_gets_the_kept_install_whatever_a_test_wrote_into_its_own(
+    make_repo: RepoFactory, tmp_path: Path, visible_cache: Path
+) -> None:
+    cache = visible_cache
+    first = _build(make_repo, tmp_path / "first", cache, _files(**{"test/poison.test.mjs": POISONS}))
+    assert first.status == BuildStatus.PASSED, first.error_reason
+    kept = next((cache / "node" / KEPT_DIR).glob("*/node_modules/is-number/index.js"))
+    assert "() => false" not in kept.read_text()
+    second = _build(make_repo, tmp_path / "second", cache, _files(**{"test/is.test.mjs": USES_IS_NUMBER}))
+    assert (second.status, second.tests.passed) == (BuildStatus.PASSED, 1), second.error_reason
+    assert "node_modules: copied from" in (tmp_path / "second" / "out" / "runner.log").read_text()
