@@ -4,8 +4,8 @@ job compiles written to the job's own.
 The offline steps run the repository's tests, which may compile (a test that runs ``go build``) or write the
 build cache outright, so they must not write the shared one; copying it into the job instead cost 0.5-1.5 s a job
 for the standard library alone, and grows with the cache. The go command asks this program for each action
-(``go help gocacheprog``; the protocol is ``cmd/go/internal/cacheprog``): a ``get`` is answered from the job's
-cache, else from the shared one, whose files the go command only reads; a ``put`` goes to the job's cache. Both
+(``go help gocacheprog``; the protocol is ``cmd/go/internal/cacheprog``): a ``get`` is answered from the shared
+cache, whose files the go command only reads, else from the job's; a ``put`` goes to the job's cache. Both
 are in the go command's own layout (``XX/<action>-a`` entries, ``XX/<output>-d`` bodies), so the shared cache
 stays the one the dependency phase's native go commands write.
 
@@ -19,6 +19,7 @@ import base64
 import hashlib
 import json
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -53,7 +54,7 @@ class DiskLayout:
             found = os.stat(body)
         except (OSError, ValueError):
             return None
-        if not os.path.isfile(body) or found.st_size != size:
+        if not stat.S_ISREG(found.st_mode) or found.st_size != size:
             return None  # an executable's entry is a directory: only the go command's own cache serves those
         return {"OutputID": _b64(output), "Size": size, "DiskPath": body}
 
