@@ -3,7 +3,9 @@
 For each subject — the shipped example and real modules from the language's registry — one run measures, side
 by side: the B1 status mendflow gives (target: PASSED where the project's own test command passes), its line
 coverage, and mendflow's build job (the local launcher's sandboxed job: unpack, dependency phase, build, lint,
-tests, coverage) ÷ the project's own test-with-coverage command run directly, both warm (target ≤ 1.2).
+tests, coverage) ÷ the project's own test-with-coverage command run directly, both warm (target ≤ 1.2): on the
+commit both sides have built already, and on a new one (a comment appended to one source file and committed, as
+a push brings), which is what a CI run builds and what the own side then compiles again.
 
     uv run python bench/languages.py [--repeat 3] [--json] [--language go|typescript|rust|java ...]
 
@@ -81,10 +83,16 @@ class Row:
     mendflow_sec: float
     cold_mendflow_sec: float
     files: int
+    own_new_sec: float  # the same on a new commit (one source file edited)
+    mendflow_new_sec: float
 
     @property
     def ratio(self) -> float:
         return self.mendflow_sec / self.own_sec if self.own_sec else float("nan")
+
+    @property
+    def ratio_new(self) -> float:
+        return self.mendflow_new_sec / self.own_new_sec if self.own_new_sec else float("nan")
 
 
 def go_env(work: Path) -> dict[str, str]:
@@ -201,7 +209,7 @@ def own_go(repo: Path, work: Path) -> tuple[float, str]:
     """The project's tests with coverage as its CI runs them, directly: the command mendflow runs, with
     ``-count=1`` so Go's test result cache (which a new commit's CI does not hit) answers nothing."""
     argv = ["go", "test", "-short", "-count=1", "-covermode=atomic", f"-coverprofile={work / 'own.out'}", "./..."]
-    return _timed(argv, repo, go_env(work))
+    return _timed(argv, own_checkout(repo, work), go_env(work))
 
 
 def own_checkout(repo: Path, work: Path) -> Path:
@@ -302,30 +310,81 @@ SOURCE_SUFFIXES = {
 LANGUAGES = list(SOURCE_SUFFIXES)
 
 
+def edited_source(language: str, repo: Path) -> Path:
+    """The source file a new commit edits: the first non-test one where the project keeps its code (the root
+    package, ``src/``, ``lib/``, ``src/main/java``), else the package's entry point."""
+    places = {"go": [""], "rust": ["src"], "typescript": ["src", "lib"], "java": ["src/main/java"]}[language]
+    for place in places:
+        for path in sorted((repo / place).rglob("*") if place else repo.glob("*")):
+            if path.suffix in SOURCE_SUFFIXES[language] and not _is_test(path.relative_to(repo)):
+                return path
+    return repo / json.loads((repo / "package.json").read_text()).get("main", "index.js")
+
+
+def _is_test(path: Path) -> bool:
+    name = path.name
+    return (
+        name.endswith(("_test.go", ".d.ts"))
+        or any(mark in name for mark in (".test.", ".spec."))
+        or bool({"test", "tests", "__tests__", "node_modules", "testdata"} & set(path.parts))
+    )
+
+
+def new_commit(language: str, repo: Path, own: Path, n: int) -> None:
+    """A commit the project has not built: a comment appended to one source file (after a blank line, as gofmt
+    and rustfmt keep it), in mendflow's repository and the own side's working copy alike."""
+    source = edited_source(language, repo)
+    rel = source.relative_to(repo)
+    text = source.read_text() + f"\n// bench: commit {n}\n"
+    commit_files(repo, {str(rel): text}, f"bench commit {n}")
+    (own / rel).write_text(text)
+
+
 def measure(
     language: str, name: str, repo: Path, work: Path, repeat: int, own_run: Callable[[Path, Path], tuple[float, str]]
 ) -> Row:
+    """Cold once, then per repeat, interleaved so both sides see the same machine: the commit both have built,
+    then a new commit (what a CI run on a push builds)."""
     cold, status, line_pct = mendflow_b1(repo)
     own_status = own_run(repo, work)[1]  # warms the project's own caches
-    own, ours = [], []
-    for _ in range(repeat):  # interleaved, so both see the same machine
+    own_dir = own_checkout(repo, work)
+    own, ours, own_new, ours_new = [], [], [], []
+    for n in range(repeat):
         own.append(own_run(repo, work)[0])
+        ours.append(mendflow_b1(repo)[0])
+        new_commit(language, repo, own_dir, n)
+        own_new.append(own_run(repo, work)[0])
         wall, status, line_pct = mendflow_b1(repo)
-        ours.append(wall)
+        ours_new.append(wall)
     files = sum(1 for p in repo.rglob("*") if p.suffix in SOURCE_SUFFIXES[language] and ".git" not in p.parts)
+    median = statistics.median
     return Row(
-        language, name, own_status, status, line_pct, statistics.median(own), statistics.median(ours), cold, files
+        language,
+        name,
+        own_status,
+        status,
+        line_pct,
+        own_sec=median(own),
+        mendflow_sec=median(ours),
+        cold_mendflow_sec=cold,
+        files=files,
+        own_new_sec=median(own_new),
+        mendflow_new_sec=median(ours_new),
     )
 
 
 def table(rows: list[Row]) -> str:
-    head = "| language | subject | source files | own test | B1 | line % | own s | mendflow s | ratio (warm) | cold s |"
-    lines = [head, "|" + "---|" * 10]
+    head = (
+        "| language | subject | source files | own test | B1 | line % | own s | mendflow s | ratio (warm) "
+        "| own s (new commit) | mendflow s (new commit) | ratio (new commit) | cold s |"
+    )
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
         pct = f"{r.line_pct:.1f}" if r.line_pct is not None else "—"
         lines.append(
             f"| {r.language} | {r.subject} | {r.files} | {r.own_status} | {r.b1_status} | {pct} | {r.own_sec:.2f} "
-            f"| {r.mendflow_sec:.2f} | {r.ratio:.2f} | {r.cold_mendflow_sec:.2f} |"
+            f"| {r.mendflow_sec:.2f} | {r.ratio:.2f} | {r.own_new_sec:.2f} | {r.mendflow_new_sec:.2f} "
+            f"| {r.ratio_new:.2f} | {r.cold_mendflow_sec:.2f} |"
         )
     return "\n".join(lines)
 
@@ -361,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
             repo = subject_repo(name, spec, "java-isbn", maven_files, work)
             rows.append(measure("java", name, repo, work, args.repeat, own_maven))
     if args.json:
-        print(json.dumps([{**asdict(r), "ratio": r.ratio} for r in rows], indent=2))
+        print(json.dumps([{**asdict(r), "ratio": r.ratio, "ratio_new": r.ratio_new} for r in rows], indent=2))
     else:
         print(table(rows))
     return 0

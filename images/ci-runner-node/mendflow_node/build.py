@@ -181,8 +181,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
 
     def _download(self) -> bool:
         """The frozen install, or a copy of the one an earlier job of the repository made of the same manifests,
-        lockfile and toolchain (``installed``); a fresh install is kept for the next job. Only a whole job keeps
-        one: a split job's caches are its own."""
+        lockfile (or none) and toolchain (``installed``); a fresh install is kept for the next job. Only a whole
+        job keeps one: a split job's caches are its own."""
         node_modules = self.src / "node_modules"
         whole = self.phase == handoff.WHOLE
         kept = installed.KeptInstall.for_project(self.cache / "node", self.proj, self.env) if whole else None

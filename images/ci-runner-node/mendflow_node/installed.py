@@ -2,14 +2,17 @@
 
 ``npm ci`` from a warm cache still unpacks every package again (about 6 s for the TypeScript example, most of its
 job); a copy of the tree an earlier job installed takes a fraction of that. A kept tree is reused only where it
-is the tree ``npm ci`` would make again:
+is the tree the install would make again:
 
-- npm with a lockfile (a frozen install; without one the ranges resolve against the registry as of today);
+- npm (pnpm and yarn link their trees to their own stores);
 - the key is a digest of every ``package.json`` outside ``node_modules``, the lockfile, the project's ``.npmrc``,
-  the job's ``npm_config_*`` settings and the toolchain (Node's version, platform and module ABI, npm's version);
+  the job's ``npm_config_*`` settings and the toolchain (Node's version, platform and module ABI, npm's version).
+  Without a lockfile (a published tarball, a library that commits none) the kept tree is the resolution of the
+  ranges the first job made, until a manifest changes: a release upstream between two commits cannot make the
+  second fail, as only what a commit changes may;
 - no repository code runs during the install: no ``package.json`` of the repository has an install lifecycle
   script or a ``binding.gyp`` (node-gyp's implicit install), so what an install writes is the registry's
-  packages, as the lockfile pins them by integrity, and their own scripts;
+  packages, checked against their integrity, and their own scripts;
 - it is copied from the install in the dependency phase, before any offline step runs, and the offline steps
   (tests, tsc, eslint) see the cache read-only: what a test writes into its own ``node_modules`` never reaches the
   kept tree.
@@ -94,9 +97,9 @@ class KeptInstall:
 
 
 def install_key(project: Project, env: dict[str, str]) -> str | None:
-    """The digest of what decides an ``npm ci``'s tree, or None when a kept tree must not stand in for one."""
+    """The digest of what decides an npm install's tree, or None when a kept tree must not stand in for one."""
     root = project.root
-    if project.manager != "npm" or project.lockfile is None or (root / "node_modules").exists():
+    if project.manager != "npm" or (root / "node_modules").exists():
         return None
     manifests = _manifests(root)
     if any(_runs_repository_code(path) for path in manifests):
@@ -105,7 +108,7 @@ def install_key(project: Project, env: dict[str, str]) -> str | None:
     if toolchain is None:
         return None
     digest = hashlib.sha256(toolchain.encode() + b"\0")
-    for path in [*manifests, root / project.lockfile, root / ".npmrc"]:
+    for path in [*manifests, root / (project.lockfile or "package-lock.json"), root / ".npmrc"]:
         if path.is_file():
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     settings = sorted((k, v) for k, v in env.items() if k.startswith("npm_config_") and k not in _CACHE_SETTINGS)

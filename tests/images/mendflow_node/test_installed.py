@@ -92,8 +92,20 @@ def test_an_install_that_runs_the_repositorys_code_is_never_kept(tmp_path: Path,
     assert _key(tmp_path, {**_files(), **extra}) is None
 
 
-def test_no_lockfile_no_key(tmp_path: Path) -> None:
-    assert _key(tmp_path, {"package.json": package_json("node --test test/", **{"is-number": "7.0.0"})}) is None
+def _unlocked(version_range: str) -> Files:
+    return {"package.json": package_json("node --test test/", **{"is-number": version_range})}
+
+
+def test_without_a_lockfile_the_same_manifests_have_the_same_key(tmp_path: Path) -> None:
+    assert _key(tmp_path / "a", _unlocked("^7.0.0")) == _key(tmp_path / "b", _unlocked("^7.0.0")) is not None
+
+
+def test_without_a_lockfile_a_changed_range_resolves_again(tmp_path: Path) -> None:
+    assert _key(tmp_path / "a", _unlocked("^7.0.0")) != _key(tmp_path / "b", _unlocked("^6.0.0"))
+
+
+def test_a_lockfile_added_later_has_another_key(tmp_path: Path) -> None:
+    assert _key(tmp_path / "a", _unlocked("7.0.0")) != _key(tmp_path / "b", _files())
 
 
 @pytest.fixture
@@ -105,14 +117,16 @@ def visible_cache() -> Iterator[Path]:
     shutil.rmtree(cache, ignore_errors=True)
 
 
+@pytest.mark.parametrize("locked", [True, False], ids=["lockfile", "no lockfile"])
 def test_the_next_job_gets_the_kept_install_whatever_a_test_wrote_into_its_own(
-    make_repo: RepoFactory, tmp_path: Path, visible_cache: Path
+    make_repo: RepoFactory, tmp_path: Path, visible_cache: Path, locked: bool
 ) -> None:
     cache = visible_cache
-    first = _build(make_repo, tmp_path / "first", cache, _files(**{"test/poison.test.mjs": POISONS}))
+    manifests = _files() if locked else _unlocked("^7.0.0")
+    first = _build(make_repo, tmp_path / "first", cache, {**manifests, "test/poison.test.mjs": POISONS})
     assert first.status == BuildStatus.PASSED, first.error_reason
     kept = next((cache / "node" / KEPT_DIR).glob("*/node_modules/is-number/index.js"))
     assert "() => false" not in kept.read_text()
-    second = _build(make_repo, tmp_path / "second", cache, _files(**{"test/is.test.mjs": USES_IS_NUMBER}))
+    second = _build(make_repo, tmp_path / "second", cache, {**manifests, "test/is.test.mjs": USES_IS_NUMBER})
     assert (second.status, second.tests.passed) == (BuildStatus.PASSED, 1), second.error_reason
     assert "node_modules: copied from" in (tmp_path / "second" / "out" / "runner.log").read_text()
