@@ -311,11 +311,12 @@ LANGUAGES = list(SOURCE_SUFFIXES)
 
 
 def edited_source(language: str, repo: Path) -> Path:
-    """The source file a new commit edits: the first non-test one where the project keeps its code (the root
-    package, ``src/``, ``lib/``, ``src/main/java``), else the package's entry point."""
+    """The source file a new commit edits: the shallowest non-test one where the project keeps its code (a Go
+    module's packages, ``src/``, ``lib/``, ``src/main/java``), else the package's entry point."""
     places = {"go": [""], "rust": ["src"], "typescript": ["src", "lib"], "java": ["src/main/java"]}[language]
     for place in places:
-        for path in sorted((repo / place).rglob("*") if place else repo.glob("*")):
+        found = sorted((repo / place).rglob("*"), key=lambda p: (len(p.parts), p))
+        for path in found:
             if path.suffix in SOURCE_SUFFIXES[language] and not _is_test(path.relative_to(repo)):
                 return path
     return repo / json.loads((repo / "package.json").read_text()).get("main", "index.js")
@@ -326,7 +327,7 @@ def _is_test(path: Path) -> bool:
     return (
         name.endswith(("_test.go", ".d.ts"))
         or any(mark in name for mark in (".test.", ".spec."))
-        or bool({"test", "tests", "__tests__", "node_modules", "testdata"} & set(path.parts))
+        or bool({"test", "tests", "__tests__", "node_modules", "testdata", "vendor"} & set(path.parts))
     )
 
 
