@@ -4,7 +4,7 @@
 job); a copy of the tree an earlier job installed takes a fraction of that. A kept tree is reused only where it
 is the tree the install would make again:
 
-- npm (pnpm and yarn link their trees to their own stores);
+- npm (not yet pnpm, whose tree links into its store, nor yarn);
 - the key is a digest of every ``package.json`` outside ``node_modules``, the lockfile, the project's ``.npmrc``,
   the job's ``npm_config_*`` settings and the toolchain (Node's version, platform and module ABI, npm's version).
   Without a lockfile (a published tarball, a library that commits none) the kept tree is the resolution of the
