@@ -327,18 +327,16 @@ def _is_test(path: Path) -> bool:
     return (
         name.endswith(("_test.go", ".d.ts"))
         or any(mark in name for mark in (".test.", ".spec."))
-        or bool({"test", "tests", "__tests__", "node_modules", "testdata", "vendor"} & set(path.parts))
+        or bool({"test", "tests", "__tests__", "node_modules", "testdata", "vendor", ".git"} & set(path.parts))
     )
 
 
-def new_commit(language: str, repo: Path, own: Path, n: int) -> None:
-    """A commit the project has not built: a comment appended to one source file (after a blank line, as gofmt
-    and rustfmt keep it), in mendflow's repository and the own side's working copy alike."""
-    source = edited_source(language, repo)
-    rel = source.relative_to(repo)
-    text = source.read_text() + f"\n// bench: commit {n}\n"
-    commit_files(repo, {str(rel): text}, f"bench commit {n}")
-    (own / rel).write_text(text)
+def new_commit(repo: Path, own: Path, edited: Path, n: int) -> None:
+    """A commit the project has not built: a comment appended to ``edited`` (after a blank line, as gofmt and
+    rustfmt keep it), in mendflow's repository and the own side's working copy alike."""
+    text = (repo / edited).read_text() + f"\n// bench: commit {n}\n"
+    commit_files(repo, {str(edited): text}, f"bench commit {n}")
+    (own / edited).write_text(text)
 
 
 def measure(
@@ -349,11 +347,12 @@ def measure(
     cold, status, line_pct = mendflow_b1(repo)
     own_status = own_run(repo, work)[1]  # warms the project's own caches
     own_dir = own_checkout(repo, work)
+    edited = edited_source(language, repo).relative_to(repo)
     own, ours, own_new, ours_new = [], [], [], []
     for n in range(repeat):
         own.append(own_run(repo, work)[0])
         ours.append(mendflow_b1(repo)[0])
-        new_commit(language, repo, own_dir, n)
+        new_commit(repo, own_dir, edited, n)
         own_new.append(own_run(repo, work)[0])
         wall, status, line_pct = mendflow_b1(repo)
         ours_new.append(wall)

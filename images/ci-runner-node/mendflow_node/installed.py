@@ -108,7 +108,8 @@ def install_key(project: Project, env: dict[str, str]) -> str | None:
     if toolchain is None:
         return None
     digest = hashlib.sha256(toolchain.encode() + b"\0")
-    for path in [*manifests, root / (project.lockfile or "package-lock.json"), root / ".npmrc"]:
+    lockfile = [root / project.lockfile] if project.lockfile else []
+    for path in [*manifests, *lockfile, root / ".npmrc"]:
         if path.is_file():
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     settings = sorted((k, v) for k, v in env.items() if k.startswith("npm_config_") and k not in _CACHE_SETTINGS)
