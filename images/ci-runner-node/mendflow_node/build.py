@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import shlex
 import shutil
@@ -129,6 +130,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.project: Project | None = None
         self.test = command.TestCommand("none")
         self.eslint: Future[StepResult] | None = None
+        self.mounts: proc.Mounts = ()  # a kept install, shown at node_modules to the offline steps
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -180,25 +182,39 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return self._selection_ok(results.selection)
 
     def _download(self) -> bool:
-        """The frozen install, or a copy of the one an earlier job of the repository made of the same manifests,
-        lockfile (or none) and toolchain (``installed``); a fresh install is kept for the next job. Only a whole
-        job keeps one: a split job's caches are its own."""
+        """The frozen install, or the one an earlier job of the repository made of the same manifests, lockfile
+        (or none) and toolchain (``installed``); a fresh install is kept for the next job, and used from there
+        as a later job uses it. Only a whole job keeps one: a split job's caches are its own."""
         node_modules = self.src / "node_modules"
         whole = self.phase == handoff.WHOLE
         kept = installed.KeptInstall.for_project(self.cache / "node", self.proj, self.env) if whole else None
-        if kept is not None and kept.restore(node_modules):
-            self.log.write(f"node_modules: copied from {kept.tree}, installed by an earlier job of this repository\n")
+        lend = os.path.basename(proc.sandbox(self.cfg.workspace)(["true"])[0]) == "bwrap"
+        if kept is not None and self._use_kept(kept, node_modules, lend):
             return True
         if not self._fetch(self.proj.install_argv(), self.src):
             return False
         if kept is not None:
-            kept.keep(node_modules)
+            kept.keep(node_modules, move=lend)
+            if not node_modules.exists() and not self._use_kept(kept, node_modules, lend):
+                return self._fetch(self.proj.install_argv(), self.src)  # the kept tree went meanwhile
         return True
+
+    def _use_kept(self, kept: installed.KeptInstall, node_modules: Path, lend: bool) -> bool:
+        """The kept tree as this job's ``node_modules``: bound read-only in each offline step's sandbox when
+        they run in bubblewrap, else copied."""
+        if lend and (mounts := kept.lend(node_modules)) is not None:
+            self.mounts, self.project = mounts, dataclasses.replace(self.proj, installed=kept.tree)
+            self.log.write(f"node_modules: {kept.tree}, read-only\n")
+            return True
+        if kept.restore(node_modules):
+            self.log.write(f"node_modules: copied from {kept.tree}\n")
+            return True
+        return False
 
     def _node(self, argv: list[str], env: dict[str, str] | None = None) -> StepResult:
         """A command offline in the sandbox, which sees this package again (``reporter.mjs``) when the local
         launcher placed it under the host's ``/tmp``, where the sandbox mounts a fresh one."""
-        wrap = proc.sandbox(self.cfg.workspace, readable=(Path(__file__).resolve().parent,))
+        wrap = proc.sandbox(self.cfg.workspace, readable=(Path(__file__).resolve().parent,), mounts=self.mounts)
         return self._run(wrap, argv, self.src, {**self.offline_env, **(env or {})})
 
     def _compile(self) -> bool:

@@ -55,6 +55,9 @@ class Project:
     manifest: dict[str, Any]
     manager: str  # npm | pnpm | yarn
     lockfile: str | None
+    # Where the installed tree really is, when the offline steps see it at root/node_modules (a kept install
+    # bound there read-only: ``installed.KeptInstall.lend``), not in it.
+    installed: Path | None = None
 
     @classmethod
     def read(cls, root: Path) -> Project:
@@ -136,11 +139,14 @@ class Project:
 
     def bin(self, name: str) -> Path | None:
         """The repository's own installed tool (``node_modules/.bin/NAME``), or None."""
-        path = self.root / "node_modules" / ".bin" / name
-        return path if path.exists() else None
+        return self.root / "node_modules" / ".bin" / name if (self._tree / ".bin" / name).exists() else None
 
     def has_package(self, name: str) -> bool:
-        return (self.root / "node_modules" / name / MANIFEST).is_file()
+        return (self._tree / name / MANIFEST).is_file()
+
+    @property
+    def _tree(self) -> Path:
+        return self.installed or self.root / "node_modules"
 
     @property
     def scripts(self) -> dict[str, str]:

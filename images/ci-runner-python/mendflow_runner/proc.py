@@ -99,12 +99,16 @@ def _read(fh: IO[bytes]) -> str:
     return fh.read().decode("utf-8", errors="replace")
 
 
-def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = ()) -> list[str]:
+Mounts = tuple[tuple[Path, Path], ...]  # (what, where): read-only binds inside a sandbox's writable path
+
+
+def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = ()) -> list[str]:
     """``argv`` with no network (a fresh namespace: not even the host's loopback, where the Prefect API may
     listen), its own ``/tmp`` and ``/dev/shm`` (gone when it ends), and every path but ``writable`` read-only.
 
     ``readable`` are paths the command needs that may live under the host's ``/tmp`` (the runner's own
-    plugin, the interpreter): they are bound back, read-only, over the fresh ``/tmp``.
+    plugin, the interpreter): they are bound back, read-only, over the fresh ``/tmp``. ``mounts`` show a
+    read-only tree at a place inside ``writable`` (a Node job's kept ``node_modules``); each place must exist.
     bubblewrap does it unprivileged when the machine has it (the local launcher's hosts: the bootstrap
     installs it); a Kubernetes pod gets the same from its NetworkPolicy and emptyDirs, so without bwrap the
     command runs as it is.
@@ -119,7 +123,8 @@ def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = ()) ->
     for path in sorted({str(p.resolve()) for p in readable if _under_tmp(p.resolve())}):
         sandbox += ["--ro-bind", path, path]
     where = str(writable)
-    return [bwrap, *sandbox, "--bind", where, where, "--", *argv]
+    shown = [arg for what, place in mounts for arg in ("--ro-bind", str(what), str(place))]
+    return [bwrap, *sandbox, "--bind", where, where, *shown, "--", *argv]
 
 
 _IPV6_LOCALHOST = re.compile(r"^[ \t]*::1[ \t]+(?:\S+[ \t]+)*localhost\b", re.MULTILINE)
@@ -189,7 +194,7 @@ def _this_job_alone() -> list[str]:
     return ["--tmpfs", str(Path(job).parent), "--ro-bind", job, job] if job else []
 
 
-def sandbox(writable: Path, readable: tuple[Path, ...] = ()) -> Wrap:
+def sandbox(writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = ()) -> Wrap:
     """``offline`` for every step of a phase that runs the repository's code or config (lint, tests, the test
     generator's gates, Pynguin): only ``writable`` may be written.
 
@@ -202,10 +207,10 @@ def sandbox(writable: Path, readable: tuple[Path, ...] = ()) -> Wrap:
         bare = os.sep not in argv[0]
         found = shutil.which(argv[0]) if bare else argv[0]
         if found is None:
-            return offline(argv, writable, readable)
+            return offline(argv, writable, readable, mounts)
         real = Path(found).resolve()
         installs = (Path(found).absolute().parent.parent, real.parent.parent)
-        return offline([str(real) if bare else found, *argv[1:]], writable, readable=(*readable, *installs))
+        return offline([str(real) if bare else found, *argv[1:]], writable, (*readable, *installs), mounts)
 
     return wrap
 

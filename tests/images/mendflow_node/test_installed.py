@@ -3,6 +3,7 @@ toolchain, never when the repository's own code runs while installing, and out o
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import tempfile
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mendflow_node.installed import KEPT_DIR, install_key
+from mendflow_node.installed import IN_USE, KEPT_DIR, KeptInstall, install_key
 from mendflow_node.project import Project
 
 from mendflow.contracts import BuildReport, BuildStatus
@@ -22,20 +23,23 @@ pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node
 
 Files = dict[str, str | bytes | None]
 LOCK = (LOCKS / "package-lock.json").read_text()
-# A test that changes its own node_modules and tries the kept tree, wherever the job's cache is.
+# A test that tries to change the packages it sees and the kept tree, wherever the job's cache is, and writes a
+# tool's cache beside the packages.
 POISONS = """\
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 
 const FALSE = "module.exports = () => false;\\n";
 
-test("writes its own node_modules and cannot write the kept one", () => {
-  writeFileSync("node_modules/is-number/index.js", FALSE);
+test("cannot write the packages it sees nor the kept tree, and writes a tool's cache", () => {
+  assert.throws(() => writeFileSync("node_modules/is-number/index.js", FALSE), /EROFS/);
   const kept = `${process.env.MENDFLOW_JOB_CACHE}/node/installed`;
   for (const key of readdirSync(kept)) {
     assert.throws(() => writeFileSync(`${kept}/${key}/node_modules/is-number/index.js`, FALSE));
   }
+  mkdirSync("node_modules/.cache/tool", { recursive: true });
+  writeFileSync("node_modules/.cache/tool/made", "by a test");
 });
 """
 
@@ -127,6 +131,41 @@ def test_the_next_job_gets_the_kept_install_whatever_a_test_wrote_into_its_own(
     assert first.status == BuildStatus.PASSED, first.error_reason
     kept = next((cache / "node" / KEPT_DIR).glob("*/node_modules/is-number/index.js"))
     assert "() => false" not in kept.read_text()
+    assert not list((cache / "node" / KEPT_DIR).glob("*/node_modules/.cache"))
     second = _build(make_repo, tmp_path / "second", cache, {**manifests, "test/is.test.mjs": USES_IS_NUMBER})
     assert (second.status, second.tests.passed) == (BuildStatus.PASSED, 1), second.error_reason
-    assert "node_modules: copied from" in (tmp_path / "second" / "out" / "runner.log").read_text()
+    assert "/node_modules, read-only" in (tmp_path / "second" / "out" / "runner.log").read_text()
+
+
+def _kept(cache: Path, key: str, **entries: str) -> KeptInstall:
+    kept = KeptInstall(cache, key)
+    for name, text in {"pkg/index.js": "x", ".bin/tool": "#!", **entries}.items():
+        (kept.tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (kept.tree / name).write_text(text)
+    (kept.tree.parent / IN_USE).touch()
+    return kept
+
+
+def test_a_lent_tree_is_a_mount_point_per_package_and_a_copy_of_the_tools_caches(tmp_path: Path) -> None:
+    kept = _kept(tmp_path / "cache", "a", **{".cache/babel/x": "cached", ".package-lock.json": "{}"})
+    node_modules = tmp_path / "src" / "node_modules"
+    node_modules.parent.mkdir()
+    mounts = kept.lend(node_modules)
+    assert mounts == tuple((kept.tree / n, node_modules / n) for n in (".bin", ".package-lock.json", "pkg"))
+    assert [p.name for p in (node_modules / "pkg", node_modules / ".bin") if any(p.iterdir())] == []
+    assert (node_modules / ".cache" / "babel" / "x").read_text() == "cached"
+
+
+def test_a_tree_a_job_uses_is_not_dropped_for_another_key(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    used = _kept(cache, "a")
+    (tmp_path / "src").mkdir()
+    assert used.lend(tmp_path / "src" / "node_modules") is not None
+    (tmp_path / "fresh").mkdir()
+    KeptInstall(cache, "b").keep(tmp_path / "fresh")
+    assert used.tree.is_dir()
+    del used
+    gc.collect()  # the job ended: its lock is gone
+    (tmp_path / "newer").mkdir()
+    KeptInstall(cache, "c").keep(tmp_path / "newer")
+    assert sorted(p.name for p in (cache / KEPT_DIR).iterdir()) == ["c"]

@@ -28,3 +28,19 @@ def test_a_removed_hosts_file_is_written_again(tmp_path: Path) -> None:
     Path(first[1]).unlink()
     argv = sandbox(tmp_path)([sys.executable, "-c", RESOLVE, "10"])
     assert subprocess.run(argv, capture_output=True, text=True, check=True).stdout.strip() == "::1"
+
+
+WRITE = "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text('changed')"
+
+
+def test_a_mounted_tree_is_seen_in_place_and_read_only(tmp_path: Path) -> None:
+    tree, place = tmp_path / "kept", tmp_path / "work" / "node_modules"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "index.js").write_text("kept")
+    (place / "pkg").mkdir(parents=True)
+    wrap = sandbox(tmp_path / "work", mounts=((tree / "pkg", place / "pkg"),))
+    read = subprocess.run(wrap(["cat", str(place / "pkg" / "index.js")]), capture_output=True, text=True, check=True)
+    assert read.stdout == "kept"
+    wrote = subprocess.run(wrap([sys.executable, "-c", WRITE, str(place / "pkg" / "index.js")]), capture_output=True)
+    assert (wrote.returncode, b"Read-only file system" in wrote.stderr) == (1, True)
+    assert (tree / "pkg" / "index.js").read_text() == "kept"
