@@ -57,6 +57,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         self.modules: dict[str, str] = {}  # module path → directory relative to src
         self.profiles: list[tuple[Path, Path]] = []  # (coverprofile, its module's directory)
         self.shared_gocache: Path | None = None  # the repository's, read by the offline steps' cache program
+        self.warmed: dict[tuple[Path, str], StepResult] = {}  # (module, build|vet): the warm-up's run of it
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -125,12 +126,15 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
         binaries: ``-exec /bin/true`` runs none), so the build cache they start from is warm. The go command runs
-        no repository code while compiling, so this may write the repository's shared cache; results are the
-        offline steps' to judge."""
+        no repository code while compiling, so this may write the repository's shared cache. In a whole job its
+        ``go build`` and ``go vet`` are the build and lint steps' (the same commands in the same environment, and
+        compiling is all they do); the tests' results are the offline steps' to judge."""
         wrap = self._confined()
         for module in self.module_dirs:
             for argv in warm.commands(self.refusals.parent / "mendflow-warm.out"):
-                self._run(wrap, argv, module, self.offline_env)
+                step = self._run(wrap, argv, module, self.offline_env)
+                if self.phase == handoff.WHOLE and argv[1] in ("build", "vet") and not step.timed_out:
+                    self.warmed[(module, argv[1])] = step
 
     def _private_build_cache(self) -> None:
         """The offline steps run the repository's tests, which could write the build cache: their go commands read
@@ -153,10 +157,14 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
     def _go(self, args: list[str], module: Path) -> StepResult:
         return self._run(self._offline(), ["go", *args], module, self.offline_env)
 
+    def _compiling(self, verb: str, module: Path) -> StepResult:
+        """``go build ./...`` or ``go vet ./...``: the warm-up's run of it, else offline."""
+        return self.warmed.pop((module, verb), None) or self._go([verb, "./..."], module)
+
     def _compile(self) -> bool:
         """``go build ./...``: code that does not compile fails the build with the compiler's words."""
         for module in self.module_dirs:
-            step = self._go(["build", "./..."], module)
+            step = self._compiling("build", module)
             if step.timed_out:
                 self.rep.errored("timeout", "`go build ./...` ran out of the job's time budget")
                 return False
@@ -169,7 +177,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
     def _lint(self) -> list[str]:
         found: list[str] = []
         for module in self.module_dirs:
-            vet = self._go(["vet", "./..."], module)
+            vet = self._compiling("vet", module)
             if not vet.ok:
                 found += self._positions(vet, module, code="vet")
             found += self._gofmt(module)

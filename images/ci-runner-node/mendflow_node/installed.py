@@ -110,8 +110,7 @@ class KeptInstall:
                 node_modules.rename(making / "node_modules")
             else:
                 _copy(node_modules, making / "node_modules")
-            # the repository's other jobs (other uids, its cache's group) must be able to drop it in turn
-            subprocess.run(["chmod", "-R", "g+rwX", str(making)], capture_output=True, timeout=600, check=True)
+            _share(making)
             making.rename(home)
         except (OSError, subprocess.SubprocessError):
             if move and not node_modules.exists():
@@ -164,6 +163,13 @@ def _unused(lock: Path, stack: contextlib.ExitStack) -> bool:
     except OSError:
         return False
     return True
+
+
+def _share(tree: Path) -> None:
+    """Give ``tree`` to the repository's other jobs (other uids in its cache's group, the setgid directory's), who
+    read it and drop it in turn: a moved install still has its job's own group."""
+    for argv in (["chgrp", "-R", str(tree.stat().st_gid)], ["chmod", "-R", "g+rwX"]):
+        subprocess.run([*argv, str(tree)], capture_output=True, timeout=600, check=True)
 
 
 def _places(tree: Path, node_modules: Path) -> Mounts:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from tests.images.mendflow_runner.helpers import snapshot
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js and npm")
 
 Files = dict[str, str | bytes | None]
+OTHER_GROUP = 54321  # no job's
 LOCK = (LOCKS / "package-lock.json").read_text()
 # A test that tries to change the packages it sees and the kept tree, wherever the job's cache is, and writes a
 # tool's cache beside the packages.
@@ -169,3 +171,18 @@ def test_a_tree_a_job_uses_is_not_dropped_for_another_key(tmp_path: Path) -> Non
     (tmp_path / "newer").mkdir()
     KeptInstall(cache, "c").keep(tmp_path / "newer")
     assert sorted(p.name for p in (cache / KEPT_DIR).iterdir()) == ["c"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives files to another group")
+def test_a_moved_install_belongs_to_the_caches_group(tmp_path: Path) -> None:
+    # the local launcher's jobs are other uids in the repository cache's group; the install keeps its job's group
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.chown(cache, -1, OTHER_GROUP)
+    cache.chmod(0o2770)
+    node_modules = tmp_path / "src" / "node_modules"
+    (node_modules / "pkg").mkdir(parents=True)
+    (node_modules / "pkg" / "index.js").write_text("x")
+    kept = KeptInstall(cache, "a")
+    kept.keep(node_modules, move=True)
+    assert {p.stat().st_gid for p in kept.tree.rglob("*")} == {OTHER_GROUP}
