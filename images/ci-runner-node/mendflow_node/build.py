@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import shlex
 import shutil
@@ -188,7 +187,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         node_modules = self.src / "node_modules"
         whole = self.phase == handoff.WHOLE
         kept = installed.KeptInstall.for_project(self.cache / "node", self.proj, self.env) if whole else None
-        lend = os.path.basename(proc.sandbox(self.cfg.workspace)(["true"])[0]) == "bwrap"
+        lend = proc.in_bwrap(proc.sandbox(self.cfg.workspace)(["true"]))
         if kept is not None and self._use_kept(kept, node_modules, lend):
             return True
         if not self._fetch(self.proj.install_argv(), self.src):

@@ -104,12 +104,12 @@ class KeptInstall:
         try:
             making.mkdir()
             (making / IN_USE).touch()
-            if move and not self._hold(making / IN_USE):  # held before a job of another key may drop it
-                raise OSError("the new tree's lock is taken")
-            if move:
+            if not move:
+                _copy(node_modules, making / "node_modules")
+            elif self._hold(making / IN_USE):  # held before a job of another key may drop it
                 node_modules.rename(making / "node_modules")
             else:
-                _copy(node_modules, making / "node_modules")
+                raise OSError("the new tree's lock is taken")
             _share(making)
             making.rename(home)
         except (OSError, subprocess.SubprocessError):

@@ -194,6 +194,11 @@ def _this_job_alone() -> list[str]:
     return ["--tmpfs", str(Path(job).parent), "--ro-bind", job, job] if job else []
 
 
+def in_bwrap(argv: list[str]) -> bool:
+    """A wrapped command runs in bubblewrap (a wrap leaves it as it is where there is none: a pod)."""
+    return os.path.basename(argv[0]) == "bwrap"
+
+
 def sandbox(writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = ()) -> Wrap:
     """``offline`` for every step of a phase that runs the repository's code or config (lint, tests, the test
     generator's gates, Pynguin): only ``writable`` may be written.
@@ -229,7 +234,7 @@ class StableRoot:
 
     def __init__(self, wrap: Wrap, real: Path) -> None:
         self.wrap, self.real = wrap, str(real)
-        self.active = os.path.basename(wrap(["true"])[0]) == "bwrap"
+        self.active = in_bwrap(wrap(["true"]))
 
     def path(self, value: str) -> str:
         if not self.active or not (value == self.real or value.startswith(self.real + "/")):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import discovery, progress, repo_config
-from .proc import Log, StepResult, run, sandbox
+from .proc import Log, StepResult, in_bwrap, run, sandbox
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 CONTEXTS_VARIABLE = "MENDFLOW_TEST_CONTEXTS"  # set: the plugin records which test ran which line
@@ -264,7 +264,7 @@ def run_own_script(paths: Paths, script: list[str], env: dict[str, str], timeout
 def _with_sandbox_tmp(argv: list[str], env: dict[str, str]) -> dict[str, str]:
     """The sandbox's own /tmp as TMPDIR, as a pod's: under the job's deep workspace, a test's tmp_path is too long
     for a Unix socket (107 bytes: werkzeug 3.1.3's test_server[unix socket])."""
-    return {**env, "TMPDIR": "/tmp"} if os.path.basename(argv[0]) == "bwrap" else env
+    return {**env, "TMPDIR": "/tmp"} if in_bwrap(argv) else env
 
 
 def _journal_events(path: Path) -> list[dict[str, object]]:
