@@ -255,7 +255,7 @@ def pynguin_alone(spec: Any, tree: Path, repo: Path, pyn_py: str, repo_py: str, 
         dest = out / module
         dest.mkdir(parents=True, exist_ok=True)
         argv = pyn.argv(pyn_py, project, module, dest, options)  # the builder's exact command line
-        env = {**os.environ, **pyn.environment(options),
+        env = {**os.environ, **pyn.environment(options, out / "pycache"),
                "PYTHONPATH": os.pathsep.join(p for p in (str(project), site_packages(repo_py)) if p)}  # fmt: skip
         proc = subprocess.Popen(argv, cwd=dest, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)  # fmt: skip

@@ -150,13 +150,14 @@ def targets_payload(spec: TestSpec) -> list[dict[str, Any]]:
 
 
 def pynguin_options(settings: Settings) -> dict[str, Any]:
-    """Pynguin's budget and seed, the same for every module (the bench runs Pynguin alone with these)."""
+    """Pynguin's budget, seed and parallelism, the same for every module (the bench runs Pynguin alone with these)."""
     p = settings.pynguin
     return {
         "version": PYNGUIN_VERSION,
         "search_time": p.search_time_sec,
         "module_timeout": p.module_limit_sec,
         "seed": p.seed,
+        "workers": max(1, int(settings.sandbox.cpu_limit)),  # modules searched at once: one core each
     }
 
 

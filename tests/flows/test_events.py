@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from flows.pipeline import self_healing_pipeline
 from mendflow.contracts import PipelineOutcome
 from mendflow.events import resource_id
 from tests.fixtures.prefect import PrefectServer
-from tests.fixtures.repos import RepoFactory
+from tests.fixtures.repos import private_home
 from tests.flows.sample_repos import FAILING
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("mendflow_env")]
@@ -51,13 +52,27 @@ def test_a_merged_run_emits_one_event_per_transition(prefect_server: PrefectServ
     )
 
 
-def test_a_regression_emits_build_verifier_and_pipeline_events_once(
-    prefect_server: PrefectServer, make_repo: RepoFactory
-) -> None:
+@dataclass
+class Regression:
+    """A run on a commit whose test fails, and the events it left on its repository."""
+
+    commit_sha: str
+    events: list[dict[str, object]]
+
+
+@pytest.fixture(scope="module")
+def regression(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFactory) -> Regression:
+    """Module-scoped: the run serves each test of what a regression's events say."""
     repo_id, since = f"events/red-{uuid.uuid4().hex[:8]}", datetime.now(UTC) - timedelta(seconds=5)
-    self_healing_pipeline(repo=str(make_repo(FAILING, name="red")), branch="main", repo_id=repo_id, return_state=True)
-    found = events_of(prefect_server, repo_id, since, expected=5)
-    assert Counter(str(e["event"]) for e in found) == Counter(
+    with private_home(tmp_path_factory.mktemp("regression")) as make_repo:
+        repo = make_repo(FAILING, "red")
+        state = self_healing_pipeline(repo=str(repo), branch="main", repo_id=repo_id, return_state=True)
+    sha = state.result(raise_on_failure=False).commit_sha
+    return Regression(sha, events_of(prefect_server, repo_id, since, expected=5))
+
+
+def test_a_regression_emits_build_verifier_and_pipeline_events_once(regression: Regression) -> None:
+    assert Counter(str(e["event"]) for e in regression.events) == Counter(
         {
             "mendflow.build.failed": 2,  # B1, and the heal's flaky check re-running the failed test
             "mendflow.verifier.regression": 1,
@@ -67,13 +82,7 @@ def test_a_regression_emits_build_verifier_and_pipeline_events_once(
     )
 
 
-def test_events_name_the_commit_as_a_related_resource(prefect_server: PrefectServer, make_repo: RepoFactory) -> None:
-    repo_id, since = f"events/rel-{uuid.uuid4().hex[:8]}", datetime.now(UTC) - timedelta(seconds=5)
-    state = self_healing_pipeline(
-        repo=str(make_repo(FAILING, name="rel")), branch="main", repo_id=repo_id, return_state=True
-    )
-    sha = state.result(raise_on_failure=False).commit_sha
-    related = [r for e in events_of(prefect_server, repo_id, since, expected=3) for r in e["related"]]  # type: ignore[attr-defined]
-    assert {"prefect.resource.id": f"mendflow.commit.{sha}", "prefect.resource.role": "commit"}.items() <= related[
-        0
-    ].items()
+def test_events_name_the_commit_as_a_related_resource(regression: Regression) -> None:
+    commit = {"prefect.resource.id": f"mendflow.commit.{regression.commit_sha}", "prefect.resource.role": "commit"}
+    for event in regression.events:
+        assert any(commit.items() <= r.items() for r in event["related"])  # type: ignore[attr-defined]

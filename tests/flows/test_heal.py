@@ -22,14 +22,14 @@ from prefect.flow_runs import resume_flow_run
 
 from flows.heal import heal_commit
 from flows.pipeline import self_healing_pipeline
-from mendflow.contracts import CheckStatus, ErrorCategory, HealOutcome, HealResult, PipelineOutcome
+from mendflow.contracts import CheckStatus, ErrorCategory, HealOutcome, HealResult, PipelineOutcome, PipelineResult
 from mendflow.keys import RepoKeys
 from mendflow.settings import get_settings
 from mendflow.store import open_store
 from tasks.outcome import pipeline_result
 from tests.fixtures.llm_server import LLMServer
 from tests.fixtures.prefect import PrefectServer
-from tests.fixtures.repos import commit_files, new_repo
+from tests.fixtures.repos import commit_files, private_home
 from tests.flows.sample_repos import PYPROJECT
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
@@ -51,17 +51,51 @@ def heal_of(repo: Path, sha: str) -> HealResult:
     return result
 
 
-def test_a_renamed_function_is_healed_offline_and_merged(make_repo: Any) -> None:
-    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")})
+@dataclass
+class Renamed:
+    """The loop's run on a commit that renamed the function the tests call, and what it stored."""
 
-    result = self_healing_pipeline(repo=str(repo), commit=sha, branch="main")
+    repo: Path
+    sha: str
+    result: PipelineResult
+    stored: list[str]
 
+
+@pytest.fixture(scope="module")
+def renamed(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFactory) -> Renamed:
+    """Module-scoped: the run (~30 s) serves each test of what healing a rename leaves behind."""
+    with private_home(tmp_path_factory.mktemp("renamed")) as in_home:
+        repo, sha = two_commits(in_home, {"shapes.py": SHAPES.replace("def area", "def surface")})
+        result = self_healing_pipeline(repo=str(repo), commit=sha, branch="main")
+        settings = get_settings()
+        stored = open_store(settings.resolved_store_url(), settings).list(f"repos/local/shapes/{sha}/heal/B1")
+    return Renamed(repo, sha, result, stored)
+
+
+def test_a_renamed_function_is_healed_offline_and_merged(renamed: Renamed) -> None:
+    result = renamed.result
     assert result.outcome is PipelineOutcome.HEALED, result.heal and result.heal.summary_md
     assert result.heal is not None and result.heal.b3 is not None and result.heal.b3.status.value == "PASSED"
-    healed = pygit2.Repository(str(repo))[result.merged_sha].peel(pygit2.Commit).tree
+    healed = pygit2.Repository(str(renamed.repo))[result.merged_sha].peel(pygit2.Commit).tree
     text = healed["tests/test_shapes.py"].data.decode()
     assert "from shapes import surface" in text and "assert surface(2, 3) == 6" in text
     assert healed["shapes.py"].data.decode() == SHAPES.replace("def area", "def surface")  # source untouched
+
+
+def test_the_heal_commit_names_each_fix_and_its_method(renamed: Renamed) -> None:
+    heal = renamed.result.heal
+    assert heal is not None and heal.heal_commit_sha
+
+    message = pygit2.Repository(str(renamed.repo))[heal.heal_commit_sha].peel(pygit2.Commit).message
+
+    assert "- tests/test_shapes.py: deterministic:rename (update) — shapes.area renamed to shapes.surface" in message
+
+
+def test_the_audit_trail_and_checklist_are_stored(renamed: Renamed) -> None:
+    prefix = f"repos/local/shapes/{renamed.sha}/heal/B1"
+    assert f"{prefix}/checklist.json" in renamed.stored and f"{prefix}/result.json" in renamed.stored
+    kinds = [k.rsplit("/", 1)[-1] for k in renamed.stored if "/audit/" in k]
+    assert len(kinds) >= 3
 
 
 def test_an_import_through_a_dropped_reexport_is_healed_from_the_code_index(make_repo: Any) -> None:
@@ -90,15 +124,6 @@ def test_a_lint_finding_in_a_test_is_cleared_by_the_repos_fixers_and_merged(make
     )  # fmt: skip
     merged = pygit2.Repository(str(repo))[result.merged_sha].peel(pygit2.Commit).tree
     assert merged["tests/test_again.py"].data.decode() == TESTS.replace("test_area", "test_area_again")
-
-
-def test_the_heal_commit_names_each_fix_and_its_method(make_repo: Any) -> None:
-    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")})
-
-    result = heal_of(repo, sha)
-
-    message = pygit2.Repository(str(repo))[result.heal_commit_sha].peel(pygit2.Commit).message
-    assert "- tests/test_shapes.py: deterministic:rename (update) — shapes.area renamed to shapes.surface" in message
 
 
 def test_a_test_broken_only_by_what_a_broken_test_left_behind_is_healed_with_it(make_repo: Any) -> None:
@@ -147,19 +172,6 @@ def test_a_flaky_test_is_quarantined_not_healed(make_repo: Any) -> None:
     assert [(e.test_id, e.status) for e in result.checklist.entries] == [
         ("tests/test_flaky.py::test_flaky", CheckStatus.QUARANTINED)
     ]
-
-
-def test_the_audit_trail_and_checklist_are_stored(make_repo: Any) -> None:
-    repo, sha = two_commits(make_repo, {"shapes.py": SHAPES.replace("def area", "def surface")})
-
-    result = heal_of(repo, sha)
-
-    settings = get_settings()
-    keys = open_store(settings.resolved_store_url(), settings).list(f"repos/local/shapes/{sha}/heal/B1")
-    assert f"repos/local/shapes/{sha}/heal/B1/checklist.json" in keys
-    assert f"repos/local/shapes/{sha}/heal/B1/result.json" in keys
-    kinds = [k.rsplit("/", 1)[-1] for k in keys if "/audit/" in k]
-    assert len(kinds) >= 3 and result.outcome is HealOutcome.HEALED
 
 
 def test_a_regression_gets_a_source_fix_proposed_on_its_own_branch_never_merged(
@@ -262,16 +274,8 @@ def answered(
     """Module-scoped: each answer's run (~35 s) serves both the returned and the stored result's test."""
     approve: bool = request.param
     home = tmp_path_factory.mktemp(f"answer-{approve}")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("MENDFLOW_STATE_DIR", str(home / "state"))
-        env.setenv("MENDFLOW_RETRY_DELAYS_SEC", "[0, 0, 0]")
-        env.setenv("MENDFLOW_HEAL__AUTO_APPROVE", "[]")
-        env.setenv("MENDFLOW_HEAL__APPROVAL_WAIT_SEC", "300")
-        get_settings.cache_clear()
-
-        def in_home(files: dict[str, str | bytes | None], name: str) -> Path:  # make_repo is function-scoped
-            return new_repo(home / name, files)
-
+    waits = {"MENDFLOW_HEAL__AUTO_APPROVE": "[]", "MENDFLOW_HEAL__APPROVAL_WAIT_SEC": "300"}
+    with private_home(home, **waits) as in_home:
         path, sha = two_commits(in_home, {"shapes.py": SHAPES.replace("def area", "def surface")}, f"answer{approve}")
         returned: list[Any] = []
         runner = in_background(lambda: returned.append(heal_commit(repo=str(path), commit=sha, branch="main")))
@@ -280,7 +284,6 @@ def answered(
         settings = get_settings()
         key = RepoKeys(f"local/answer{approve}").heal_result(sha, "B1")
         stored = HealResult.model_validate_json(open_store(settings.resolved_store_url(), settings).get_bytes(key))
-    get_settings.cache_clear()
     yield Answered(approve, returned, stored)
 
 

@@ -6,11 +6,15 @@ import pygit2
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
+from prefect.client.schemas.objects import State
 
 from flows.pipeline import self_healing_pipeline
-from mendflow.contracts import BuildStatus, DropReason, FailReason, PipelineOutcome
+from mendflow.contracts import BuildStatus, DropReason, FailReason, PipelineOutcome, PipelineResult
+from mendflow.settings import get_settings
 from tasks.outcome import pipeline_result
 from tests.fixtures.llm_server import LLMServer
+from tests.fixtures.prefect import PrefectServer
+from tests.fixtures.repos import private_home
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_server", "mendflow_env")]
 
@@ -57,19 +61,32 @@ def script(llm: LLMServer, test_file: str) -> None:
 
 @pytest.fixture
 def llm_env(mendflow_env: pytest.MonkeyPatch, scripted_llm: LLMServer) -> LLMServer:
-    mendflow_env.setenv("MENDFLOW_LLM__BASE_URL", scripted_llm.url)
-    mendflow_env.setenv("MENDFLOW_LLM__API_KEY", "sk-test")
-    mendflow_env.setenv("MENDFLOW_LLM__MAX_RETRIES", "0")
-    from mendflow.settings import get_settings
-
+    for name, value in llm_values(scripted_llm.url).items():
+        mendflow_env.setenv(name, value)
     get_settings.cache_clear()
     return scripted_llm
 
 
-def test_llm_loop_merges_the_test_it_wrote(make_repo, llm_env: LLMServer) -> None:
-    repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
-    script(llm_env, RAISES)
-    result = self_healing_pipeline(repo=str(repo), branch="main")
+def llm_values(url: str) -> dict[str, str]:
+    return {"MENDFLOW_LLM__BASE_URL": url, "MENDFLOW_LLM__API_KEY": "sk-test", "MENDFLOW_LLM__MAX_RETRIES": "0"}
+
+
+@pytest.fixture(scope="module")
+def merged(
+    prefect_server: PrefectServer, llm_server: LLMServer, tmp_path_factory: pytest.TempPathFactory
+) -> State[PipelineResult]:
+    """Module-scoped: the LLM loop's run on a repo with one untested raise serves each test of a merged run."""
+    llm_server.reset()
+    with private_home(tmp_path_factory.mktemp("merged"), **llm_values(llm_server.url)) as make_repo:
+        repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING}, "half")
+        script(llm_server, RAISES)
+        state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)
+    llm_server.reset()
+    return state
+
+
+def test_llm_loop_merges_the_test_it_wrote(merged: State[PipelineResult]) -> None:
+    result = pipeline_result(merged)
     assert result.outcome is PipelineOutcome.MERGED, result.regression
     assert result.spec is not None and result.spec.planner == "llm"
     assert result.generated is not None and result.generated.generator == "llm"
@@ -79,14 +96,11 @@ def test_llm_loop_merges_the_test_it_wrote(make_repo, llm_env: LLMServer) -> Non
     assert result.b2 is not None and result.b2.coverage is not None and result.b2.coverage.line_pct == 100.0
 
 
-def test_the_run_tells_its_story_in_artifacts(make_repo, llm_env: LLMServer) -> None:
-    repo = make_repo({"pyproject.toml": PYPROJECT, "half.py": SOURCE, "tests/test_half.py": EXISTING})
-    script(llm_env, RAISES)
-    state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)
-    assert state.is_completed() and state.name == "Merged"
+def test_the_run_tells_its_story_in_artifacts(merged: State[PipelineResult]) -> None:
+    assert merged.is_completed() and merged.name == "Merged"
     keys = ["coverage-b1-b2", "generated-tests", "pipeline-result", "testspec-cases"]
     this_run = ArtifactFilter(
-        key=ArtifactFilterKey(any_=keys), flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id])
+        key=ArtifactFilterKey(any_=keys), flow_run_id=ArtifactFilterFlowRunId(any_=[merged.state_details.flow_run_id])
     )
     with get_client(sync_client=True) as client:
         found = {a.key: a for a in client.read_artifacts(artifact_filter=this_run)}

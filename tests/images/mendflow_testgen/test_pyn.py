@@ -87,24 +87,46 @@ def pynguin_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     return found
 
 
-def _generate(root: Path, pynguin_python: str, seed: int, module: str = "half", source: str = HALF) -> str:
+def _generate_all(
+    root: Path, pynguin_python: str, seed: int, sources: dict[str, str], workers: int = 1
+) -> tuple[dict[str, str], list[str]]:
     src = root / "src"
     src.mkdir(parents=True)
-    (src / f"{module}.py").write_text(source)
-    test_path = f"tests/test_{module}_mendflow.py"
-    # The module's own search time (the trusted side sizes it by the module's gap) wins over the default.
-    modules = [{"module": module, "project_path": ".", "test_path": test_path, "search_time": 5}]
-    options = {"search_time": 90, "module_timeout": 120, "seed": seed}
+    modules = []
+    for module, source in sources.items():
+        (src / f"{module}.py").write_text(source)
+        # The module's own search time (the trusted side sizes it by the module's gap) wins over the default.
+        modules.append({"module": module, "project_path": ".", "test_path": f"tests/test_{module}_mendflow.py",
+                        "search_time": 5})  # fmt: skip
+    options = {"search_time": 90, "module_timeout": 120, "seed": seed, "workers": workers}
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     deadline = time.monotonic() + 300
     files, notes, xfails = pyn.generate(
         root, src, pynguin_python, sys.executable, modules, options, env, Log(root / "pyn.log"),
         lambda: deadline - time.monotonic(),
     )  # fmt: skip
-    assert files, (notes, (root / "pyn.log").read_text()[-3000:])
     assert "--maximum-search-time 5 " in (root / "pyn.log").read_text()
     assert not xfails
-    return files[test_path]
+    return files, notes
+
+
+def _generate(root: Path, pynguin_python: str, seed: int, module: str = "half", source: str = HALF) -> str:
+    files, notes = _generate_all(root, pynguin_python, seed, {module: source})
+    assert files, (notes, (root / "pyn.log").read_text()[-3000:])
+    return files[f"tests/test_{module}_mendflow.py"]
+
+
+def _meeting(here: Path, me: str, other: str) -> str:
+    """A module whose import waits (less than Pynguin's module timeout) for the other one's import to start."""
+    return (
+        f"import pathlib, time\n"
+        f"pathlib.Path({str(here / me)!r}).touch()\n"
+        f"_until = time.monotonic() + 8\n"
+        f"while not pathlib.Path({str(here / other)!r}).exists():\n"
+        f"    if time.monotonic() > _until:\n"
+        f"        raise RuntimeError('imported alone')\n"
+        f"    time.sleep(0.05)\n\n" + HALF.replace("half", f"half_{me}")
+    )
 
 
 def test_the_same_seed_generates_the_same_tests_and_raises_are_asserted(tmp_path: Path, pynguin_python: str) -> None:
@@ -114,6 +136,27 @@ def test_the_same_seed_generates_the_same_tests_and_raises_are_asserted(tmp_path
     assert first == second
     assert "with pytest.raises(ValueError):" in first  # half(odd): an informative test, not an xfail
     assert "xfail" not in first and edit.test_names(first)
+
+
+def test_modules_are_searched_as_many_at_once_as_the_job_has_workers(tmp_path: Path, pynguin_python: str) -> None:
+    here = tmp_path / "w" / "met"  # inside the job's work dir: the sandbox sees that and a /tmp of its own
+    here.mkdir(parents=True)
+    sources = {"left": _meeting(here, "left", "right"), "right": _meeting(here, "right", "left")}
+
+    files, notes = _generate_all(tmp_path / "w", pynguin_python, 7, sources, workers=2)
+
+    assert sorted(files) == ["tests/test_left_mendflow.py", "tests/test_right_mendflow.py"], notes
+    assert "half_left(" in files["tests/test_left_mendflow.py"]
+
+
+def test_pynguins_bytecode_is_kept_for_the_jobs_next_pynguin_and_never_beside_the_sources(
+    tmp_path: Path, pynguin_python: str
+) -> None:
+    _generate(tmp_path, pynguin_python, 7)
+
+    cached = {p.name.split(".")[0] for p in (tmp_path / "pynguin-pycache").rglob("*.pyc")}
+    assert {"generator", "half"} <= cached  # Pynguin's own modules and the module under test
+    assert not list((tmp_path / "src").rglob("__pycache__"))
 
 
 def test_the_wrapper_pads_the_stack_size_of_instrumented_code(pynguin_python: str) -> None:
