@@ -247,7 +247,8 @@ def pynguin_alone(spec: Any, tree: Path, repo: Path, pyn_py: str, repo_py: str, 
     options = pynguin_options(get_settings())  # the builder's seed and budget
     git_tree = pygit2.Repository(str(repo)).revparse_single(spec.parent_commit_sha).peel(pygit2.Commit).tree
     taken: dict[str, str] = {}
-    test_files = {t.path: layout.test_file_for(t.path, layout.tests_dir(git_tree), taken) for t in spec.targets}
+    tests_dir = layout.tests_dir(git_tree)
+    test_files = {t.path: layout.test_file_for(t.path, tests_dir, taken, git_tree) for t in spec.targets}
     files: dict[str, str] = {}
     for path, test_path in sorted(test_files.items()):
         module, root = layout.module_of(path, git_tree)
