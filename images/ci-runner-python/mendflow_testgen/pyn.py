@@ -144,18 +144,16 @@ def generate(
         notes: list[str] = []
         return _generate_one(work, src, pyn_python, repo_python, mod, options, env, log, remaining, notes), notes
 
-    results: dict[int, tuple[str | None, list[str]]] = {}
     with ThreadPoolExecutor(max(1, int(options.get("workers", 1)))) as pool:
-        pending = {pool.submit(one, mod): i for i, mod in enumerate(modules)}
-        for done, future in enumerate(as_completed(pending), 1):
-            i = pending[future]
-            results[i] = future.result()
-            progress.report(done, len(modules), str(modules[i]["module"]))  # the trusted side's bar moves
+        futures = [pool.submit(one, mod) for mod in modules]
+        names = {future: str(mod["module"]) for future, mod in zip(futures, modules, strict=True)}
+        for done, future in enumerate(as_completed(futures), 1):
+            progress.report(done, len(modules), names[future])  # the trusted side's bar moves
     files: dict[str, str] = {}
     notes: list[str] = []
     xfails: set[str] = set()
-    for i, mod in enumerate(modules):
-        tidy, module_notes = results[i]
+    for mod, future in zip(modules, futures, strict=True):
+        tidy, module_notes = future.result()
         notes += module_notes
         if tidy is not None:
             files[mod["test_path"]] = tidy
