@@ -43,19 +43,32 @@ GO_SUBJECTS = [
     ("github.com/google/uuid", "github.com/google/uuid@v1.6.0"),
     ("github.com/cespare/xxhash/v2", "github.com/cespare/xxhash/v2@v2.3.0"),
     ("github.com/google/go-cmp", "github.com/google/go-cmp@v0.6.0"),
+    # errgroup, semaphore and singleflight: a suite whose tests wait on real time.
+    ("golang.org/x/sync", "golang.org/x/sync@v0.8.0"),
     # With dependencies from the module proxy; two of its tests fail as published here (TestDirExists and
     # TestNoDirExists), and its suite package takes half a minute.
     ("github.com/stretchr/testify", "github.com/stretchr/testify@v1.9.0"),
 ]
 # (subject, name@version or None, the project's own test-with-coverage command). npm tarballs carry no lockfile:
-# both sides install what the manifest's ranges resolve to today.
+# both sides install what the manifest's ranges resolve to today. A package's own command is its ``npm test``, the
+# whole test script mendflow runs too (its linters aside, which mendflow runs as its lint step), where that script
+# measures coverage or the package configures none.
 TS_SUBJECTS = [
     ("ts-invoice (example)", None, ["npx", "vitest", "run", "--coverage.enabled"]),
-    ("light-my-request", "light-my-request@6.8.1", ["npm", "run", "test:unit"]),  # c8 --100 node --test
+    # eslint, then c8 --100 node --test, then tstyche
+    ("light-my-request", "light-my-request@6.8.1", ["npm", "test"]),
     ("exponential-backoff", "exponential-backoff@3.1.3", ["npx", "jest", "--coverage"]),  # jest 24, ts-jest
-    ("css-what", "css-what@8.0.0", ["npm", "run", "test:vi"]),  # vitest, no coverage provider in its manifest
+    # vitest (no coverage provider in its manifest), then tsc --noEmit, eslint and biome
+    ("css-what", "css-what@8.0.0", ["npm", "test"]),
+    # c8 --100 node --test, then jest on one file, then tstyche: two test runners in one script
+    ("process-warning", "process-warning@5.1.1", ["npm", "test"]),
 ]
-RUST_SUBJECTS = [("rust-duration (example)", None), ("itoa", "itoa@1.0.11"), ("semver", "semver@1.0.23")]
+RUST_SUBJECTS = [
+    ("rust-duration (example)", None),
+    ("itoa", "itoa@1.0.11"),
+    ("semver", "semver@1.0.23"),
+    ("heck", "heck@0.5.0"),  # no dependencies; a unit test module per case convention
+]
 # (subject, groupId:artifactId:version:how it is published, or None for the example). ``source-release``: the
 # project's whole tree as Apache's release profile zips it; ``sources``: its pom, and its sources and test-sources
 # jars laid out as Maven's standard directories (what the jars hold: code and resources, main and test).

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mendflow_runner import coverage_formats, handoff, proc
@@ -125,16 +126,21 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
 
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
-        binaries: ``-exec /bin/true`` runs none), so the build cache they start from is warm. The go command runs
-        no repository code while compiling, so this may write the repository's shared cache. In a whole job its
-        ``go build`` and ``go vet`` are the build and lint steps' (the same commands in the same environment, and
-        compiling is all they do); the tests' results are the offline steps' to judge."""
+        binaries: ``-exec /bin/true`` runs none; ``warm.stages``), so the build cache they start from is warm.
+        The go command runs no repository code while compiling, so this may write the repository's shared cache.
+        In a whole job its ``go build`` and ``go vet`` are the build and lint steps' (the same commands in the same
+        environment, and compiling is all they do); the tests' results are the offline steps' to judge."""
         wrap = self._confined()
         for module in self.module_dirs:
-            for argv in warm.commands(self.refusals.parent / "mendflow-warm.out"):
-                step = self._run(wrap, argv, module, self.offline_env)
-                if self.phase == handoff.WHOLE and argv[1] in ("build", "vet") and not step.timed_out:
-                    self.warmed[(module, argv[1])] = step
+            for stage in warm.stages(self.refusals.parent / "mendflow-warm.out"):
+                for argv, step in zip(stage, self._side_by_side(wrap, stage, module), strict=True):
+                    if self.phase == handoff.WHOLE and argv[1] in ("build", "vet") and not step.timed_out:
+                        self.warmed[(module, argv[1])] = step
+
+    def _side_by_side(self, wrap: proc.Wrap, commands: list[list[str]], module: Path) -> list[StepResult]:
+        with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+            running = [pool.submit(self._run, wrap, argv, module, self.offline_env) for argv in commands]
+            return [future.result() for future in running]
 
     def _private_build_cache(self) -> None:
         """The offline steps run the repository's tests, which could write the build cache: their go commands read
