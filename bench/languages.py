@@ -52,14 +52,15 @@ GO_SUBJECTS = [
 # (subject, name@version or None, the project's own test-with-coverage command). npm tarballs carry no lockfile:
 # both sides install what the manifest's ranges resolve to today. A package's own command is its ``npm test``, the
 # whole test script mendflow runs too (its linters aside, which mendflow runs as its lint step), where that script
-# measures coverage or the package configures none.
+# measures coverage or the package configures none, and it can run as published.
 TS_SUBJECTS = [
     ("ts-invoice (example)", None, ["npx", "vitest", "run", "--coverage.enabled"]),
     # eslint, then c8 --100 node --test, then tstyche
     ("light-my-request", "light-my-request@6.8.1", ["npm", "test"]),
     ("exponential-backoff", "exponential-backoff@3.1.3", ["npx", "jest", "--coverage"]),  # jest 24, ts-jest
-    # vitest (no coverage provider in its manifest), then tsc --noEmit, eslint and biome
-    ("css-what", "css-what@8.0.0", ["npm", "test"]),
+    # vitest, no coverage provider in its manifest. Not its npm test: that runs tsc --noEmit after the tests, and
+    # the tarball ships no tsconfig.json, so tsc prints its help and fails the script (mendflow skips the gate).
+    ("css-what", "css-what@8.0.0", ["npm", "run", "test:vi"]),
     # c8 --100 node --test, then jest on one file, then tstyche: two test runners in one script
     ("process-warning", "process-warning@5.1.1", ["npm", "test"]),
 ]
