@@ -68,7 +68,7 @@ RUST_SUBJECTS = [
     ("rust-duration (example)", None),
     ("itoa", "itoa@1.0.11"),
     ("semver", "semver@1.0.23"),
-    ("heck", "heck@0.5.0"),  # no dependencies; a unit test module per case convention
+    ("heck", "heck@0.5.0"),  # no dependencies; a #[cfg(test)] module in each case convention's file
 ]
 # (subject, groupId:artifactId:version:how it is published, or None for the example). ``source-release``: the
 # project's whole tree as Apache's release profile zips it; ``sources``: its pom, and its sources and test-sources
