@@ -241,6 +241,12 @@ class BuildReport(Contract):
         "advice in the report, never fatal.",
     )
     tests: TestCounts = Field(default_factory=TestCounts)
+    runs: int = Field(
+        1,
+        ge=1,
+        description="How many times the tests ran (a gate asks for several and the job stops at the first run that "
+        "does not pass): tests, failed_tests and failures describe the last; coverage is the first's.",
+    )
     test_command: list[str] = Field(default_factory=list)
     coverage: Coverage | None = None
     artefact_url: str = ""

@@ -89,14 +89,15 @@ def run_build_job(
     settings: Settings,
     select: list[str] | None = None,
     lint_only: bool = False,
+    runs: int = 1,
 ) -> BuildReport:
     """One build job, its report vetted, its lint judged against the parent's, and published."""
     prefix = source.artefacts.build(source.commit_sha, stage, attempt)
     staging = source.artefacts.staging(source.commit_sha, stage, attempt, uuid.uuid4().hex)
-    spec = job_spec(source, stage, attempt, staging, store, settings, select, lint_only)
+    spec = job_spec(source, stage, attempt, staging, store, settings, select, lint_only, runs)
     result = get_launcher(settings).run(spec, phase_progress(stage, source.language))
     max_bytes = settings.limits.job_output_mb * 1024 * 1024
-    collected = collect_report(store, staging, result, source, stage, attempt, max_bytes, select)
+    collected = collect_report(store, staging, result, source, stage, attempt, max_bytes, select, runs)
     if collected.lint_errors and not lint_only:
         collected = judge_lint(source, collected, store, settings)
     collected = collected.model_copy(update={"sections": [combine.section_of(collected)]})

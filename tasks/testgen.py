@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -104,15 +105,15 @@ def _other_language(source: Source, spec: TestSpec, settings: Settings, llm: LLM
 
 def gates_for(source: Source, spec: TestSpec, settings: Settings) -> polyglot.GateRun:
     """The gates of one candidate set: the files committed on a scratch branch (under ``agt/``), then the
-    language's CI runner on that commit with ``--select`` of the new tests; the report, vetted like a build's."""
+    language's CI runner on that commit with ``--select`` of the new tests, ``runs`` times in one job; the report,
+    vetted like a build's."""
     store = open_store(settings.resolved_store_url(), settings)
     branch = f"{branch_for(spec.id)}-gates"
-    rounds: dict[tuple[tuple[str, str], ...], int] = {}
+    rounds = itertools.count()  # a gates run per repair round: TG0, TG1
 
-    def run(files: dict[str, str], ids: list[str], attempt: int) -> BuildReport:
+    def run(files: dict[str, str], ids: list[str], runs: int) -> BuildReport:
         sha = commit_files(source.open(), spec.parent_commit_sha, branch, files, f"mendflow: gates of {spec.id}\n")
-        round_no = rounds.setdefault(tuple(sorted(files.items())), len(rounds))
         tested = sources.at(source, sha, branch, store, settings)
-        return run_build_job(tested, f"TG{round_no}", attempt, store, settings, select=ids or None)
+        return run_build_job(tested, f"TG{next(rounds)}", 1, store, settings, select=ids or None, runs=runs)
 
     return run

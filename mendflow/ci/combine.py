@@ -158,6 +158,7 @@ def combine(reports: Sequence[BuildReport], skipped: Sequence[LanguageSection] =
             "lint_baseline": "; ".join(b for b in (named(r, r.lint_baseline) for r in reports) if b),
             "lint_advisory": [e for r in reports for e in r.lint_advisory],
             "tests": tests,
+            "runs": min(r.runs for r in reports),
             "coverage": coverage,
             "durations": durations,
             "error_reason": "; ".join(reasons) or None,

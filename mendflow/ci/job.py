@@ -75,9 +75,11 @@ def job_spec(
     settings: Settings,
     select: list[str] | None = None,
     lint_only: bool = False,
+    runs: int = 1,
 ) -> JobSpec:
     """The build job of ``source``; with ``select``, it runs exactly those pytest node ids (and still lints);
-    with ``lint_only``, it installs and lints and runs no test (a parent commit's lint baseline)."""
+    with ``lint_only``, it installs and lints and runs no test (a parent commit's lint baseline); with ``runs``,
+    it runs the tests that many times, stopping at the first run that does not pass."""
     env = {
         "MENDFLOW_JOB_REPO": source.repo_id,
         "MENDFLOW_JOB_COMMIT": source.commit_sha,
@@ -91,6 +93,8 @@ def job_spec(
         env["MENDFLOW_JOB_SELECT"] = json.dumps(select)
     if lint_only:
         env["MENDFLOW_JOB_LINT_ONLY"] = "1"
+    if runs > 1:
+        env["MENDFLOW_JOB_RUNS"] = str(runs)
     image = RUNNER_IMAGES[source.language]
     env.update(settings.languages.job_env(source.language))
     return JobSpec(
@@ -139,6 +143,7 @@ def collect_report(
     attempt: int,
     max_bytes: int,
     select: list[str] | None = None,
+    runs: int = 1,
 ) -> BuildReport:
     """The job's own report when it wrote a valid one (vetted: ``vet_report``), else an ERRORED report that
     says why."""
@@ -157,6 +162,9 @@ def collect_report(
         return errored_report(source, stage, attempt, FailReason.RUNNER_CRASH, why, result.duration_sec)
     if report.commit_sha != source.commit_sha:
         why = f"the job reported commit {report.commit_sha[:12]}, expected {source.commit_sha[:12]}"
+        return errored_report(source, stage, attempt, FailReason.RUNNER_CRASH, why, result.duration_sec)
+    if report.status is BuildStatus.PASSED and report.runs != runs:
+        why = f"the job reported {report.runs} passing test run(s), {runs} were asked for"
         return errored_report(source, stage, attempt, FailReason.RUNNER_CRASH, why, result.duration_sec)
     # What the trusted side knows wins over what the job says about it.
     report = report.model_copy(

@@ -3,9 +3,9 @@
 The trusted side decides, before the LLM is asked, the one new test file each target's tests go in, where that
 ecosystem's runner finds it (``test_path``); a file the answer names anywhere else is refused. The gates are the
 language's own CI runner, run by the caller (``GateRun``: the candidates committed on a scratch branch, the runner
-with ``--select`` of the new tests, N times): it compiles, the selected tests are collected, they pass every run,
-and they run lines the build (B1) left uncovered in the targeted files. One repair round feeds the gates' words
-back. Only the files asked for, size-capped, that passed, are committed; a job's report never widens that.
+with ``--select`` of the new tests, N runs in one job): it compiles, the selected tests are collected, they pass
+every run, and they run lines the build (B1) left uncovered in the targeted files. One repair round feeds the
+gates' words back. Only the files asked for, size-capped, that passed, are committed; a job's report never widens that.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ FLAKE_RUNS = 5
 _CODE_CHARS = 24_000
 SUPPORTED = (Language.GO, Language.TYPESCRIPT, Language.RUST, Language.JAVA)
 
-# A gates run: (candidate files, the ids to select, the run's number) → the runner's report of that selection.
+# A gates run: (candidate files, the ids to select, how many runs) → the runner's report of that selection, which
+# stops at the first run that does not pass.
 GateRun = Callable[[dict[str, str], list[str], int], BuildReport]
 
 
@@ -293,33 +294,32 @@ def _gained(spec: TestSpec, report: BuildReport) -> dict[str, int]:
 
 
 def judge(
-    language: Language, spec: TestSpec, files: dict[str, str], sources: dict[str, str], reports: list[BuildReport]
+    language: Language, spec: TestSpec, files: dict[str, str], sources: dict[str, str], report: BuildReport | None
 ) -> Verdict:
     """Which candidate files pass: they compile, their tests are collected, pass every run and gain coverage.
 
-    ``sources`` maps each candidate file to the target file it tests. A failure the report names is attributed
-    to the candidate whose test it is; a build that fails to compile fails every candidate of the round."""
+    ``sources`` maps each candidate file to the target file it tests; ``report`` is the gates' (None: nothing to
+    run). A failure the report names is attributed to the candidate whose test it is; a build that fails to
+    compile fails every candidate of the round."""
     v = Verdict()
     ids = {path: test_ids(language, path, text) for path, text in files.items()}
     for path in sorted(files):
         mine = ids[path]
-        if not mine or not reports:
+        if not mine or report is None:
             v.failing[path] = "the file declares no test the runner would collect"
             v.dropped.append(DroppedTest(node_id=path, reason=DropReason.NOT_COLLECTED, detail=v.failing[path]))
             continue
-        bad = next((r for r in reports if r.status is not BuildStatus.PASSED and not _blames_others(r, mine)), None)
-        if bad is not None:
-            reason, words = _why(bad, mine)
+        if report.status is not BuildStatus.PASSED and not _blames_others(report, mine):
+            reason, words = _why(report, mine)
             v.failing[path] = words
             v.dropped.append(DroppedTest(node_id=path, reason=reason, detail=words[:500]))
             continue
-        first = reports[0]
-        if first.tests.total < sum(expected_tests(language, files[p]) for p in files if ids[p]):
-            v.failing[path] = f"the runner collected {first.tests.total} test(s), fewer than the files declare"
+        if report.tests.total < sum(expected_tests(language, files[p]) for p in files if ids[p]):
+            v.failing[path] = f"the runner collected {report.tests.total} test(s), fewer than the files declare"
             v.dropped.append(DroppedTest(node_id=path, reason=DropReason.NOT_COLLECTED, detail=v.failing[path]))
             continue
         target = sources[path]
-        gained = {ref: n for ref, n in _gained(spec, first).items() if ref.split("::")[0] == target and n}
+        gained = {ref: n for ref, n in _gained(spec, report).items() if ref.split("::")[0] == target and n}
         if not gained:
             v.dropped.append(
                 DroppedTest(
@@ -358,6 +358,8 @@ def _why(report: BuildReport, mine: list[str]) -> tuple[DropReason, str]:
         return DropReason.LINT, f"the repository's linters reject it: {words}"
     if report.status is BuildStatus.ERRORED:
         return DropReason.FAILS, f"the gates errored: {words}"
+    if report.runs > 1:  # it passed the runs before: a flaky test
+        return DropReason.FAILS, f"fails on run {report.runs} after passing the one(s) before: {words}"
     return DropReason.FAILS, f"fails: {words}"
 
 
@@ -411,8 +413,7 @@ def build_tests(
         feedback: list[str] = refused[:]
         if files:
             ids = sorted({i for p, t in files.items() for i in test_ids(language, p, t)})
-            reports = _gate_runs(gates, files, ids, runs) if ids else []
-            verdict = judge(language, spec, files, sources, reports)
+            verdict = judge(language, spec, files, sources, gates(files, ids, runs) if ids else None)
             final = not verdict.failing or round_no == MAX_REPAIR_ROUNDS
             for d in verdict.dropped:
                 dropped.append(d if final else d.model_copy(update={"detail": f"round {round_no}: {d.detail}"}))
@@ -463,13 +464,3 @@ def build_tests(
 
 def _in_file(language: Language, node_id: str, path: str, text: str) -> bool:
     return node_id in test_ids(language, path, text)
-
-
-def _gate_runs(gates: GateRun, files: dict[str, str], ids: list[str], runs: int) -> list[BuildReport]:
-    """The selection run up to ``runs`` times, stopping at the first run that does not pass."""
-    reports: list[BuildReport] = []
-    for n in range(1, runs + 1):
-        reports.append(gates(files, ids, n))
-        if reports[-1].status is not BuildStatus.PASSED:
-            break
-    return reports

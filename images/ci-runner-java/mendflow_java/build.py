@@ -166,10 +166,17 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
             self.test_phase_resolved = step is None or step.ok
         return self.test_phase_resolved
 
-    def _test_command(self, test_filter: str | None, offline: bool = True) -> list[str]:
+    def _test_command(self, test_filter: str | None, offline: bool = True, measured: bool = True) -> list[str]:
+        """``mvn test`` of ``test_filter``'s classes, failures left to the reports; ``measured``: with JaCoCo's agent
+        and report, else with the repository's own JaCoCo skipped too."""
         selection = [f"-Dtest={test_filter}", "-Dsurefire.failIfNoSpecifiedTests=false"] if test_filter else []
-        goals = [*self.agent, "test", f"{maven.JACOCO}:report", "-Dmaven.test.failure.ignore=true", *selection]
-        return self._maven(*goals, offline=offline)
+        coverage = [*self.agent, "test", f"{maven.JACOCO}:report"] if measured else ["test", "-Djacoco.skip=true"]
+        return self._maven(*coverage, "-Dmaven.test.failure.ignore=true", *selection, offline=offline)
+
+    def _selected_classes(self) -> str | None:
+        """Surefire's ``-Dtest`` of ``--select`` (None: the suite)."""
+        classes = surefire.selection(self.cfg.select) if self.cfg.select else {}
+        return ",".join(c for per_module in classes.values() for c in per_module) or None
 
     @property
     def offline_env(self) -> dict[str, str]:
@@ -184,16 +191,18 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         return self._run(proc.sandbox(self.cfg.workspace, readable), argv, self.src, env)
 
     def _compile(self) -> bool:
-        for reports in self.src.rglob(SUREFIRE_REPORTS):
-            shutil.rmtree(reports, ignore_errors=True)  # the resolving run's, or a committed target/
+        self._clear_reports()
         if self.cfg.lint_only:
             step = self._offline(self._maven("test-compile"))
         else:
-            classes = surefire.selection(self.cfg.select) if self.cfg.select else {}
-            test_filter = ",".join(c for per_module in classes.values() for c in per_module) or None
-            step = self.run_step = self._offline(self._test_command(test_filter))
+            step = self.run_step = self._offline(self._test_command(self._selected_classes()))
             self.rep.test_command = step.argv
         return self._build_ok(step)
+
+    def _clear_reports(self) -> None:
+        """Surefire's reports of an earlier run (the resolving run's, a committed target/'s, the run before)."""
+        for reports in self.src.rglob(SUREFIRE_REPORTS):
+            shutil.rmtree(reports, ignore_errors=True)
 
     def _build_ok(self, step: StepResult) -> bool:
         """Whether Maven got as far as the tests; otherwise the report says why, in javac's or Maven's words."""
@@ -221,6 +230,14 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         else:
             self.rep.failed("build", f"`mvn` failed: {said}")
         return False
+
+    def _run_again(self) -> None:
+        """Maven's test phase again, unmeasured (coverage is the first run's; the compile has nothing left to do):
+        Surefire runs in it, not in ``_tests``."""
+        self._clear_reports()
+        step = self.run_step = self._offline(self._test_command(self._selected_classes(), measured=False))
+        if self._build_ok(step):
+            self._judge(self._tests())
 
     def _lint(self) -> list[str]:
         """Java has no linter every project uses: the checks a repository configures (checkstyle, spotless,

@@ -24,6 +24,8 @@ Contract (stdlib only; the job holds no credentials):
   --marker         MENDFLOW_JOB_TEST_MARKER        pytest marker, used when the repo declares it ("fast")
   --select         MENDFLOW_JOB_SELECT             JSON list of pytest node ids: run exactly these, no
                                                    marker (empty: the suite); recorded as ``selected``
+  --runs           MENDFLOW_JOB_RUNS               run the tests this many times (1), stopping at the
+                                                   first run that does not pass; ``runs`` says which
   --timeout        MENDFLOW_JOB_TIMEOUT_SEC        the whole job's budget in seconds (900); each step
                                                    gets what is left, minus a reserve for the report
   --lint-only      MENDFLOW_JOB_LINT_ONLY          "1": install and lint, run no test (a parent
@@ -77,7 +79,21 @@ from pathlib import Path
 from types import FrameType
 from typing import Protocol
 
-from . import coverage_report, deps, discovery, fix, handoff, lint, proc, progress, repo_config, report, testing, unpack
+from . import (
+    coverage_report,
+    deps,
+    discovery,
+    fix,
+    handoff,
+    lint,
+    proc,
+    progress,
+    repo_config,
+    report,
+    reruns,
+    testing,
+    unpack,
+)
 from .config import JobConfig, parse_args
 from .proc import Log
 
@@ -129,6 +145,7 @@ class Build:
         with progress.timed(self.rep.durations, "coverage"):
             self._coverage(run)
         self._judge(run)
+        reruns.repeat(self.cfg, self.rep, lambda: self._judge(self._tests()))
 
     def _unpack(self) -> bool:
         for stale in (self.src, self.venv):  # a re-run in the same workspace starts clean

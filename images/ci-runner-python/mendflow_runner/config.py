@@ -12,6 +12,8 @@ from pathlib import Path
 
 # The runner keeps this much of its budget back so it can still write and upload a report.
 REPORT_RESERVE_SEC = 15.0
+# A gate's flake check runs a selection a few times; more than this is a mistake, not a check.
+MAX_RUNS = 20
 
 
 @dataclass
@@ -31,6 +33,7 @@ class JobConfig:
     select: list[str] = field(default_factory=list)  # node ids to run instead of the suite ([]: the suite)
     lint_only: bool = False  # install and lint, run no test: a parent commit's lint baseline
     fix: list[str] | None = None  # fix mode: the files to run the repo's fixers on (None: a build)
+    runs: int = 1  # how many times the tests run, stopping at the first that does not pass (a gate's flake check)
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -64,6 +67,17 @@ def _select(text: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise argparse.ArgumentTypeError("--select wants a JSON list of node ids (strings)")
     return value
+
+
+def _runs(text: str) -> int:
+    """How many test runs: 1 to ``MAX_RUNS``."""
+    try:
+        runs = int(text)
+    except ValueError:
+        runs = 0
+    if not 1 <= runs <= MAX_RUNS:
+        raise argparse.ArgumentTypeError(f"--runs wants a whole number from 1 to {MAX_RUNS}, got {text!r}")
+    return runs
 
 
 def _fix(text: str) -> list[str] | None:
@@ -108,6 +122,12 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
         default=_fix(_env("FIX", "")),
         help="JSON list of paths: run the repo's ruff fixers on them and write fixes.json instead of building",
     )
+    p.add_argument(
+        "--runs",
+        type=_runs,
+        default=_runs(_env("RUNS", "1")),
+        help="run the tests this many times, stopping at the first run that does not pass",
+    )
     p.add_argument("--timeout", type=float, default=float(_env("TIMEOUT_SEC", "900")))
     p.add_argument("--python", default=_env("PYTHON", sys.executable))
     p.add_argument("--workspace", type=Path, default=Path(_env("WORKSPACE", "")) if _env("WORKSPACE", "") else None)
@@ -130,4 +150,5 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
         select=a.select,
         lint_only=a.lint_only,
         fix=a.fix,
+        runs=a.runs,
     )

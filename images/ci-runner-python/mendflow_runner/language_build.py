@@ -4,7 +4,8 @@ confinement per phase. A language fills in its steps (``LanguageBuild``'s abstra
 
 Steps: unpack → dependencies (the only networked step, confined to the job's own directories with the package
 index as the only way out; a split job packs ``handoff_dirs`` here, its offline pod restores them) → build →
-lint → tests → coverage → judge. Everything after the dependency phase runs offline in the sandbox.
+lint → tests → coverage → judge (→ the tests again, ``--runs``). Everything after the dependency phase runs
+offline in the sandbox.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from . import handoff, proc, progress, unpack
+from . import handoff, proc, progress, reruns, unpack
 from .config import JobConfig
 from .deps import REFUSALS, DependencyError, cause, refused_hosts
 from .proc import Log, StepResult
@@ -131,6 +132,11 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         with progress.timed(self.rep.durations, "coverage"):
             self._coverage()
         self._judge(tests)
+        reruns.repeat(self.cfg, self.rep, self._run_again)
+
+    def _run_again(self) -> None:
+        """One more run of the tests, judged (``--runs``)."""
+        self._judge(self._tests())
 
     def _unpack(self) -> bool:
         shutil.rmtree(self.src, ignore_errors=True)

@@ -33,6 +33,7 @@ class Report:
     lint_errors: list[str] = field(default_factory=list)
     lint_advisory: list[str] = field(default_factory=list)  # a repo that chose no ruff: advice, never fatal
     counts: dict[str, int] = field(default_factory=dict)
+    runs: int = 1  # test runs made (``--runs``): the last is the one the counts and failures describe
     test_command: list[str] = field(default_factory=list)
     coverage: dict[str, Any] | None = None
     durations: dict[str, float] = field(default_factory=dict)
@@ -65,6 +66,7 @@ class Report:
             "lint_errors": self.lint_errors,
             "lint_advisory": self.lint_advisory,
             "tests": counts,
+            "runs": self.runs,
             "test_command": self.test_command,
             "coverage": self.coverage,
             "artefact_url": "",

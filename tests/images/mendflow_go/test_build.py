@@ -359,3 +359,41 @@ def test_the_runner_announces_the_compiled_languages_phases_in_order(
     ]
     phases = [(c["done"], c["item"]) for c in claims if "tests_done" not in c]
     assert phases == list(enumerate(COMPILED_PHASES)) and {c["total"] for c in claims} == {len(COMPILED_PHASES)}
+
+
+def test_runs_repeat_a_passing_selection_and_keep_the_first_runs_coverage(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, "--select", json.dumps([".::TestParseLimitBurst"]), "--runs", "3")
+    assert (report.status, report.runs, report.tests.total) == (BuildStatus.PASSED, 3, 1)
+    assert report.coverage is not None and report.coverage.line_pct > 0
+
+
+# Passes its first run and fails every later one: the marker is a file in its package, which the first run leaves.
+FLAKY = """\
+package ratelimit
+
+import (
+	"os"
+	"testing"
+)
+
+func TestFlaky(t *testing.T) {
+	_, err := os.Stat("ran-once")
+	if err := os.WriteFile("ran-once", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err == nil {
+		t.Fatal("ran before")
+	}
+}
+"""
+
+
+def test_a_test_that_fails_a_later_run_stops_the_runs_there(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    args = ("--select", json.dumps([".::TestFlaky"]), "--runs", "5")
+    report = _build(make_repo, tmp_path, go_cache, *args, **{"flaky_test.go": FLAKY})
+    assert (report.status, report.fail_reason, report.runs) == (BuildStatus.FAILED, FailReason.TESTS, 2)
+    assert report.failed_tests == [".::TestFlaky"] and report.failures[0].message == "ran before"

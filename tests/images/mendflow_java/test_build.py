@@ -296,3 +296,9 @@ def test_a_jacoco_report_that_fails_after_the_tests_keeps_their_results(
     assert report.failed_tests == [f"{TEST_FILE}::parsesHyphenatedIsbn13"] and report.tests.passed == 4
     assert report.coverage is None
     assert any("JaCoCo could not report" in line for line in report.lint_advisory)
+
+
+def test_runs_repeat_maven_s_test_phase(make_repo: RepoFactory, tmp_path: Path, java_cache: Path) -> None:
+    selected = json.dumps([f"{TEST_FILE}::rejectsWrongLength"])
+    report = _build(make_repo, tmp_path, java_cache, example_files(), "--select", selected, "--runs", "2")
+    assert (report.status, report.runs, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 2, 1, 1)

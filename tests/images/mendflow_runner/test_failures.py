@@ -200,3 +200,38 @@ def test_a_usage_error_is_named_by_pytests_error_line(tmp_path: Path, uv_cache: 
     report = _run(tmp_path, uv_cache, files)
     assert (report.status, report.failed_tests) == (BuildStatus.FAILED, [])
     assert report.error_reason == "pytest exited 4: error: unrecognized arguments: --asyncio-mode=strict"
+
+
+# Passes its first run and fails every later one: the marker is a file beside it, which the first run leaves.
+FLAKY = """\
+from pathlib import Path
+
+MARKER = Path(__file__).with_name("ran-once")
+
+
+def test_flaky():
+    first = not MARKER.exists()
+    MARKER.write_text("x")
+    assert first, "ran before"
+"""
+
+
+def test_runs_stop_at_the_first_run_that_fails_and_report_it(tmp_path: Path, uv_cache: Path) -> None:
+    node = "tests/test_flaky.py::test_flaky"
+    report = _run(tmp_path, uv_cache, {"tests/test_flaky.py": FLAKY}, "--select", json.dumps([node]), "--runs", "3")
+    assert (report.status, report.fail_reason, report.runs, report.failed_tests) == (
+        BuildStatus.FAILED,
+        FailReason.TESTS,
+        2,
+        [node],
+    )
+    assert "ran before" in report.failures[0].message and report.coverage is not None
+
+
+def test_runs_from_the_environment_repeat_a_passing_selection(tmp_path: Path, uv_cache: Path) -> None:
+    repo = _repo(tmp_path / "repo", demo_files(**{"tests/test_five.py": FIVE_TESTS}))
+    env = {"MENDFLOW_JOB_SELECT": json.dumps(["tests/test_five.py::test_2"]), "MENDFLOW_JOB_RUNS": "3"}
+    rc, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache, **env)
+    report = BuildReport.model_validate(data)
+    assert (rc, report.status, report.runs, report.tests.total) == (0, BuildStatus.PASSED, 3, 1)
+    assert "reruns" in report.durations

@@ -32,11 +32,11 @@ def _source() -> Source:
     return Source(location=".", repo_id="local/r", path=".", commit_sha=SHA, branch="main", archive_key="snap.tar.gz")
 
 
-def _collect(tmp_path: Path, forged: BuildReport, select: list[str] | None = None) -> BuildReport:
+def _collect(tmp_path: Path, forged: BuildReport, select: list[str] | None = None, runs: int = 1) -> BuildReport:
     store = FileStore(tmp_path / "store")
     store.put_bytes("staging/report.json", forged.model_dump_json().encode())
     result = JobResult(state=JobState.SUCCEEDED, exit_code=0)
-    return collect_report(store, "staging", result, _source(), "B1", 1, 1024 * 1024, select)
+    return collect_report(store, "staging", result, _source(), "B1", 1, 1024 * 1024, select, runs)
 
 
 def test_a_forged_failure_of_a_test_that_did_not_fail_is_dropped(tmp_path: Path) -> None:
@@ -88,6 +88,25 @@ def test_the_job_is_told_the_selection(tmp_path: Path, mendflow_env: object) -> 
 def test_without_a_selection_the_job_runs_the_suite(tmp_path: Path, mendflow_env: object) -> None:
     source, store = _source(), FileStore(tmp_path / "store")
     assert "MENDFLOW_JOB_SELECT" not in job_spec(source, "B1", 1, "staging", store, get_settings()).env
+
+
+def test_the_job_is_told_how_many_runs(tmp_path: Path, mendflow_env: object) -> None:
+    source, store = _source(), FileStore(tmp_path / "store")
+    spec = job_spec(source, "B1", 1, "staging", store, get_settings(), ["t.py::test_a"], runs=5)
+    assert spec.env["MENDFLOW_JOB_RUNS"] == "5"
+
+
+def test_a_pass_with_fewer_runs_than_asked_is_not_a_pass(tmp_path: Path) -> None:
+    passed = _report([], []).model_copy(update={"status": BuildStatus.PASSED, "fail_reason": None, "runs": 2})
+    report = _collect(tmp_path, passed, runs=5)
+    assert (report.status, report.fail_reason) == (BuildStatus.ERRORED, FailReason.RUNNER_CRASH)
+    assert report.error_reason == "the job reported 2 passing test run(s), 5 were asked for"
+
+
+def test_a_failure_on_a_later_run_is_kept(tmp_path: Path) -> None:
+    failed = _report(["t.py::test_a"], [_failure("t.py::test_a")]).model_copy(update={"runs": 3})
+    report = _collect(tmp_path, failed, runs=5)
+    assert (report.status, report.runs, report.failed_tests) == (BuildStatus.FAILED, 3, ["t.py::test_a"])
 
 
 def test_a_published_run_of_selected_tests_is_not_reused_for_the_suite(tmp_path: Path) -> None:

@@ -134,28 +134,30 @@ def report(status: BuildStatus = BuildStatus.PASSED, missing: list[int] | None =
 
 
 def test_a_test_that_runs_lines_the_build_missed_is_kept() -> None:
-    verdict = polyglot.judge(Language.GO, SPEC, FILES, SOURCES, [report(missing=[6])] * 3)
+    verdict = polyglot.judge(Language.GO, SPEC, FILES, SOURCES, report(missing=[6], runs=3))
     assert [(k.node_id, k.lines_gained) for k in verdict.kept] == [(".::TestR", 1)] and not verdict.failing
 
 
 def test_a_test_that_gains_nothing_is_dropped_saying_so() -> None:
-    verdict = polyglot.judge(Language.GO, SPEC, FILES, SOURCES, [report(missing=[5, 6])])
+    verdict = polyglot.judge(Language.GO, SPEC, FILES, SOURCES, report(missing=[5, 6]))
     assert [d.reason for d in verdict.dropped] == [DropReason.NO_COVERAGE_GAIN] and not verdict.kept
 
 
 def test_a_package_that_does_not_compile_is_dropped_with_the_compilers_words() -> None:
     failure = TestFailure(node_id=".", kind=FailureKind.ERROR, traceback="./x_test.go:3:2: undefined: nope")
     failed = report(BuildStatus.FAILED, fail_reason=FailReason.TESTS, failed_tests=["."], failures=[failure])
-    verdict = polyglot.judge(Language.GO, SPEC, FILES, SOURCES, [failed])
+    verdict = polyglot.judge(Language.GO, SPEC, FILES, SOURCES, failed)
     assert [d.reason for d in verdict.dropped] == [DropReason.UNPARSABLE]
     assert "undefined: nope" in verdict.failing["bucket_mendflow_test.go"]
 
 
-def test_a_test_that_fails_a_later_run_is_dropped() -> None:
+def test_a_test_that_fails_a_later_run_is_dropped_as_flaky() -> None:
     failure = TestFailure(node_id=".::TestR", kind=FailureKind.FAILED, message="flaked")
-    failed = report(BuildStatus.FAILED, fail_reason=FailReason.TESTS, failed_tests=[".::TestR"], failures=[failure])
-    verdict = polyglot.judge(Language.GO, SPEC, FILES, SOURCES, [report(missing=[6]), failed])
+    kw = {"fail_reason": FailReason.TESTS, "failed_tests": [".::TestR"], "failures": [failure], "runs": 2}
+    verdict = polyglot.judge(Language.GO, SPEC, FILES, SOURCES, report(BuildStatus.FAILED, missing=[6], **kw))
     assert [d.reason for d in verdict.dropped] == [DropReason.FAILS] and not verdict.kept
+    said = verdict.failing["bucket_mendflow_test.go"]
+    assert said.startswith("fails on run 2 after passing the one(s) before: flaked")
 
 
 # ---------------------------------------------------------------- Java
@@ -313,14 +315,14 @@ def test_the_java_builder_refuses_other_files_and_commits_the_one_that_gains(
     )
     selected: list[list[str]] = []
 
-    def gates(files: dict[str, str], ids: list[str], attempt: int) -> BuildReport:
-        selected.append(ids)
-        return java_report(missing=[])
+    def gates(files: dict[str, str], ids: list[str], runs: int) -> BuildReport:
+        selected.append((ids, runs))
+        return java_report(missing=[], runs=runs)
 
     llm = LLMClient(llm_settings(scripted_llm, max_retries=0))
     result = polyglot.build_tests(spec, repo, Language.JAVA, llm, gates, runs=2)
     assert result.files == [ISBN_TEST] and result.commit_sha, result
     assert sorted(d.node_id for d in result.dropped) == sorted([ISBN, "src/test/java/org/example/isbn/IsbnTest.java"])
-    assert selected == [sorted(f"{ISBN_TEST}::{m}" for m in ("convertsToIsbn10", "eachOne", "prefixIs978"))] * 2
+    assert selected == [(sorted(f"{ISBN_TEST}::{m}" for m in ("convertsToIsbn10", "eachOne", "prefixIs978")), 2)]
     system = json.dumps(scripted_llm.chat_requests()[0]["messages"][0])
     assert "JUnit 5 Jupiter" in system and "package org.example.isbn;" in system
