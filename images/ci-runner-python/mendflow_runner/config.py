@@ -107,7 +107,7 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
     p.add_argument(
         "--select",
         type=_select,
-        default=_select(_env("SELECT", "")),
+        default=_env("SELECT", ""),
         help="JSON list of pytest node ids to run instead of the suite (then no marker)",
     )
     p.add_argument(
@@ -119,13 +119,13 @@ def parse_args(argv: list[str] | None = None) -> JobConfig:
     p.add_argument(
         "--fix",
         type=_fix,
-        default=_fix(_env("FIX", "")),
+        default=_env("FIX", ""),
         help="JSON list of paths: run the repo's ruff fixers on them and write fixes.json instead of building",
     )
     p.add_argument(
         "--runs",
         type=_runs,
-        default=_runs(_env("RUNS", "1")),
+        default=_env("RUNS", "1"),
         help="run the tests this many times, stopping at the first run that does not pass",
     )
     p.add_argument("--timeout", type=float, default=float(_env("TIMEOUT_SEC", "900")))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import pytest
 
 from mendflow.contracts import BuildReport, BuildStatus, FailReason, FailureKind, TestFailure
 from tests.fixtures.repos import commit_files
-from tests.images.mendflow_runner.helpers import PYPROJECT, demo_files, run_runner, snapshot
+from tests.images.mendflow_runner.helpers import PYPROJECT, RUNNER_DIR, demo_files, run_runner, snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -235,3 +238,12 @@ def test_runs_from_the_environment_repeat_a_passing_selection(tmp_path: Path, uv
     report = BuildReport.model_validate(data)
     assert (rc, report.status, report.runs, report.tests.total) == (0, BuildStatus.PASSED, 3, 1)
     assert "reruns" in report.durations
+
+
+def test_a_number_of_runs_out_of_range_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(RUNNER_DIR), "MENDFLOW_JOB_RUNS": "0"}
+    argv = [sys.executable, "-m", "mendflow_runner", "--source", "x.tar.gz", "--out", str(tmp_path)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    said = "python -m mendflow_runner: error: argument --runs: --runs wants a whole number from 1 to 20, got '0'"
+    assert (done.returncode, errors) == (2, [said])
