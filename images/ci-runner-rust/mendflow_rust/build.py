@@ -16,14 +16,14 @@ import os
 import shutil
 from pathlib import Path
 
-from mendflow_runner import coverage_formats, proc
+from mendflow_runner import coverage_formats, handoff, proc
 from mendflow_runner.config import JobConfig
 from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 from mendflow_runner.testing import RunResults
 
-from . import coverage, libtest, messages
+from . import cooked, coverage, libtest, messages
 
 MANIFEST, LOCKFILE = "Cargo.toml", "Cargo.lock"
 CRATES_IO_INDEX = "https://index.crates.io/"
@@ -47,7 +47,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         env = super()._environment()
         env.update(
             CARGO_HOME=str(self.cache / "cargo"),
-            CARGO_TARGET_DIR=str(self.cfg.workspace / "target"),
+            CARGO_TARGET_DIR=str(self.target),
             CARGO_TERM_COLOR="never",
             CARGO_INCREMENTAL="0",  # CI builds once: incremental state is only more to write
             RUST_BACKTRACE="0",  # a panic's message and location, not its frames
@@ -55,6 +55,10 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             LLVM_PROFILE_FILE=str(self.profiles / "%p-%m.profraw"),
         )
         return env
+
+    @property
+    def target(self) -> Path:
+        return self.cfg.workspace / "target"
 
     @property
     def profiles(self) -> Path:
@@ -105,6 +109,30 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         self._use_index(os.environ.get("MENDFLOW_CARGO_INDEX", CRATES_IO_INDEX))
         return self._fetch(["cargo", "fetch", *self._lock_flag], self.src)
 
+    def _after_download(self) -> None:
+        """A whole job's dependencies, built: the build the repository's last job with the same manifests, lockfile
+        and toolchain kept, else one made now from the workspace's stub and kept (``cooked``)."""
+        if self.phase != handoff.WHOLE:
+            return
+        kept = cooked.Kept.for_project(self.cache, self.src, self.offline_env)
+        if kept is not None and not kept.restore(self.target) and self._cook():
+            kept.keep(self.target)
+
+    def _cook(self) -> bool:
+        """The dependencies built from a stub of the workspace, in the offline sandbox (no repository code runs:
+        the stub has none), with the job's own commands, then the stub's packages cleaned away; False (and no
+        build left) when that fails."""
+        stub = self.cfg.workspace / "stub"
+        names = cooked.make_stub(self.src, stub)
+        build = ["test", *_WORKSPACE, "--no-run"]
+        steps = [self._cargo(args, cwd=stub) for args in (build, ["clippy", *_WORKSPACE, "--all-targets"])]
+        clean = self._cargo(["clean", *(a for n in names for a in ("-p", n))], cwd=stub)
+        shutil.rmtree(stub, ignore_errors=True)
+        if any(s.timed_out for s in steps) or not clean.ok:
+            shutil.rmtree(self.target, ignore_errors=True)
+            return False
+        return True
+
     def _use_index(self, index: str) -> None:
         """The trusted side's index, when it is not crates.io's, replaces crates.io for this job (cargo's source
         replacement, in the job's CARGO_HOME, which its dependency cache is)."""
@@ -118,15 +146,16 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             encoding="utf-8",
         )
 
-    def _cargo(self, args: list[str], harness: list[str] | None = None) -> StepResult:
-        """A cargo command offline in the sandbox, its two streams as one (libtest's results go to stdout, cargo's
-        ``Running`` lines to stderr: only together do they say which target a result belongs to)."""
+    def _cargo(self, args: list[str], harness: list[str] | None = None, cwd: Path | None = None) -> StepResult:
+        """A cargo command offline in the sandbox (in the repository, or ``cwd``), its two streams as one (libtest's
+        results go to stdout, cargo's ``Running`` lines to stderr: only together do they say which target a result
+        belongs to)."""
         argv = ["cargo", *args, *self._lock_flag, "--offline", *(["--", *harness] if harness else [])]
         readable = (Path(self.env["CARGO_HOME"]), *self.toolchain)
         step = self._run(
             proc.sandbox(self.cfg.workspace, readable),
             ["sh", "-c", 'exec "$0" "$@" 2>&1', *argv],
-            self.src,
+            cwd or self.src,
             self.offline_env,
         )
         return StepResult(argv, step.returncode, step.stdout, step.stderr, step.duration, step.timed_out)

@@ -1,0 +1,91 @@
+"""The dependencies' build a Rust job keeps for the repository's next job (``mendflow_rust.cooked``), on a crate
+with a dependency from crates.io and the real toolchain."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from mendflow_rust import cooked
+
+from mendflow.contracts import BuildReport, BuildStatus, FailReason
+from tests.fixtures.repos import RepoFactory
+from tests.images.mendflow_runner.helpers import snapshot
+from tests.images.mendflow_rust.helpers import ITOA_LIB, ITOA_MANIFEST, example_files, run_rust_runner
+
+pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs the Rust toolchain")
+
+CRATE = {"Cargo.toml": ITOA_MANIFEST, "src/lib.rs": ITOA_LIB}
+
+
+def _job(source: Path, job: Path, cache: Path) -> BuildReport:
+    """One job of ``source`` in its own directory (its workspace is ``job/work``) with the repository's cache."""
+    return BuildReport.model_validate(run_rust_runner(source, job / "out", cache))
+
+
+def _kept(cache: Path) -> list[Path]:
+    return sorted((cache / cooked.KEPT_DIR).glob("[!.]*/target"))
+
+
+def _itoa(target: Path) -> Path:
+    (rlib,) = (target / "debug" / "deps").glob("libitoa-*.rlib")
+    return rlib
+
+
+def test_the_first_job_keeps_the_dependencies_built_without_the_crates_own(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    report = _job(snapshot(make_repo(CRATE), tmp_path / "src.tar.gz"), tmp_path / "first", cache)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+    (kept,) = _kept(cache)
+    assert _itoa(kept).is_file()
+    assert not list(kept.rglob("*labels*")), "the stub's own package was kept"
+
+
+def test_the_next_job_compiles_its_crate_and_not_the_dependencies(make_repo: RepoFactory, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    source = snapshot(make_repo(CRATE), tmp_path / "src.tar.gz")
+    _job(source, tmp_path / "first", cache)
+    (kept,) = _kept(cache)
+    report = _job(source, tmp_path / "second", cache)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+    rlib = _itoa(tmp_path / "second" / "work" / "target")
+    assert rlib.stat().st_mtime_ns == _itoa(kept).stat().st_mtime_ns  # the kept one, not compiled again
+
+
+def test_a_kept_build_never_stands_in_for_the_crates_own_code(make_repo: RepoFactory, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _job(snapshot(make_repo(CRATE), tmp_path / "src.tar.gz"), tmp_path / "first", cache)
+    broken = {**CRATE, "src/lib.rs": ITOA_LIB.replace('"#{}"', '"no. {}"')}
+    report = _job(snapshot(make_repo(broken), tmp_path / "broken.tar.gz"), tmp_path / "second", cache)
+    assert (report.status, report.fail_reason, report.failed_tests) == (
+        BuildStatus.FAILED,
+        FailReason.TESTS,
+        ["src/lib.rs::tests::labels"],
+    )
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        pytest.param({**CRATE, ".cargo/config.toml": "[build]\nrustflags = []\n"}, id="a cargo config"),
+        pytest.param(example_files(), id="no dependency"),
+    ],
+)
+def test_nothing_is_kept_for(files: dict[str, str | bytes | None], make_repo: RepoFactory, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    report = _job(snapshot(make_repo(files), tmp_path / "src.tar.gz"), tmp_path / "job", cache)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert not (cache / cooked.KEPT_DIR).exists()
+
+
+def test_a_changed_lockfile_is_another_key(tmp_path: Path) -> None:
+    (tmp_path / "Cargo.toml").write_text(ITOA_MANIFEST)
+    lock = '[[package]]\nname = "itoa"\nversion = "1.0.11"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\n'
+    (tmp_path / "Cargo.lock").write_text(lock)
+    env = {"PATH": str(Path(shutil.which("cargo") or "cargo").parent)}
+    first = cooked.cook_key(tmp_path, env)
+    (tmp_path / "Cargo.lock").write_text(lock.replace("1.0.11", "1.0.10"))
+    assert first and cooked.cook_key(tmp_path, env) not in (None, first)
