@@ -6,7 +6,8 @@ source-based coverage.
 Every step builds with ``-C instrument-coverage`` (beside the repository's own RUSTFLAGS), so the build, clippy's
 check and the test run share one compile of the dependencies. The toolchain is the image's (a
 ``rust-toolchain.toml`` asking for another is not downloaded: cargo runs the one it has); the registry cache is
-the repository's dependency cache; each job has its own target directory.
+the repository's dependency cache; each job has its own target directory, which starts from the dependencies'
+build an earlier job kept (``cooked``).
 """
 
 from __future__ import annotations
