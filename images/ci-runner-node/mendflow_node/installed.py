@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from mendflow_runner import kept
 from mendflow_runner.proc import Mounts
 
 from .project import MANIFEST, Project
@@ -47,7 +48,6 @@ KEPT_DIR = "installed"  # under the repository's Node cache
 INSTALL_SCRIPTS = ("preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare")
 _CACHE_SETTINGS = ("npm_config_cache", "npm_config_store_dir")  # where, not what: not part of the key
 _NODE_IDENTITY = "[process.version, process.platform, process.arch, process.versions.modules].join(' ')"
-_STALE_SEC = 3600.0  # a half-made copy left by a job that died
 IN_USE = "in-use"  # beside a kept tree: each job its offline steps are shown to holds a shared lock on it
 # Entries of node_modules bound like the packages (npm's own); the others starting with a dot are tools' caches,
 # copied so that the tests may write them (babel's and nyc's .cache, vite's .vite).
@@ -74,7 +74,7 @@ class KeptInstall:
         if not self.tree.is_dir():
             return False
         try:
-            _copy(self.tree, node_modules)
+            kept.copy_tree(self.tree, node_modules)
         except (OSError, subprocess.SubprocessError):
             shutil.rmtree(node_modules, ignore_errors=True)
             return False
@@ -105,12 +105,12 @@ class KeptInstall:
             making.mkdir()
             (making / IN_USE).touch()
             if not move:
-                _copy(node_modules, making / "node_modules")
+                kept.copy_tree(node_modules, making / "node_modules")
             elif self._hold(making / IN_USE):  # held before a job of another key may drop it
                 node_modules.rename(making / "node_modules")
             else:
                 raise OSError("the new tree's lock is taken")
-            _share(making)
+            kept.share(making)
             making.rename(home)
         except (OSError, subprocess.SubprocessError):
             if move and not node_modules.exists():
@@ -134,9 +134,9 @@ class KeptInstall:
         self._held = held
         return True
 
-    def _drop_others(self, kept: Path) -> None:
+    def _drop_others(self, home: Path) -> None:
         for entry in self.root.iterdir():
-            if entry == kept or (entry.name.startswith(".") and _age(entry) < _STALE_SEC):
+            if entry == home or (entry.name.startswith(".") and kept.age(entry) < kept.STALE_SEC):
                 continue
             with contextlib.ExitStack() as unused:
                 if not entry.name.startswith(".") and not _unused(entry / IN_USE, unused):
@@ -165,13 +165,6 @@ def _unused(lock: Path, stack: contextlib.ExitStack) -> bool:
     return True
 
 
-def _share(tree: Path) -> None:
-    """Give ``tree`` to the repository's other jobs (other uids in its cache's group, the setgid directory's), who
-    read it and drop it in turn: a moved install still has its job's own group."""
-    for argv in (["chgrp", "-R", str(tree.stat().st_gid)], ["chmod", "-R", "g+rwX"]):
-        subprocess.run([*argv, str(tree)], capture_output=True, timeout=600, check=True)
-
-
 def _places(tree: Path, node_modules: Path) -> Mounts:
     """Make ``node_modules`` a place for ``tree``: a mount point for each package (a directory, or a file for
     npm's ``.package-lock.json``), the tree's own links (a workspace package, relative to ``node_modules``), and a
@@ -183,7 +176,7 @@ def _places(tree: Path, node_modules: Path) -> Mounts:
         if entry.is_symlink():
             place.symlink_to(os.readlink(what))
         elif entry.name.startswith(".") and entry.name not in _BOUND_DOT:
-            _copy(what, place)
+            kept.copy_tree(what, place)
         else:
             place.mkdir() if entry.is_dir() else place.touch()
             mounts.append((what, place))
@@ -246,17 +239,3 @@ def _toolchain(env: dict[str, str]) -> str | None:
     except (OSError, subprocess.SubprocessError, ValueError, KeyError):
         return None
     return f"{node} npm {npm_version}" if npm_version else None
-
-
-def _copy(source: Path, target: Path) -> None:
-    """``cp`` keeps symlinks as links (``.bin``), modes and times: 0.3-0.9 s for the example's 94 MB of 4,202
-    files, several times faster than ``shutil.copytree``'s per-file Python."""
-    argv = ["cp", "-R", "--no-dereference", "--preserve=mode,timestamps,links", str(source), str(target)]
-    subprocess.run(argv, capture_output=True, timeout=600, check=True)
-
-
-def _age(path: Path) -> float:
-    try:
-        return time.time() - path.stat().st_mtime
-    except OSError:
-        return 0.0

@@ -28,12 +28,13 @@ import time
 import tomllib
 from pathlib import Path
 
+from mendflow_runner import kept
+
 KEPT_DIR = "cooked"  # under the repository's dependency cache
 STUB_VERSION = b"mendflow stub 1"  # in the key: a change to how stubs are made keeps nothing made the old way
 # A target of any kind compiles from it (a library's unused ``main`` is allowed, as are a manifest's lint levels).
 STUB_SOURCE = "#![allow(warnings, missing_docs, dead_code, unused)]\nfn main() {}\n"
 _SKIPPED_DIRS = {"target", ".git"}
-_STALE_SEC = 3600.0  # a half-made copy left by a job that died
 # The environment that changes what cargo builds (not where: CARGO_HOME, CARGO_TARGET_DIR are the job's own).
 _BUILD_SETTINGS = ("RUSTFLAGS", "RUSTDOCFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_INCREMENTAL")
 _BUILD_PREFIXES = ("CARGO_PROFILE_", "CARGO_BUILD_")
@@ -58,7 +59,7 @@ class Kept:
         if not self.target.is_dir():
             return False
         try:
-            _copy(self.target, target)
+            kept.copy_tree(self.target, target)
         except (OSError, subprocess.SubprocessError):
             shutil.rmtree(target, ignore_errors=True)
             return False
@@ -73,8 +74,8 @@ class Kept:
         making = self.root / f".making-{os.getpid()}-{time.monotonic_ns()}"
         try:
             making.mkdir()
-            _copy(target, making / "target")
-            _share(making)
+            kept.copy_tree(target, making / "target")
+            kept.share(making)
             making.rename(self.home)
         except (OSError, subprocess.SubprocessError):
             shutil.rmtree(making, ignore_errors=True)
@@ -83,7 +84,7 @@ class Kept:
 
     def _drop_others(self) -> None:
         for entry in self.root.iterdir():
-            if entry == self.home or (entry.name.startswith(".") and _age(entry) < _STALE_SEC):
+            if entry == self.home or (entry.name.startswith(".") and kept.age(entry) < kept.STALE_SEC):
                 continue
             gone = self.root / f".dropping-{entry.name.lstrip('.')}-{os.getpid()}"
             try:
@@ -164,22 +165,3 @@ def _toolchain(env: dict[str, str]) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return "".join(said)
-
-
-def _copy(source: Path, target: Path) -> None:
-    """``cp`` keeps modes and times (cargo's fingerprints compare times): much faster than ``shutil.copytree``."""
-    argv = ["cp", "-R", "--no-dereference", "--preserve=mode,timestamps,links", str(source), str(target)]
-    subprocess.run(argv, capture_output=True, timeout=600, check=True)
-
-
-def _share(tree: Path) -> None:
-    """Give ``tree`` to the repository's other jobs (other uids in its cache's group), who read it and drop it."""
-    for argv in (["chgrp", "-R", str(tree.parent.stat().st_gid)], ["chmod", "-R", "g+rwX"]):
-        subprocess.run([*argv, str(tree)], capture_output=True, timeout=600, check=True)
-
-
-def _age(path: Path) -> float:
-    try:
-        return time.time() - path.stat().st_mtime
-    except OSError:
-        return 0.0
