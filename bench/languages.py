@@ -69,6 +69,8 @@ RUST_SUBJECTS = [
     ("itoa", "itoa@1.0.11"),
     ("semver", "semver@1.0.23"),
     ("heck", "heck@0.5.0"),  # no dependencies; a #[cfg(test)] module in each case convention's file
+    # serde and serde_json for its tests: the dependencies' build a job keeps for the next (mendflow_rust.cooked).
+    ("either", "either@1.13.0"),
 ]
 # (subject, groupId:artifactId:version:how it is published, or None for the example). ``source-release``: the
 # project's whole tree as Apache's release profile zips it; ``sources``: its pom, and its sources and test-sources

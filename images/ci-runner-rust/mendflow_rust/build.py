@@ -123,14 +123,14 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         """The dependencies built from a stub of the workspace, in the offline sandbox (no repository code runs:
         the stub has none), with the job's own commands, then the stub's packages cleaned away; False (and no
         build left) when that fails."""
-        stub = self.cfg.workspace / "stub"
-        names = cooked.make_stub(self.src, stub)
+        stub, local = self.cfg.workspace / "stub", cooked.local_packages(self.src)
+        cooked.make_stub(self.src, stub)
         build = ["test", *_WORKSPACE, "--no-run"]
         steps = [self._cargo(args, cwd=stub) for args in (build, ["clippy", *_WORKSPACE, "--all-targets"])]
-        clean = self._cargo(["clean", *(a for n in names for a in ("-p", n))], cwd=stub)
+        clean = self._cargo(["clean", *(a for n, v in local for a in ("-p", f"{n}@{v}"))], cwd=stub)
         shutil.rmtree(stub, ignore_errors=True)
-        if any(s.timed_out for s in steps) or not clean.ok:
-            shutil.rmtree(self.target, ignore_errors=True)
+        if any(s.timed_out for s in steps) or not clean.ok or cooked.stubs_left(self.target, local):
+            shutil.rmtree(self.target, ignore_errors=True)  # the real build starts from nothing, as without it
             return False
         return True
 

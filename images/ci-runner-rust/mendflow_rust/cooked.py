@@ -98,14 +98,8 @@ def cook_key(src: Path, env: dict[str, str]) -> str | None:
     """The digest of what decides the dependencies' build, or None when a kept one must not stand in for it (a
     ``.cargo`` config, no lockfile, nothing but the repository's own packages in it, an unreadable toolchain)."""
     lockfile = src / "Cargo.lock"
-    if (src / ".cargo").exists() or not lockfile.is_file():
-        return None
-    try:
-        locked = tomllib.loads(lockfile.read_text(encoding="utf-8")).get("package", [])
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    if not any(isinstance(p, dict) and p.get("source") for p in locked):
-        return None  # no dependency: nothing to build ahead
+    if (src / ".cargo").exists() or not any(p.get("source") for p in _locked(lockfile)):
+        return None  # a config of its own, or no dependency: nothing to build ahead
     toolchain = _toolchain(env)
     if toolchain is None:
         return None
@@ -117,11 +111,9 @@ def cook_key(src: Path, env: dict[str, str]) -> str | None:
     return digest.hexdigest()[:32]
 
 
-def make_stub(src: Path, stub: Path) -> list[str]:
-    """The stub of ``src`` at ``stub`` (made afresh); the names of the repository's own packages, which the stub's
-    build compiles as stubs."""
+def make_stub(src: Path, stub: Path) -> None:
+    """The stub of ``src`` at ``stub``, made afresh."""
     shutil.rmtree(stub, ignore_errors=True)
-    names = []
     for top, dirs, files in os.walk(src):
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
         here = stub / Path(top).relative_to(src)
@@ -129,12 +121,21 @@ def make_stub(src: Path, stub: Path) -> list[str]:
             if name == "Cargo.toml":
                 here.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(Path(top) / name, here / name)
-                names += _package_name(Path(top) / name)
             elif name.endswith(".rs"):
                 here.mkdir(parents=True, exist_ok=True)
                 (here / name).write_text(STUB_SOURCE, encoding="utf-8")
     shutil.copyfile(src / "Cargo.lock", stub / "Cargo.lock")
-    return sorted(set(names))
+
+
+def local_packages(src: Path) -> list[tuple[str, str]]:
+    """``(name, version)`` of every package the lockfile resolves from the repository itself (no ``source``: the
+    workspace's members and its path dependencies), which the stub's build compiles as stubs."""
+    return [(p["name"], p["version"]) for p in _locked(src / "Cargo.lock") if not p.get("source")]
+
+
+def stubs_left(target: Path, packages: list[tuple[str, str]]) -> list[str]:
+    """The local packages some build output of which is still in ``target`` (cargo's fingerprint of each unit)."""
+    return sorted({name for name, _ in packages for _ in target.glob(f"*/.fingerprint/{name}-*")})
 
 
 def manifests(src: Path) -> list[Path]:
@@ -147,13 +148,13 @@ def manifests(src: Path) -> list[Path]:
     return found
 
 
-def _package_name(manifest: Path) -> list[str]:
+def _locked(lockfile: Path) -> list[dict[str, str]]:
+    """The lockfile's packages (none when it cannot be read: cargo says why in the build)."""
     try:
-        package = tomllib.loads(manifest.read_text(encoding="utf-8")).get("package")
+        packages = tomllib.loads(lockfile.read_text(encoding="utf-8")).get("package", [])
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return []  # cargo will say why, in the real build
-    name = package.get("name") if isinstance(package, dict) else None
-    return [name] if isinstance(name, str) else []
+        return []
+    return [p for p in packages if isinstance(p, dict) and isinstance(p.get("name"), str) and "version" in p]
 
 
 def _toolchain(env: dict[str, str]) -> str | None:

@@ -89,3 +89,33 @@ def test_a_changed_lockfile_is_another_key(tmp_path: Path) -> None:
     first = cooked.cook_key(tmp_path, env)
     (tmp_path / "Cargo.lock").write_text(lock.replace("1.0.11", "1.0.10"))
     assert first and cooked.cook_key(tmp_path, env) not in (None, first)
+
+
+# A fuzz target's package of its own, outside the crate's workspace (cargo-fuzz's layout): not in the lockfile.
+FUZZ = {
+    "fuzz/Cargo.toml": '[package]\nname = "labels-fuzz"\nversion = "0.0.0"\nedition = "2021"\n\n[workspace]\n',
+    "fuzz/src/main.rs": "fn main() {}\n",
+}
+# A path dependency: the repository's own code, compiled as a stub by the stub's build.
+UTIL = {
+    "Cargo.toml": ITOA_MANIFEST + 'util = { path = "util" }\n',
+    "src/lib.rs": ITOA_LIB.replace('"#42");', '"#42");\n        assert_eq!(util::answer(), 42);'),
+    "util/Cargo.toml": '[package]\nname = "util"\nversion = "0.1.0"\nedition = "2021"\n',
+    "util/src/lib.rs": "pub fn answer() -> u32 {\n    42\n}\n",
+}
+
+
+def test_a_package_outside_the_workspace_keeps_the_build_all_the_same(make_repo: RepoFactory, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    report = _job(snapshot(make_repo({**CRATE, **FUZZ}), tmp_path / "src.tar.gz"), tmp_path / "job", cache)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert len(_kept(cache)) == 1
+
+
+def test_a_path_dependency_is_built_from_its_code_and_never_kept(make_repo: RepoFactory, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    source = snapshot(make_repo(UTIL), tmp_path / "src.tar.gz")
+    first, second = _job(source, tmp_path / "first", cache), _job(source, tmp_path / "second", cache)
+    assert [(r.status, r.tests.passed) for r in (first, second)] == [(BuildStatus.PASSED, 1)] * 2
+    (kept,) = _kept(cache)
+    assert not list(kept.rglob("*util*")) and _itoa(kept).is_file()
