@@ -7,8 +7,9 @@ the repository's is code: every manifest at its place, the lockfile, and each ``
 ``fn main() {}`` (so every target cargo finds, or a manifest names, is there and compiles, build scripts
 included). The stub's build runs the same commands as the job (``cargo test --no-run``, ``cargo clippy
 --all-targets``, the job's RUSTFLAGS and profile), in the offline sandbox, before any code of the repository's
-runs; then ``cargo clean -p`` removes the stub's own packages (left, cargo would find their fingerprints fresh
-for the real sources and link the stubs) and what remains is kept.
+runs; then ``cargo clean -p`` removes the stub's own packages, the lockfile's entries without a source (left,
+cargo would find their fingerprints fresh for the real sources and link the stubs), and what remains is kept,
+unless a fingerprint of one of them is still there.
 
 A kept build stands in only for the one the job would make: the key is a digest of the toolchain (``rustc -vV``,
 ``cargo -V``), the RUSTFLAGS and cargo settings of the environment, every ``Cargo.toml`` of the repository and
