@@ -71,14 +71,7 @@ class KeptInstall:
     def restore(self, node_modules: Path) -> bool:
         """Copy the kept tree to ``node_modules``; False (and nothing left behind) when there is none or it cannot
         be copied (another job of the repository replaced it meanwhile)."""
-        if not self.tree.is_dir():
-            return False
-        try:
-            kept.copy_tree(self.tree, node_modules)
-        except (OSError, subprocess.SubprocessError):
-            shutil.rmtree(node_modules, ignore_errors=True)
-            return False
-        return True
+        return kept.restore(self.tree, node_modules)
 
     def lend(self, node_modules: Path) -> Mounts | None:
         """The read-only binds that show the kept tree at ``node_modules`` (made here, holding a mount point per

@@ -3,6 +3,7 @@ Rust's dependency build): copied with their times, and given to the repository's
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -17,6 +18,19 @@ def copy_tree(source: Path, target: Path) -> None:
     ``shutil.copytree``'s per-file Python."""
     argv = ["cp", "-R", "--no-dereference", "--preserve=mode,timestamps,links", str(source), str(target)]
     subprocess.run(argv, capture_output=True, timeout=600, check=True)
+
+
+def restore(tree: Path, target: Path) -> bool:
+    """Copy a kept ``tree`` to ``target`` (which does not exist yet); False, leaving nothing, when there is none or
+    it cannot be copied (another job of the repository dropped it meanwhile)."""
+    if not tree.is_dir():
+        return False
+    try:
+        copy_tree(tree, target)
+    except (OSError, subprocess.SubprocessError):
+        shutil.rmtree(target, ignore_errors=True)
+        return False
+    return True
 
 
 def share(tree: Path) -> None:

@@ -55,16 +55,8 @@ class Kept:
         return cls(cache, key) if key else None
 
     def restore(self, target: Path) -> bool:
-        """Copy the kept build to ``target`` (which does not exist yet); False, leaving nothing, when there is none
-        or it went away meanwhile."""
-        if not self.target.is_dir():
-            return False
-        try:
-            kept.copy_tree(self.target, target)
-        except (OSError, subprocess.SubprocessError):
-            shutil.rmtree(target, ignore_errors=True)
-            return False
-        return True
+        """Copy the kept build to ``target``; False, leaving nothing, when there is none."""
+        return kept.restore(self.target, target)
 
     def keep(self, target: Path) -> None:
         """Keep a copy of ``target``, made whole beside its place and renamed into it; the builds of other keys are
