@@ -129,17 +129,14 @@ class KeptInstall:
 
     def _drop_others(self, home: Path) -> None:
         for entry in self.root.iterdir():
-            if entry == home or (entry.name.startswith(".") and kept.age(entry) < kept.STALE_SEC):
+            if entry == home or kept.being_made(entry):
                 continue
             with contextlib.ExitStack() as unused:
                 if not entry.name.startswith(".") and not _unused(entry / IN_USE, unused):
                     continue  # a job's offline steps see it: the next new key's job drops it
-                gone = self.root / f".dropping-{entry.name.lstrip('.')}-{os.getpid()}"
-                try:
-                    entry.rename(gone)  # at once invisible to a job about to use it
-                except OSError:
-                    continue
-            shutil.rmtree(gone, ignore_errors=True)
+                gone = kept.hide(entry)
+            if gone is not None:
+                shutil.rmtree(gone, ignore_errors=True)
 
 
 def _unused(lock: Path, stack: contextlib.ExitStack) -> bool:

@@ -3,6 +3,7 @@ Rust's dependency build): copied with their times, and given to the repository's
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -46,3 +47,19 @@ def age(path: Path) -> float:
         return time.time() - path.stat().st_mtime
     except OSError:
         return 0.0
+
+
+def being_made(entry: Path) -> bool:
+    """``entry`` (beside the kept trees) is another job's copy in the making, not one left by a job that died."""
+    return entry.name.startswith(".") and age(entry) < STALE_SEC
+
+
+def hide(entry: Path) -> Path | None:
+    """Rename ``entry`` out of sight beside itself, at once invisible to a job about to use it; its new path, or
+    None when another job took it first."""
+    gone = entry.with_name(f".dropping-{entry.name.lstrip('.')}-{os.getpid()}")
+    try:
+        entry.rename(gone)
+    except OSError:
+        return None
+    return gone

@@ -77,14 +77,8 @@ class Kept:
 
     def _drop_others(self) -> None:
         for entry in self.root.iterdir():
-            if entry == self.home or (entry.name.startswith(".") and kept.age(entry) < kept.STALE_SEC):
-                continue
-            gone = self.root / f".dropping-{entry.name.lstrip('.')}-{os.getpid()}"
-            try:
-                entry.rename(gone)  # at once invisible to a job about to copy it
-            except OSError:
-                continue
-            shutil.rmtree(gone, ignore_errors=True)
+            if entry != self.home and not kept.being_made(entry) and (gone := kept.hide(entry)):
+                shutil.rmtree(gone, ignore_errors=True)
 
 
 def cook_key(src: Path, env: dict[str, str]) -> str | None:

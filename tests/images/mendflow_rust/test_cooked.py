@@ -119,3 +119,14 @@ def test_a_path_dependency_is_built_from_its_code_and_never_kept(make_repo: Repo
     assert [(r.status, r.tests.passed) for r in (first, second)] == [(BuildStatus.PASSED, 1)] * 2
     (kept,) = _kept(cache)
     assert not list(kept.rglob("*util*")) and _itoa(kept).is_file()
+
+
+def test_keeping_a_new_key_drops_the_other_keys_builds_but_not_one_being_made(tmp_path: Path) -> None:
+    cache, built = tmp_path / "cache", tmp_path / "target"
+    (built / "debug").mkdir(parents=True)
+    old, making = cache / cooked.KEPT_DIR / "old" / "target", cache / cooked.KEPT_DIR / ".making-1-2"
+    old.mkdir(parents=True)
+    making.mkdir()
+    cooked.Kept(cache, "new").keep(built)
+    assert sorted(p.name for p in (cache / cooked.KEPT_DIR).iterdir()) == [".making-1-2", "new"]
+    assert (cache / cooked.KEPT_DIR / "new" / "target" / "debug").is_dir()
