@@ -71,6 +71,8 @@ RUST_SUBJECTS = [
     ("heck", "heck@0.5.0"),  # no dependencies; a #[cfg(test)] module in each case convention's file
     # serde and serde_json for its tests: the dependencies' build a job keeps for the next (mendflow_rust.cooked).
     ("either", "either@1.13.0"),
+    # large generated tables: its own crate's compile is most of a cold build (quickcheck for its tests)
+    ("unicode-segmentation", "unicode-segmentation@1.11.0"),
 ]
 # (subject, groupId:artifactId:version:how it is published, or None for the example). ``source-release``: the
 # project's whole tree as Apache's release profile zips it; ``sources``: its pom, and its sources and test-sources

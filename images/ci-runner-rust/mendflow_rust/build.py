@@ -7,7 +7,9 @@ Every step builds with ``-C instrument-coverage`` (beside the repository's own R
 check and the test run share one compile of the dependencies. The toolchain is the image's (a
 ``rust-toolchain.toml`` asking for another is not downloaded: cargo runs the one it has); the registry cache is
 the repository's dependency cache; each job has its own target directory, which starts from the dependencies'
-build an earlier job kept (``cooked``).
+build an earlier job kept (``cooked``), and the crate's own units where compiling them runs none of its code.
+Every cargo command sees the workspace at one path for all jobs (``proc.StableRoot``), the path a kept unit's
+coverage map names; what cargo and the coverage tools print is read back at the job's real path.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from functools import cached_property
 from pathlib import Path
 
 from mendflow_runner import coverage_formats, handoff, proc
@@ -36,10 +39,15 @@ _WORKSPACE = ["--workspace", "--message-format=json"]
 
 
 class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
+    one_path_for_every_job = True  # a kept unit's coverage map names the files where cargo saw them
+
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.binaries: list[messages.TestBinary] = []
         self.locked = False
         self.doctests = 0  # doctests the test step ran: no profile counts them
+        self.kept: cooked.Kept | None = None  # the build kept for this job's key (a whole job's)
+        self.compiled_from: cooked.Sources | None = None  # the files as the build found them
+        self.compiled_anew = False  # whether the build or clippy compiled a unit the job did not start with
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -111,13 +119,26 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         return self._fetch(["cargo", "fetch", *self._lock_flag], self.src)
 
     def _after_download(self) -> None:
-        """A whole job's dependencies, built: the build the repository's last job with the same manifests, lockfile
-        and toolchain kept, else one made now from the workspace's stub and kept (``cooked``)."""
+        """A whole job's build starts from the one the repository's last job with the same manifests, lockfile and
+        toolchain kept (its files stamped for the crate's own units in it), else from the dependencies built now
+        from the workspace's stub, and kept (``cooked``)."""
         if self.phase != handoff.WHOLE:
             return
-        kept = cooked.Kept.for_project(self.cache, self.src, self.offline_env)
-        if kept is not None and not kept.restore(self.target) and self._cook():
-            kept.keep(self.target)
+        self.kept = cooked.Kept.for_project(self.cache, self.src, self.offline_env)
+        if not self.kept:
+            return
+        self.compiled_from = cooked.Sources.of(self.src, self._seen(self.cfg.workspace))  # before anything compiles
+        if self.kept.restore(self.target, self.src, self.compiled_from.root):
+            return
+        if cooked.has_dependencies(self.src) and self._cook():
+            self.kept.keep(self.target)
+
+    def _keep_compiled(self) -> None:
+        """The build kept again once the crate's own units are compiled, before any test runs, where compiling them
+        ran none of the repository's code (``cooked.compiles_without_running_code``) and something new was
+        compiled."""
+        if self.kept and self.compiled_from and self.compiled_anew and cooked.compiles_without_running_code(self.src):
+            self.kept.keep(self.target, self.compiled_from)
 
     def _cook(self) -> bool:
         """The dependencies built from a stub of the workspace, in the offline sandbox (no repository code runs:
@@ -159,7 +180,22 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             cwd or self.src,
             self.offline_env,
         )
-        return StepResult(argv, step.returncode, step.stdout, step.stderr, step.duration, step.timed_out)
+        out = self._real(step.stdout)
+        self.compiled_anew = self.compiled_anew or messages.compiled_anew(out)
+        return StepResult(argv, step.returncode, out, self._real(step.stderr), step.duration, step.timed_out)
+
+    @cached_property
+    def _stable(self) -> proc.StableRoot:
+        return proc.StableRoot(proc.sandbox(self.cfg.workspace), self.cfg.workspace)
+
+    def _seen(self, path: Path) -> str:
+        """``path`` (in the workspace) as cargo sees it."""
+        return self._stable.path(str(path))
+
+    def _real(self, text: str) -> str:
+        """What a command printed, its paths in the workspace as cargo saw them back at the job's real path."""
+        seen = self._seen(self.cfg.workspace)
+        return text.replace(f"{seen}/", f"{self.cfg.workspace}/") if seen != str(self.cfg.workspace) else text
 
     def _compile(self) -> bool:
         """The test binaries, built as ``cargo test`` would build them: code that does not compile fails the build
@@ -183,6 +219,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             self.rep.lint_advisory.append(".:0:0 clippy is not installed: nothing linted")
         else:
             found += messages.diagnostics(clippy.stdout, self.src, levels=("error", "warning"))
+        self._keep_compiled()
         fmt = self._run(
             proc.sandbox(self.cfg.workspace),
             ["cargo", "fmt", "--all", "--check", "--", "-l"],
@@ -192,7 +229,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         if "no such command" in fmt.stderr:
             self.rep.lint_advisory.append(".:0:0 rustfmt is not installed: formatting not checked")
             return found
-        for line in fmt.stdout.splitlines():
+        for line in self._real(fmt.stdout).splitlines():
             path = Path(line.strip())
             if path.is_absolute() and path.is_relative_to(self.src):
                 found.append(f"{path.relative_to(self.src).as_posix()}:1:1 rustfmt not formatted as rustfmt would")
@@ -264,7 +301,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
                 "export",
                 "--format=lcov",
                 f"--instr-profile={merged}",
-                f"--ignore-filename-regex={coverage.ignored(self.src, self._proc_macro_dirs())}",
+                f"--ignore-filename-regex={coverage.ignored(Path(self._seen(self.src)), self._proc_macro_dirs())}",
                 *objects,
             ]
         )
@@ -276,7 +313,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         names = coverage.symbols(export.stdout)
         demangler = coverage.find_demangler(major, Path(sysroot) if sysroot else None, self.env.get("PATH"))
         demangled = self._tool([demangler, *names]).stdout.splitlines() if names and demangler else []
-        return coverage.demangle_names(export.stdout, dict(zip(names, demangled, strict=False)))
+        return self._real(coverage.demangle_names(export.stdout, dict(zip(names, demangled, strict=False))))
 
     def _tool(self, argv: list[str]) -> StepResult:
         """A toolchain command on the job's own files (no repository code runs)."""

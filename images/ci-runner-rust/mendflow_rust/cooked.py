@@ -1,15 +1,16 @@
-"""A cargo project's dependencies, built once and kept in the repository's dependency cache for its next jobs.
+"""A cargo project's build kept in the repository's dependency cache for its next jobs: its dependencies', and its
+own units where compiling them runs none of its code.
 
 Every job has its own target directory (build scripts and proc macros are code: a shared one could be
 poisoned), so each compiled the dependencies again: lazy_static's test build took 15 s of which its own crate
-was under one. Like cargo-chef, the runner now builds them from a *stub* of the workspace, in which no file of
-the repository's is code: every manifest at its place, the lockfile, and each ``.rs`` file replaced by an empty
-``fn main() {}`` (so every target cargo finds, or a manifest names, is there and compiles, build scripts
-included). The stub's build runs the same commands as the job (``cargo test --no-run``, ``cargo clippy
---all-targets``, the job's RUSTFLAGS and profile), in the offline sandbox, before any code of the repository's
-runs; then ``cargo clean -p`` removes the stub's own packages, the lockfile's entries without a source (left,
-cargo would find their fingerprints fresh for the real sources and link the stubs), and what remains is kept,
-unless a fingerprint of one of them is still there.
+was under one. Like cargo-chef, the runner now builds them, where the lockfile has any, from a *stub* of the
+workspace, in which no file of the repository's is code: every manifest at its place, the lockfile, and each
+``.rs`` file replaced by an empty ``fn main() {}`` (so every target cargo finds, or a manifest names, is there and
+compiles, build scripts included). The stub's build runs the same commands as the job (``cargo test --no-run``,
+``cargo clippy --all-targets``, the job's RUSTFLAGS and profile), in the offline sandbox, before any code of the
+repository's runs; then ``cargo clean -p`` removes the stub's own packages, the lockfile's entries without a
+source (left, cargo would find their fingerprints fresh for the real sources and link the stubs), and what
+remains is kept, unless a fingerprint of one of them is still there.
 
 A kept build stands in only for the one the job would make: the key is a digest of the toolchain (``rustc -vV``,
 ``cargo -V``), the RUSTFLAGS and cargo settings of the environment, every ``Cargo.toml`` of the repository and
@@ -17,11 +18,19 @@ its lockfile. A repository with a ``.cargo`` directory keeps nothing: its config
 linker or flags, which are its own code. Only whole jobs keep (a split job's caches are its own); the third-party
 build scripts the stub's build runs see the cache read-only, like the tests, so no job changes a kept build
 another key's job uses. One build is kept per repository: a new key replaces the old.
+
+Where compiling the repository's own packages runs none of their code (no build script, no proc macro), the job
+keeps its build again once it has compiled them, before any test runs, with the digest of every file it was
+compiled from and the workspace's path as cargo saw it (``Sources``). cargo decides what to compile again by
+comparing times: a restored build stamps each source file the kept units were compiled from, unchanged, as old
+and every other file as newer than the build (``stamp``), so exactly the units whose files changed compile again.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -32,6 +41,9 @@ from pathlib import Path
 from mendflow_runner import kept
 
 KEPT_DIR = "cooked"  # under the repository's dependency cache
+SOURCES = "sources.json"  # beside a kept build that holds the repository's own units: what they were compiled from
+# The time a source file the kept units were compiled from gets (2000-01-01): older than any build's output.
+OLD = 946_684_800.0
 STUB_VERSION = b"mendflow stub 1"  # in the key: a change to how stubs are made keeps nothing made the old way
 # A target of any kind compiles from it (a library's unused ``main`` is allowed, as are a manifest's lint levels).
 STUB_SOURCE = "#![allow(warnings, missing_docs, dead_code, unused)]\nfn main() {}\n"
@@ -41,8 +53,35 @@ _BUILD_SETTINGS = ("RUSTFLAGS", "RUSTDOCFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARG
 _BUILD_PREFIXES = ("CARGO_PROFILE_", "CARGO_BUILD_")
 
 
+@dataclasses.dataclass(frozen=True)
+class Sources:
+    """What a kept build's own units were compiled from: the workspace's path as cargo saw it, when it was kept (a
+    file changed since is stamped later), and the digest of every file of the repository's."""
+
+    root: str
+    at: float
+    digests: dict[str, str]
+
+    @classmethod
+    def of(cls, src: Path, root: str) -> Sources:
+        digests = {rel: digest for rel, path in source_files(src) if (digest := _digest(path))}
+        return cls(root, time.time(), digests)
+
+    @classmethod
+    def read(cls, path: Path) -> Sources | None:
+        """The record at ``path`` (None when there is none or it cannot be read: nothing then counts as unchanged)."""
+        try:
+            said = json.loads(path.read_text(encoding="utf-8"))
+            return cls(str(said["root"]), float(said["at"]), {str(k): str(v) for k, v in said["digests"].items()})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps({"root": self.root, "at": self.at, "digests": self.digests}), encoding="utf-8")
+
+
 class Kept:
-    """The kept dependency build of one key in ``cache`` (the repository's dependency cache)."""
+    """The kept build of one key in ``cache`` (the repository's dependency cache)."""
 
     def __init__(self, cache: Path, key: str) -> None:
         self.root = cache / KEPT_DIR
@@ -54,25 +93,38 @@ class Kept:
         key = cook_key(src, env)
         return cls(cache, key) if key else None
 
-    def restore(self, target: Path) -> bool:
-        """Copy the kept build to ``target``; False, leaving nothing, when there is none."""
-        return kept.restore(self.target, target)
+    def restore(self, target: Path, src: Path, root: str) -> bool:
+        """Copy the kept build to ``target``; False, leaving nothing, when there is none. Where it holds the
+        repository's own units, ``src``'s files are stamped for them (``stamp``): unchanged only when the build was
+        compiled at the same ``root`` (the workspace as cargo sees it), whose paths its coverage maps name."""
+        if not kept.restore(self.target, target):
+            return False
+        if (compiled := Sources.read(self.home / SOURCES)) is not None:
+            stamp(src, compiled.digests if compiled.root == root else {}, compiled.at)
+        return True
 
-    def keep(self, target: Path) -> None:
+    def keep(self, target: Path, compiled: Sources | None = None) -> None:
         """Keep a copy of ``target``, made whole beside its place and renamed into it; the builds of other keys are
-        dropped. A failure keeps nothing: the next job builds again."""
-        if self.home.exists():
+        dropped. A build of the repository's own units too (``compiled``) replaces the key's build; a build of
+        the dependencies alone leaves one kept already. A failure keeps nothing: the next job builds again."""
+        if self.home.exists() and compiled is None:
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        making = self.root / f".making-{os.getpid()}-{time.monotonic_ns()}"
+        making, replaced = self.root / f".making-{os.getpid()}-{time.monotonic_ns()}", None
         try:
             making.mkdir()
             kept.copy_tree(target, making / "target")
+            if compiled is not None:
+                dataclasses.replace(compiled, at=time.time()).write(making / SOURCES)
             kept.share(making)
+            replaced = kept.hide(self.home) if self.home.exists() else None
             making.rename(self.home)
         except (OSError, subprocess.SubprocessError):
             shutil.rmtree(making, ignore_errors=True)
             return
+        finally:
+            if replaced is not None:
+                shutil.rmtree(replaced, ignore_errors=True)
         self._drop_others()
 
     def _drop_others(self) -> None:
@@ -82,11 +134,11 @@ class Kept:
 
 
 def cook_key(src: Path, env: dict[str, str]) -> str | None:
-    """The digest of what decides the dependencies' build, or None when a kept one must not stand in for it (a
-    ``.cargo`` config, no lockfile, nothing but the repository's own packages in it, an unreadable toolchain)."""
+    """The digest of what decides the build, or None when a kept one must not stand in for it (a ``.cargo``
+    config, no lockfile, an unreadable toolchain)."""
     lockfile = src / "Cargo.lock"
-    if (src / ".cargo").exists() or not any(p.get("source") for p in _locked(lockfile)):
-        return None  # a config of its own, or no dependency: nothing to build ahead
+    if (src / ".cargo").exists() or not lockfile.is_file():
+        return None
     toolchain = _toolchain(env)
     if toolchain is None:
         return None
@@ -114,6 +166,11 @@ def make_stub(src: Path, stub: Path) -> None:
     shutil.copyfile(src / "Cargo.lock", stub / "Cargo.lock")
 
 
+def has_dependencies(src: Path) -> bool:
+    """Whether the lockfile has a package from a registry or git, for a stub's build to compile ahead."""
+    return any(p.get("source") for p in _locked(src / "Cargo.lock"))
+
+
 def local_packages(src: Path) -> list[tuple[str, str]]:
     """``(name, version)`` of every package the lockfile resolves from the repository itself (no ``source``: the
     workspace's members and its path dependencies), which the stub's build compiles as stubs."""
@@ -123,6 +180,56 @@ def local_packages(src: Path) -> list[tuple[str, str]]:
 def stubs_left(target: Path, packages: list[tuple[str, str]]) -> list[str]:
     """The local packages some build output of which is still in ``target`` (cargo's fingerprint of each unit)."""
     return sorted({name for name, _ in packages for _ in target.glob(f"*/.fingerprint/{name}-*")})
+
+
+def compiles_without_running_code(src: Path) -> bool:
+    """No package of the repository's has a build script or is a proc macro, so compiling it runs none of its code
+    (only the dependencies', as the stub's build does): its units may be kept like theirs. False when a manifest
+    cannot be read."""
+    for manifest in manifests(src):
+        try:
+            said = tomllib.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return False
+        package, lib = said.get("package") or {}, said.get("lib") or {}
+        if not isinstance(package, dict) or not isinstance(lib, dict):
+            return False
+        build = package.get("build", True)
+        if isinstance(build, str) or (build is True and (manifest.parent / "build.rs").exists()):
+            return False
+        if lib.get("proc-macro") or lib.get("proc_macro"):
+            return False
+    return True
+
+
+def stamp(src: Path, compiled: dict[str, str], at: float) -> None:
+    """Each file of ``src`` stamped old when its digest is the one a kept build's units were compiled from, else as
+    changed after the build was kept (``at``) and after now: cargo compiles again the units that read it."""
+    later = max(time.time(), at + 1)
+    for rel, path in source_files(src):
+        digest = _digest(path)
+        when = OLD if digest and compiled.get(rel) == digest else later
+        os.utime(path, (when, when), follow_symlinks=False)
+
+
+def source_files(src: Path) -> list[tuple[str, Path]]:
+    """``(relative path, path)`` of every file of the repository's, outside build output and ``.git``."""
+    found = []
+    for top, dirs, files in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+        found += [((Path(top) / name).relative_to(src).as_posix(), Path(top) / name) for name in sorted(files)]
+    return found
+
+
+def _digest(path: Path) -> str | None:
+    """A file's content digest (a symbolic link's, its target's name); None when it cannot be read."""
+    try:
+        if path.is_symlink():
+            return "link:" + os.readlink(path)
+        with path.open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
 def manifests(src: Path) -> list[Path]:

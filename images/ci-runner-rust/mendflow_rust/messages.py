@@ -50,6 +50,11 @@ def diagnostics(text: str, root: Path, levels: tuple[str, ...] = ("error",)) -> 
     return list(found)
 
 
+def compiled_anew(text: str) -> bool:
+    """Whether cargo compiled a unit (rather than finding every one fresh)."""
+    return any(e.get("reason") == "compiler-artifact" and e.get("fresh") is False for e in _messages(text))
+
+
 def test_binaries(text: str, root: Path) -> list[TestBinary]:
     """The test executables ``cargo test --no-run`` built, with the source each target starts from."""
     binaries = []

@@ -17,6 +17,8 @@ from tests.images.mendflow_rust.helpers import ITOA_LIB, ITOA_MANIFEST, example_
 pytestmark = pytest.mark.skipif(shutil.which("cargo") is None, reason="needs the Rust toolchain")
 
 CRATE = {"Cargo.toml": ITOA_MANIFEST, "src/lib.rs": ITOA_LIB}
+# A build script is the repository's code that compiling it runs: its units are never kept.
+BUILT_BY_A_SCRIPT = {**CRATE, "build.rs": "fn main() {}\n"}
 
 
 def _job(source: Path, job: Path, cache: Path) -> BuildReport:
@@ -33,11 +35,17 @@ def _itoa(target: Path) -> Path:
     return rlib
 
 
-def test_the_first_job_keeps_the_dependencies_built_without_the_crates_own(
+def _labels(target: Path) -> Path:
+    """The crate's own test binary."""
+    (binary,) = (p for p in (target / "debug" / "deps").glob("labels-*") if p.suffix == "")
+    return binary
+
+
+def test_the_first_job_keeps_the_dependencies_built_from_a_stub_without_the_crates_own(
     make_repo: RepoFactory, tmp_path: Path
 ) -> None:
     cache = tmp_path / "cache"
-    report = _job(snapshot(make_repo(CRATE), tmp_path / "src.tar.gz"), tmp_path / "first", cache)
+    report = _job(snapshot(make_repo(BUILT_BY_A_SCRIPT), tmp_path / "src.tar.gz"), tmp_path / "first", cache)
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
     (kept,) = _kept(cache)
     assert _itoa(kept).is_file()
@@ -46,13 +54,39 @@ def test_the_first_job_keeps_the_dependencies_built_without_the_crates_own(
 
 def test_the_next_job_compiles_its_crate_and_not_the_dependencies(make_repo: RepoFactory, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    source = snapshot(make_repo(CRATE), tmp_path / "src.tar.gz")
+    source = snapshot(make_repo(BUILT_BY_A_SCRIPT), tmp_path / "src.tar.gz")
     _job(source, tmp_path / "first", cache)
     (kept,) = _kept(cache)
     report = _job(source, tmp_path / "second", cache)
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
     rlib = _itoa(tmp_path / "second" / "work" / "target")
     assert rlib.stat().st_mtime_ns == _itoa(kept).stat().st_mtime_ns  # the kept one, not compiled again
+
+
+def test_the_first_job_keeps_its_crates_units_with_what_they_were_compiled_from(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    report = _job(snapshot(make_repo(CRATE), tmp_path / "src.tar.gz"), tmp_path / "first", cache)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    (kept,) = _kept(cache)
+    compiled = cooked.Sources.read(kept.parent / cooked.SOURCES)
+    assert _labels(kept).is_file() and compiled is not None
+    assert sorted(compiled.digests) == ["Cargo.lock", "Cargo.toml", "src/lib.rs"]
+
+
+def test_the_next_job_of_the_same_commit_compiles_nothing_and_measures_the_same(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    source = snapshot(make_repo(CRATE), tmp_path / "src.tar.gz")
+    first = _job(source, tmp_path / "first", cache)
+    (kept,) = _kept(cache)
+    kept_time = _labels(kept).stat().st_mtime_ns
+    second = _job(source, tmp_path / "second", cache)
+    assert (second.status, second.tests.passed) == (BuildStatus.PASSED, 1), second.error_reason
+    assert _labels(tmp_path / "second" / "work" / "target").stat().st_mtime_ns == kept_time
+    assert second.coverage == first.coverage and first.coverage is not None
 
 
 def test_a_kept_build_never_stands_in_for_the_crates_own_code(make_repo: RepoFactory, tmp_path: Path) -> None:
@@ -71,7 +105,7 @@ def test_a_kept_build_never_stands_in_for_the_crates_own_code(make_repo: RepoFac
     "files",
     [
         pytest.param({**CRATE, ".cargo/config.toml": "[build]\nrustflags = []\n"}, id="a cargo config"),
-        pytest.param(example_files(), id="no dependency"),
+        pytest.param({**example_files(), "build.rs": "fn main() {}\n"}, id="no dependency, a build script"),
     ],
 )
 def test_nothing_is_kept_for(files: dict[str, str | bytes | None], make_repo: RepoFactory, tmp_path: Path) -> None:
@@ -112,13 +146,20 @@ def test_a_package_outside_the_workspace_keeps_the_build_all_the_same(make_repo:
     assert len(_kept(cache)) == 1
 
 
-def test_a_path_dependency_is_built_from_its_code_and_never_kept(make_repo: RepoFactory, tmp_path: Path) -> None:
+def test_a_path_dependency_is_built_from_its_code_and_kept_while_its_files_are_unchanged(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
     cache = tmp_path / "cache"
-    source = snapshot(make_repo(UTIL), tmp_path / "src.tar.gz")
-    first, second = _job(source, tmp_path / "first", cache), _job(source, tmp_path / "second", cache)
-    assert [(r.status, r.tests.passed) for r in (first, second)] == [(BuildStatus.PASSED, 1)] * 2
+    first = _job(snapshot(make_repo(UTIL), tmp_path / "src.tar.gz"), tmp_path / "first", cache)
     (kept,) = _kept(cache)
-    assert not list(kept.rglob("*util*")) and _itoa(kept).is_file()
+    (util,) = (kept / "debug" / "deps").glob("libutil-*.rlib")
+    util_time, labels_time = util.stat().st_mtime_ns, _labels(kept).stat().st_mtime_ns
+    changed = {**UTIL, "src/lib.rs": "pub fn more() {}\n\n" + UTIL["src/lib.rs"]}
+    second = _job(snapshot(make_repo(changed), tmp_path / "changed.tar.gz"), tmp_path / "second", cache)
+    assert [(r.status, r.tests.passed) for r in (first, second)] == [(BuildStatus.PASSED, 1)] * 2
+    target = tmp_path / "second" / "work" / "target"
+    assert (target / "debug" / "deps" / util.name).stat().st_mtime_ns == util_time
+    assert _labels(target).stat().st_mtime_ns != labels_time
 
 
 def test_keeping_a_new_key_drops_the_other_keys_builds_but_not_one_being_made(tmp_path: Path) -> None:
@@ -130,3 +171,55 @@ def test_keeping_a_new_key_drops_the_other_keys_builds_but_not_one_being_made(tm
     cooked.Kept(cache, "new").keep(built)
     assert sorted(p.name for p in (cache / cooked.KEPT_DIR).iterdir()) == [".making-1-2", "new"]
     assert (cache / cooked.KEPT_DIR / "new" / "target" / "debug").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("files", "runs_none"),
+    [
+        pytest.param({"Cargo.toml": ITOA_MANIFEST}, True, id="plain"),
+        pytest.param({"Cargo.toml": ITOA_MANIFEST, "build.rs": ""}, False, id="build.rs"),
+        pytest.param({"Cargo.toml": ITOA_MANIFEST.replace("[dep", 'build = "gen.rs"\n\n[dep')}, False, id="build ="),
+        pytest.param({"Cargo.toml": ITOA_MANIFEST + "\n[lib]\nproc-macro = true\n"}, False, id="proc macro"),
+        pytest.param({"Cargo.toml": ITOA_MANIFEST, "util/Cargo.toml": "[package\n"}, False, id="unreadable"),
+        pytest.param(
+            {"Cargo.toml": ITOA_MANIFEST.replace("[dep", "build = false\n\n[dep"), "build.rs": ""}, True, id="off"
+        ),
+    ],
+)
+def test_compiling_runs_no_code_of_the_repositorys(files: dict[str, str], runs_none: bool, tmp_path: Path) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert cooked.compiles_without_running_code(tmp_path) is runs_none
+
+
+def _restored(tmp_path: Path, root: str) -> dict[str, float]:
+    """The times of a tree's files after a kept build compiled at ``/stable`` from its ``same.rs`` is restored."""
+    src, cache = tmp_path / "src", tmp_path / "cache"
+    src.mkdir()
+    (src / "same.rs").write_text("fn a() {}\n")
+    (src / "changed.rs").write_text("fn b() {}\n")
+    compiled = cooked.Sources.of(src, "/stable")
+    (src / "changed.rs").write_text("fn c() {}\n")
+    (tmp_path / "target" / "debug").mkdir(parents=True)
+    cooked.Kept(cache, "key").keep(tmp_path / "target", compiled)
+    assert cooked.Kept(cache, "key").restore(tmp_path / "restored", src, root)
+    return {p.name: p.stat().st_mtime for p in src.iterdir()}
+
+
+def test_a_restored_build_stamps_unchanged_files_old_and_changed_ones_after_it(tmp_path: Path) -> None:
+    times = _restored(tmp_path, "/stable")
+    assert times["same.rs"] == cooked.OLD and times["changed.rs"] > cooked.OLD
+
+
+def test_a_build_compiled_at_another_root_counts_no_file_unchanged(tmp_path: Path) -> None:
+    times = _restored(tmp_path, "/elsewhere")
+    assert min(times.values()) > cooked.OLD
+
+
+def test_a_crate_without_dependencies_keeps_its_own_units(make_repo: RepoFactory, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    report = _job(snapshot(make_repo(example_files()), tmp_path / "src.tar.gz"), tmp_path / "job", cache)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    (kept,) = _kept(cache)
+    assert list((kept / "debug" / "deps").glob("libduration-*.rlib"))
