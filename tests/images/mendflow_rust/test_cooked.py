@@ -223,3 +223,23 @@ def test_a_crate_without_dependencies_keeps_its_own_units(make_repo: RepoFactory
     assert report.status is BuildStatus.PASSED, report.error_reason
     (kept,) = _kept(cache)
     assert list((kept / "debug" / "deps").glob("libduration-*.rlib"))
+
+
+# A test that writes into the job's target directory, where a kept build is copied from.
+POISONER = {
+    **CRATE,
+    "tests/poison.rs": (
+        "#[test]\nfn poisons() {\n"
+        '    let target = concat!(env!("CARGO_MANIFEST_DIR"), "/../target/debug/poison");\n'
+        '    std::fs::write(target, "x").unwrap();\n}\n'
+    ),
+}
+
+
+def test_the_build_is_kept_before_any_test_runs(make_repo: RepoFactory, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    report = _job(snapshot(make_repo(POISONER), tmp_path / "src.tar.gz"), tmp_path / "job", cache)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2), report.error_reason
+    (kept,) = _kept(cache)
+    assert (tmp_path / "job" / "work" / "target" / "debug" / "poison").is_file()
+    assert not (kept / "debug" / "poison").exists()
