@@ -128,7 +128,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         if not self.kept:
             return
         self.compiled_from = cooked.Sources.of(self.src, self._seen(self.cfg.workspace))  # before anything compiles
-        if self.kept.restore(self.target, self.src, self.compiled_from.root):
+        if self.kept.restore(self.target, self.src, self.compiled_from):
             return
         if cooked.has_dependencies(self.src) and self._cook():
             self.kept.keep(self.target)

@@ -44,6 +44,9 @@ KEPT_DIR = "cooked"  # under the repository's dependency cache
 SOURCES = "sources.json"  # beside a kept build that holds the repository's own units: what they were compiled from
 # The time a source file the kept units were compiled from gets (2000-01-01): older than any build's output.
 OLD = 946_684_800.0
+# A larger file (test data) is not read for its digest in each job: it counts as changed, so only the units that
+# include it compile again.
+DIGESTED_BYTES = 16 << 20
 STUB_VERSION = b"mendflow stub 1"  # in the key: a change to how stubs are made keeps nothing made the old way
 # A target of any kind compiles from it (a library's unused ``main`` is allowed, as are a manifest's lint levels).
 STUB_SOURCE = "#![allow(warnings, missing_docs, dead_code, unused)]\nfn main() {}\n"
@@ -93,14 +96,15 @@ class Kept:
         key = cook_key(src, env)
         return cls(cache, key) if key else None
 
-    def restore(self, target: Path, src: Path, root: str) -> bool:
+    def restore(self, target: Path, src: Path, found: Sources) -> bool:
         """Copy the kept build to ``target``; False, leaving nothing, when there is none. Where it holds the
-        repository's own units, ``src``'s files are stamped for them (``stamp``): unchanged only when the build was
-        compiled at the same ``root`` (the workspace as cargo sees it), whose paths its coverage maps name."""
+        repository's own units, ``src``'s files (as the job ``found`` them) are stamped for them (``stamp``):
+        unchanged only when the build was compiled at the same root (the workspace as cargo sees it), whose paths
+        its coverage maps name."""
         if not kept.restore(self.target, target):
             return False
         if (compiled := Sources.read(self.home / SOURCES)) is not None:
-            stamp(src, compiled.digests if compiled.root == root else {}, compiled.at)
+            stamp(src, found, compiled if compiled.root == found.root else dataclasses.replace(compiled, digests={}))
         return True
 
     def keep(self, target: Path, compiled: Sources | None = None) -> None:
@@ -202,13 +206,14 @@ def compiles_without_running_code(src: Path) -> bool:
     return True
 
 
-def stamp(src: Path, compiled: dict[str, str], at: float) -> None:
-    """Each file of ``src`` stamped old when its digest is the one a kept build's units were compiled from, else as
-    changed after the build was kept (``at``) and after now: cargo compiles again the units that read it."""
-    later = max(time.time(), at + 1)
+def stamp(src: Path, found: Sources, compiled: Sources) -> None:
+    """Each file of ``src`` stamped old where the digest it was ``found`` with is the one the kept build's units
+    were ``compiled`` from, else as changed after that build was kept and after now: cargo compiles again the units
+    that read it."""
+    later = max(time.time(), compiled.at + 1)
     for rel, path in source_files(src):
-        digest = _digest(path)
-        when = OLD if digest and compiled.get(rel) == digest else later
+        digest = found.digests.get(rel)
+        when = OLD if digest and compiled.digests.get(rel) == digest else later
         os.utime(path, (when, when), follow_symlinks=False)
 
 
@@ -222,10 +227,13 @@ def source_files(src: Path) -> list[tuple[str, Path]]:
 
 
 def _digest(path: Path) -> str | None:
-    """A file's content digest (a symbolic link's, its target's name); None when it cannot be read."""
+    """A file's content digest (a symbolic link's, its target's name); None when it cannot be read, or is larger
+    than ``DIGESTED_BYTES``: such a file always counts as changed."""
     try:
         if path.is_symlink():
             return "link:" + os.readlink(path)
+        if path.stat().st_size > DIGESTED_BYTES:
+            return None
         with path.open("rb") as fh:
             return hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError:

@@ -203,7 +203,8 @@ def _restored(tmp_path: Path, root: str) -> dict[str, float]:
     (src / "changed.rs").write_text("fn c() {}\n")
     (tmp_path / "target" / "debug").mkdir(parents=True)
     cooked.Kept(cache, "key").keep(tmp_path / "target", compiled)
-    assert cooked.Kept(cache, "key").restore(tmp_path / "restored", src, root)
+    found = cooked.Sources.of(src, root)
+    assert cooked.Kept(cache, "key").restore(tmp_path / "restored", src, found)
     return {p.name: p.stat().st_mtime for p in src.iterdir()}
 
 
@@ -243,3 +244,10 @@ def test_the_build_is_kept_before_any_test_runs(make_repo: RepoFactory, tmp_path
     (kept,) = _kept(cache)
     assert (tmp_path / "job" / "work" / "target" / "debug" / "poison").is_file()
     assert not (kept / "debug" / "poison").exists()
+
+
+def test_a_file_too_large_to_digest_in_each_job_always_counts_as_changed(tmp_path: Path) -> None:
+    with (tmp_path / "data.bin").open("wb") as fh:
+        fh.truncate(cooked.DIGESTED_BYTES + 1)
+    (tmp_path / "lib.rs").write_text("fn a() {}\n")
+    assert sorted(cooked.Sources.of(tmp_path, "/stable").digests) == ["lib.rs"]
