@@ -251,3 +251,17 @@ def test_a_file_too_large_to_digest_in_each_job_always_counts_as_changed(tmp_pat
         fh.truncate(cooked.DIGESTED_BYTES + 1)
     (tmp_path / "lib.rs").write_text("fn a() {}\n")
     assert sorted(cooked.Sources.of(tmp_path, "/stable").digests) == ["lib.rs"]
+
+
+def test_a_commit_adding_an_integration_test_compiles_the_test_and_not_the_crate(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    _job(snapshot(make_repo(CRATE), tmp_path / "src.tar.gz"), tmp_path / "first", cache)
+    (kept,) = _kept(cache)
+    (lib,) = (kept / "debug" / "deps").glob("liblabels-*.rlib")
+    lib_time = lib.stat().st_mtime_ns
+    added = {**CRATE, "tests/it.rs": '#[test]\nfn labels() {\n    assert_eq!(labels::label(7), "#7");\n}\n'}
+    report = _job(snapshot(make_repo(added), tmp_path / "added.tar.gz"), tmp_path / "second", cache)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2), report.error_reason
+    assert (tmp_path / "second" / "work" / "target" / "debug" / "deps" / lib.name).stat().st_mtime_ns == lib_time
