@@ -17,7 +17,8 @@ A kept build stands in only for the one the job would make: the key is a digest 
 its lockfile. A repository with a ``.cargo`` directory keeps nothing: its config may set a ``rustc-wrapper``, a
 linker or flags, which are its own code. Only whole jobs keep (a split job's caches are its own); the third-party
 build scripts the stub's build runs see the cache read-only, like the tests, so no job changes a kept build
-another key's job uses. One build is kept per repository: a new key replaces the old.
+another key's job uses. One build is kept per repository (a newer one, of any key, drops the others), each a
+directory never changed once made.
 
 Where compiling the repository's own packages runs none of their code (no build script, no proc macro), the job
 keeps its build again once it has compiled them, before any test runs, with the digest of every file it was
@@ -84,56 +85,67 @@ class Sources:
 
 
 class Kept:
-    """The kept build of one key in ``cache`` (the repository's dependency cache)."""
+    """The kept builds of one key in ``cache`` (the repository's dependency cache). Each is a directory of its own,
+    ``KEY-NANOSECONDS``, never changed once made: a job copying one while another job keeps a newer build copies
+    all of one build or fails, never a mix, and a dropped build is renamed away before it is deleted."""
 
     def __init__(self, cache: Path, key: str) -> None:
-        self.root = cache / KEPT_DIR
-        self.home = self.root / key
-        self.target = self.home / "target"
+        self.root, self.key = cache / KEPT_DIR, key
 
     @classmethod
     def for_project(cls, cache: Path, src: Path, env: dict[str, str]) -> Kept | None:
         key = cook_key(src, env)
         return cls(cache, key) if key else None
 
+    def latest(self) -> Path | None:
+        """The newest build kept for the key."""
+        made = {int(n): h for h in self.root.glob(f"{self.key}-*") if (n := h.name.rpartition("-")[2]).isdigit()}
+        return made[max(made)] if made else None
+
     def restore(self, target: Path, src: Path, found: Sources) -> bool:
-        """Copy the kept build to ``target``; False, leaving nothing, when there is none. Where it holds the
-        repository's own units, ``src``'s files (as the job ``found`` them) are stamped for them (``stamp``):
-        unchanged only when the build was compiled at the same root (the workspace as cargo sees it), whose paths
-        its coverage maps name."""
-        if not kept.restore(self.target, target):
+        """Copy the newest kept build to ``target``, and stamp ``src``'s files (as the job ``found`` them) for it
+        (``stamp``): unchanged only where it holds the repository's own units, compiled at the same root (the
+        workspace as cargo sees it, whose paths its coverage maps name), from files of the same digests. False,
+        leaving nothing, when there is none or it cannot be copied."""
+        home = self.latest()
+        if home is None:
             return False
-        if (compiled := Sources.read(self.home / SOURCES)) is not None:
-            stamp(src, found, compiled if compiled.root == found.root else dataclasses.replace(compiled, digests={}))
+        compiled = Sources.read(home / SOURCES)  # read before the copy: whatever happens next, it is this build's
+        if not kept.restore(home / "target", target):
+            return False
+        if compiled is None or compiled.root != found.root:
+            compiled = Sources(found.root, compiled.at if compiled else 0.0, {})
+        try:
+            stamp(src, found, compiled)
+        except OSError:
+            shutil.rmtree(target, ignore_errors=True)
+            return False
         return True
 
     def keep(self, target: Path, compiled: Sources | None = None) -> None:
-        """Keep a copy of ``target``, made whole beside its place and renamed into it; the builds of other keys are
-        dropped. A build of the repository's own units too (``compiled``) replaces the key's build; a build of
-        the dependencies alone leaves one kept already. A failure keeps nothing: the next job builds again."""
-        if self.home.exists() and compiled is None:
+        """Keep a copy of ``target`` as the key's newest build, made whole beside its place and renamed into it;
+        every other build is dropped. A build of the dependencies alone (no ``compiled``) is kept only where the
+        key has none. A failure keeps nothing: the next job builds again."""
+        if compiled is None and self.latest() is not None:
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        making, replaced = self.root / f".making-{os.getpid()}-{time.monotonic_ns()}", None
+        making = self.root / f".making-{os.getpid()}-{time.monotonic_ns()}"
+        home = self.root / f"{self.key}-{time.time_ns()}"
         try:
             making.mkdir()
             kept.copy_tree(target, making / "target")
             if compiled is not None:
                 dataclasses.replace(compiled, at=time.time()).write(making / SOURCES)
             kept.share(making)
-            replaced = kept.hide(self.home) if self.home.exists() else None
-            making.rename(self.home)
+            making.rename(home)
         except (OSError, subprocess.SubprocessError):
             shutil.rmtree(making, ignore_errors=True)
             return
-        finally:
-            if replaced is not None:
-                shutil.rmtree(replaced, ignore_errors=True)
-        self._drop_others()
+        self._drop_others(home)
 
-    def _drop_others(self) -> None:
+    def _drop_others(self, home: Path) -> None:
         for entry in self.root.iterdir():
-            if entry != self.home and not kept.being_made(entry) and (gone := kept.hide(entry)):
+            if entry != home and not kept.being_made(entry) and (gone := kept.hide(entry)):
                 shutil.rmtree(gone, ignore_errors=True)
 
 
@@ -209,7 +221,8 @@ def compiles_without_running_code(src: Path) -> bool:
 def stamp(src: Path, found: Sources, compiled: Sources) -> None:
     """Each file of ``src`` stamped old where the digest it was ``found`` with is the one the kept build's units
     were ``compiled`` from, else as changed after that build was kept and after now: cargo compiles again the units
-    that read it."""
+    that read it. Every file is stamped, so none keeps the time it was unpacked at, which may be older than a
+    build another job kept meanwhile."""
     later = max(time.time(), compiled.at + 1)
     for rel, path in source_files(src):
         digest = found.digests.get(rel)
@@ -218,10 +231,11 @@ def stamp(src: Path, found: Sources, compiled: Sources) -> None:
 
 
 def source_files(src: Path) -> list[tuple[str, Path]]:
-    """``(relative path, path)`` of every file of the repository's, outside build output and ``.git``."""
+    """``(relative path, path)`` of every file of the repository's but ``.git``'s (a ``target`` directory in the
+    tree may be a module's)."""
     found = []
     for top, dirs, files in os.walk(src):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
+        dirs[:] = sorted(d for d in dirs if d != ".git")
         found += [((Path(top) / name).relative_to(src).as_posix(), Path(top) / name) for name in sorted(files)]
     return found
 

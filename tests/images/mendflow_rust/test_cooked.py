@@ -3,7 +3,9 @@ with a dependency from crates.io and the real toolchain."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -165,12 +167,24 @@ def test_a_path_dependency_is_built_from_its_code_and_kept_while_its_files_are_u
 def test_keeping_a_new_key_drops_the_other_keys_builds_but_not_one_being_made(tmp_path: Path) -> None:
     cache, built = tmp_path / "cache", tmp_path / "target"
     (built / "debug").mkdir(parents=True)
-    old, making = cache / cooked.KEPT_DIR / "old" / "target", cache / cooked.KEPT_DIR / ".making-1-2"
+    old, making = cache / cooked.KEPT_DIR / "old-1" / "target", cache / cooked.KEPT_DIR / ".making-1-2"
     old.mkdir(parents=True)
     making.mkdir()
-    cooked.Kept(cache, "new").keep(built)
-    assert sorted(p.name for p in (cache / cooked.KEPT_DIR).iterdir()) == [".making-1-2", "new"]
-    assert (cache / cooked.KEPT_DIR / "new" / "target" / "debug").is_dir()
+    new = cooked.Kept(cache, "new")
+    new.keep(built)
+    home = new.latest()
+    assert home is not None and (home / "target" / "debug").is_dir()
+    assert sorted(p.name for p in (cache / cooked.KEPT_DIR).iterdir()) == [".making-1-2", home.name]
+
+
+def test_a_newer_build_of_the_same_key_is_a_directory_of_its_own(tmp_path: Path) -> None:
+    cache, built = tmp_path / "cache", tmp_path / "target"
+    (built / "debug").mkdir(parents=True)
+    kept = cooked.Kept(cache, "key")
+    kept.keep(built)
+    first = kept.latest()
+    kept.keep(built, cooked.Sources.of(tmp_path / "target", "/stable"))
+    assert kept.latest() not in (None, first) and first is not None and not first.exists()
 
 
 @pytest.mark.parametrize(
@@ -265,3 +279,15 @@ def test_a_commit_adding_an_integration_test_compiles_the_test_and_not_the_crate
     report = _job(snapshot(make_repo(added), tmp_path / "added.tar.gz"), tmp_path / "second", cache)
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2), report.error_reason
     assert (tmp_path / "second" / "work" / "target" / "debug" / "deps" / lib.name).stat().st_mtime_ns == lib_time
+
+
+def test_a_build_of_the_dependencies_alone_stamps_every_file_as_changed_now(tmp_path: Path) -> None:
+    src, cache = tmp_path / "src", tmp_path / "cache"
+    (src / "src").mkdir(parents=True)
+    (src / "src" / "lib.rs").write_text("fn a() {}\n")
+    os.utime(src / "src" / "lib.rs", (1.0, 1.0))  # unpacked before another job kept the build
+    (tmp_path / "target").mkdir()
+    cooked.Kept(cache, "key").keep(tmp_path / "target")
+    before = time.time()
+    assert cooked.Kept(cache, "key").restore(tmp_path / "restored", src, cooked.Sources.of(src, "/stable"))
+    assert (src / "src" / "lib.rs").stat().st_mtime >= before
