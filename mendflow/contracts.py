@@ -237,8 +237,9 @@ class BuildReport(Contract):
     )
     lint_advisory: list[str] = Field(
         default_factory=list,
-        description="Bug-level ruff findings in a repository that configures no ruff (config or pre-commit hook): "
-        "advice in the report, never fatal.",
+        description="Advice in the report, never fatal: bug-level ruff findings in a Python repository that "
+        "configures no ruff (config or pre-commit hook), and notes on what a build could not measure or check "
+        "(coverage a tool could not record, a linter that is not installed).",
     )
     tests: TestCounts = Field(default_factory=TestCounts)
     runs: int = Field(

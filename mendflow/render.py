@@ -71,7 +71,8 @@ def build_markdown(report: BuildReport, limit: int = 30) -> str:
         ("Lint errors", report.lint_errors),
         (f"Pre-existing lint findings, not fatal (also in {baseline_label(report)})", report.lint_preexisting),
         (
-            "Lint advice, not fatal: the repository configures no ruff, so these bug-level findings only advise",
+            "Advice, not fatal: bug-level findings of a linter the repository does not configure, and what the "
+            "build could not measure or check",
             report.lint_advisory,
         ),
     )

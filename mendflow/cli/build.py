@@ -137,8 +137,8 @@ def print_report(console: Console, report: BuildReport) -> None:
         were = f"{len(report.lint_preexisting)} lint finding(s) already in {baseline_label(report)}"
         console.print(f"{were}: not fatal (listed in the report)", highlight=False)
     if report.lint_advisory:
-        said = f"{len(report.lint_advisory)} lint finding(s) as advice: the repository configures no ruff"
-        console.print(f"{said}, so they are not fatal (listed in the report)", highlight=False)
+        said = f"{len(report.lint_advisory)} note(s) of advice: not fatal (listed in the report)"
+        console.print(said, highlight=False)
     if report.error_reason:
         console.print(f"[bold]why:[/] {report.error_reason}", highlight=False)
     console.print(f"artefacts: {report.artefact_url}", highlight=False)
