@@ -206,14 +206,12 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
     def _positions(self, step: StepResult, module: Path, code: str = "compile") -> list[str]:
         """``path:line:col CODE message`` of each position the go command printed, repository-relative."""
         out = []
-        for line in (step.stderr + step.stdout).splitlines():
+        # a file outside the command's directory is named as it saw it, at the one path all jobs share
+        for line in self.stable_root.real_text(step.stderr + step.stdout).splitlines():
             match = _POSITION.match(line.strip())
             if match is None:
                 continue
-            named = match["path"]
-            if named.startswith(proc.STABLE_ROOT + "/"):  # a file outside the command's directory, as it saw it
-                named = str(self.cfg.workspace) + named[len(proc.STABLE_ROOT) :]
-            path = (module / named).resolve()
+            path = (module / match["path"]).resolve()
             rel = path.relative_to(self.src.resolve()).as_posix() if path.is_relative_to(self.src.resolve()) else None
             if rel:
                 out.append(f"{rel}:{match['line']}:{match['col'] or 0} {code} {match['message'].strip()}")

@@ -17,6 +17,7 @@ import tarfile
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -31,7 +32,8 @@ TestOutcome = TypeVar("TestOutcome")
 
 class LanguageBuild(ABC, Generic[TestOutcome]):
     # Whether every command sees the workspace at one path for all jobs (``proc.StableRoot``): for toolchains
-    # whose caches are keyed by directory (Go's build cache); others keep the real path, which their output names.
+    # whose caches name the directory they compiled in (Go's build cache, a kept cargo build); others keep the real
+    # path, which their output names.
     one_path_for_every_job = False
 
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
@@ -191,6 +193,11 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         for path in own:
             path.mkdir(parents=True, exist_ok=True)
         return proc.confined(tuple(own), self.refusals)
+
+    @cached_property
+    def stable_root(self) -> proc.StableRoot:
+        """The workspace at the one path all jobs share, as the offline sandbox's commands see it."""
+        return proc.StableRoot(proc.sandbox(self.cfg.workspace), self.cfg.workspace)
 
     def _run(self, wrap: proc.Wrap, argv: list[str], cwd: Path, env: dict[str, str]) -> StepResult:
         """Every command: in ``wrap`` (and at the one path all jobs share, where ``one_path_for_every_job``)."""

@@ -223,14 +223,17 @@ def sandbox(writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = ()
 # Inside a sandbox, where a job's workspace is bound a second time (bwrap's own /dev tmpfs takes the mount point,
 # whichever of the wraps above made the sandbox): the same path in every job.
 STABLE_ROOT = "/dev/mendflow-work"
+_SEEN_ROOT = re.compile(re.escape(STABLE_ROOT) + r"(?![\w.-])")  # the root itself, not a sibling's name
 
 
 class StableRoot:
-    """Commands that see ``real`` (a job's workspace) at ``STABLE_ROOT``, for tools that key their caches by
-    directory: Go's build cache keys a package by its path, so without this no job's compile serves the next,
-    whose workspace has another path on the host. Arguments and environment values naming a path under ``real``
-    are rewritten, and the command starts in its directory inside (``--chdir``, and ``PWD``, which the go command
-    trusts). A wrap without bwrap (a pod, whose workspace path is fixed already) runs the command as given."""
+    """Commands that see ``real`` (a job's workspace) at ``STABLE_ROOT``, for tools whose caches name the
+    directory they compiled in: Go's build cache keys a package by its path, and a cargo build kept for the next
+    job names its sources in its units' coverage maps, so without this no job's compile serves the next, whose
+    workspace has another path on the host. Arguments and environment values naming a path under ``real`` are
+    rewritten, and the command starts in its directory inside (``--chdir``, and ``PWD``, which the go command
+    trusts); what it prints is read back at ``real`` (``real_text``). A wrap without bwrap (a pod, whose
+    workspace path is fixed already) runs the command as given."""
 
     def __init__(self, wrap: Wrap, real: Path) -> None:
         self.wrap, self.real = wrap, str(real)
@@ -240,6 +243,10 @@ class StableRoot:
         if not self.active or not (value == self.real or value.startswith(self.real + "/")):
             return value
         return STABLE_ROOT + value[len(self.real) :]
+
+    def real_text(self, text: str) -> str:
+        """What a command printed, each path it saw under ``STABLE_ROOT`` named at ``real`` again."""
+        return _SEEN_ROOT.sub(lambda _: self.real, text)
 
     def _text(self, value: str) -> str:
         head, sep, tail = value.partition("=")  # -flag=PATH

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from functools import cached_property
 from pathlib import Path
 
 from mendflow_runner import coverage_formats, handoff, proc
@@ -180,22 +179,15 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             cwd or self.src,
             self.offline_env,
         )
-        out = self._real(step.stdout)
+        out = self.stable_root.real_text(step.stdout)
         self.compiled_anew = self.compiled_anew or messages.compiled_anew(out)
-        return StepResult(argv, step.returncode, out, self._real(step.stderr), step.duration, step.timed_out)
-
-    @cached_property
-    def _stable(self) -> proc.StableRoot:
-        return proc.StableRoot(proc.sandbox(self.cfg.workspace), self.cfg.workspace)
+        return StepResult(
+            argv, step.returncode, out, self.stable_root.real_text(step.stderr), step.duration, step.timed_out
+        )
 
     def _seen(self, path: Path) -> str:
         """``path`` (in the workspace) as cargo sees it."""
-        return self._stable.path(str(path))
-
-    def _real(self, text: str) -> str:
-        """What a command printed, its paths in the workspace as cargo saw them back at the job's real path."""
-        seen = self._seen(self.cfg.workspace)
-        return text.replace(f"{seen}/", f"{self.cfg.workspace}/") if seen != str(self.cfg.workspace) else text
+        return self.stable_root.path(str(path))
 
     def _compile(self) -> bool:
         """The test binaries, built as ``cargo test`` would build them: code that does not compile fails the build
@@ -229,7 +221,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         if "no such command" in fmt.stderr:
             self.rep.lint_advisory.append(".:0:0 rustfmt is not installed: formatting not checked")
             return found
-        for line in self._real(fmt.stdout).splitlines():
+        for line in self.stable_root.real_text(fmt.stdout).splitlines():
             path = Path(line.strip())
             if path.is_absolute() and path.is_relative_to(self.src):
                 found.append(f"{path.relative_to(self.src).as_posix()}:1:1 rustfmt not formatted as rustfmt would")
@@ -313,7 +305,9 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         names = coverage.symbols(export.stdout)
         demangler = coverage.find_demangler(major, Path(sysroot) if sysroot else None, self.env.get("PATH"))
         demangled = self._tool([demangler, *names]).stdout.splitlines() if names and demangler else []
-        return self._real(coverage.demangle_names(export.stdout, dict(zip(names, demangled, strict=False))))
+        return self.stable_root.real_text(
+            coverage.demangle_names(export.stdout, dict(zip(names, demangled, strict=False)))
+        )
 
     def _tool(self, argv: list[str]) -> StepResult:
         """A toolchain command on the job's own files (no repository code runs)."""

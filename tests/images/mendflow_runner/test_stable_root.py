@@ -46,3 +46,9 @@ def test_without_bubblewrap_the_command_runs_as_given(tmp_path: Path) -> None:
     root = proc.StableRoot(proc.as_is, tmp_path)
     argv, env = root.command(["go", f"-coverprofile={tmp_path}/c.out"], tmp_path, {"GOCACHE": f"{tmp_path}/gc"})
     assert argv == ["go", f"-coverprofile={tmp_path}/c.out"] and env == {"GOCACHE": f"{tmp_path}/gc"}
+
+
+def test_what_a_command_printed_names_the_real_workspace_again(tmp_path: Path) -> None:
+    root = proc.StableRoot(proc.as_is, tmp_path)
+    printed = f"{proc.STABLE_ROOT}/src/a.rs:3:1 error\nin {proc.STABLE_ROOT}\n{proc.STABLE_ROOT}-other/b.rs\n"
+    assert root.real_text(printed) == f"{tmp_path}/src/a.rs:3:1 error\nin {tmp_path}\n{proc.STABLE_ROOT}-other/b.rs\n"
