@@ -31,7 +31,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -98,6 +98,7 @@ JAVA_SUBJECTS = [
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 JACOCO = "org.jacoco:jacoco-maven-plugin:0.8.14"
 TIME_TARGET = 1.2  # mendflow's warm job ÷ the own command, at most
+Subject = TypeVar("Subject", bound=tuple[object, ...])  # (name, how it is fetched, ...)
 
 
 @dataclass
@@ -123,14 +124,19 @@ class Row:
         return self.mendflow_new_sec / self.own_new_sec if self.own_new_sec else float("nan")
 
     @property
+    def meets_status(self) -> bool:
+        """The status target: B1 PASSED where the own command passes; where it does not, B1 agreeing is all the
+        row can say."""
+        return self.b1_status == self.own_status
+
+    @property
     def status_met(self) -> str:
-        """The status target: B1 PASSED where the own command passes. Where it does not, B1 agreeing is all the
-        row can say; B1 passing where the own command fails names the bench's command as the suspect (css-what's
-        ``npm test`` as published cannot run its tsc gate), not mendflow."""
+        """The status target in words. B1 passing where the own command fails names the bench's command as the
+        suspect (css-what's ``npm test`` as published cannot run its tsc gate), not mendflow."""
+        if self.meets_status:
+            return "met" if self.own_status == "PASSED" else f"both {self.own_status}"
         if self.own_status == "PASSED":
-            return "met" if self.b1_status == "PASSED" else "NOT MET"
-        if self.b1_status == self.own_status:
-            return f"both {self.own_status}"
+            return "NOT MET"
         return f"own {self.own_status}, B1 {self.b1_status}: check the own command"
 
     @property
@@ -439,7 +445,7 @@ def summary(rows: list[Row]) -> list[str]:
     said = []
     for language in dict.fromkeys(r.language for r in rows):
         mine = [r for r in rows if r.language == language]
-        status = sum(r.status_met in ("met", f"both {r.own_status}") for r in mine)
+        status = sum(r.meets_status for r in mine)
         timed = sum(r.time_met for r in mine)
         said.append(
             f"- {language}: status target on {status} of {len(mine)}; ratio ≤ {TIME_TARGET} warm on {timed} of "
@@ -457,8 +463,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     chosen = args.language or LANGUAGES
 
-    def picked(subjects: list[Any]) -> list[Any]:
-        return [s for s in subjects if not args.subject or s[0] in args.subject]
+    def picked(subjects: list[Subject], language: str) -> list[Subject]:
+        """The subjects of ``language`` the run measures (``--language``, ``--subject``)."""
+        return [s for s in subjects if language in chosen and (not args.subject or s[0] in args.subject)]
 
     with tempfile.TemporaryDirectory(prefix="mendflow-languages-") as tmp:
         work = Path(tmp)
@@ -467,21 +474,21 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["MENDFLOW_SANDBOX__LOCAL_BASE_DIR"] = str(work / "launcher")
         rows: list[Row] = []
         # the image's standard library seed, as its build makes it: cold is a repository's first
-        if "go" in chosen and picked(GO_SUBJECTS):
+        if picked(GO_SUBJECTS, "go"):
             from mendflow.launcher.local import LocalLauncher
             from mendflow.settings import get_settings
 
             LocalLauncher(get_settings()).prepare_image("ci-runner-go")
-        for name, spec in picked(GO_SUBJECTS) if "go" in chosen else []:
+        for name, spec in picked(GO_SUBJECTS, "go"):
             repo = subject_repo(name, spec, "go-ratelimit", go_files, work)
             rows.append(measure("go", name, repo, work, args.repeat, own_go))
-        for name, spec, command in picked(TS_SUBJECTS) if "typescript" in chosen else []:
+        for name, spec, command in picked(TS_SUBJECTS, "typescript"):
             repo = subject_repo(name, spec, "ts-invoice", npm_files, work)
             rows.append(measure("typescript", name, repo, work, args.repeat, own_node(command)))
-        for name, spec in picked(RUST_SUBJECTS) if "rust" in chosen else []:
+        for name, spec in picked(RUST_SUBJECTS, "rust"):
             repo = subject_repo(name, spec, "rust-duration", crate_files, work)
             rows.append(measure("rust", name, repo, work, args.repeat, own_rust))
-        for name, spec in picked(JAVA_SUBJECTS) if "java" in chosen else []:
+        for name, spec in picked(JAVA_SUBJECTS, "java"):
             repo = subject_repo(name, spec, "java-isbn", maven_files, work)
             rows.append(measure("java", name, repo, work, args.repeat, own_maven))
     if args.json:
