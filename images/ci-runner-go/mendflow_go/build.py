@@ -31,10 +31,12 @@ PROFILE, COVERAGE = "cover.out", "coverage.json"
 _POSITION = re.compile(r"^(?:vet: )?(?P<path>[^\s:]+\.go):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<message>.+)$")
 _SKIP_DIRS = ("vendor", "testdata")
 _FMT_BATCH = 200  # files per gofmt command line
-CACHEPROG = Path(__file__).resolve().parent / "cacheprog.py"
-# The cache program's interpreter: this one's real file (a launcher's toolchain links it from under /tmp, which a
-# sandbox hides), run isolated and without site-packages, as the program needs the standard library only.
+JOBCACHE = Path(__file__).resolve().parent / "jobcache.py"
+# jobcache.py's interpreter: this one's real file (a launcher's toolchain links it from under /tmp, which a
+# sandbox hides), run isolated and without site-packages, as the script needs the standard library only.
 PYTHON = Path(sys.executable).resolve()
+# An offline go command's own build cache in bubblewrap: in the sandbox's own /tmp, a tmpfs (``jobcache``).
+SANDBOX_GOCACHE = "/tmp/mendflow-gocache"
 
 
 def go_files(module: Path) -> list[Path]:
@@ -126,7 +128,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
 
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
-        binaries: ``-exec /bin/true`` runs none; ``warm.stages``), so the build cache they start from is warm.
+        packages: ``warm.stages``), so the build cache they start from is warm.
         The go command runs no repository code while compiling, so this may write the repository's shared cache.
         In a whole job its ``go build`` and ``go vet`` are the build and lint steps' (the same commands in the same
         environment, and compiling is all they do); the tests' results are the offline steps' to judge."""
@@ -143,25 +145,29 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             return [future.result() for future in running]
 
     def _private_build_cache(self) -> None:
-        """The offline steps run the repository's tests, which could write the build cache: their go commands read
-        the shared one where it is and write the job's own (``cacheprog``), so nothing they do reaches the next
-        job. ``GOCACHE`` is the job's too: the go command keeps its fuzzing corpus there."""
+        """The offline steps run the repository's tests, which could write the build cache: each of their go
+        commands reads the shared one through links and writes its own (``jobcache``), so nothing they do reaches
+        the next job. The go command keeps its fuzzing corpus there too."""
         self.shared_gocache = Path(self.env["GOCACHE"])
-        self.job_gocache.mkdir(parents=True, exist_ok=True)
-        self.env["GOCACHE"] = str(self.job_gocache)
-        prog = [str(PYTHON), "-I", "-S", str(CACHEPROG), str(self.shared_gocache), str(self.job_gocache)]
-        self.env["GOCACHEPROG"] = " ".join(_go_quoted(arg) for arg in prog)
+        own = SANDBOX_GOCACHE if self.stable_root.active else str(self.job_gocache)
+        self.env["GOCACHE"] = own
 
     def _offline(self) -> proc.Wrap:
-        """The offline steps' sandbox, where they see the module cache and the shared build cache (read-only) and
-        the cache program, wherever the launcher placed them (a sandbox's ``/tmp`` is a fresh one)."""
-        readable = [Path(self.env["GOMODCACHE"]), CACHEPROG.parent, PYTHON.parents[1]]
+        """The offline steps' sandbox, where they see the module cache, the shared build cache (read-only) and
+        ``jobcache``, wherever the launcher placed them (a sandbox's ``/tmp`` is a fresh one)."""
+        readable = [Path(self.env["GOMODCACHE"]), JOBCACHE.parent, PYTHON.parents[1]]
         if self.shared_gocache is not None and self.shared_gocache.is_dir():
             readable.append(self.shared_gocache)
         return proc.sandbox(self.cfg.workspace, readable=tuple(readable))
 
+    def _offline_go(self, argv: list[str], module: Path, env: dict[str, str]) -> StepResult:
+        """A command that runs the go command offline: with its own build cache made first in a whole job."""
+        if self.shared_gocache is not None:
+            argv = [str(PYTHON), "-I", "-S", str(JOBCACHE), str(self.shared_gocache), env["GOCACHE"], *argv]
+        return self._run(self._offline(), argv, module, env)
+
     def _go(self, args: list[str], module: Path) -> StepResult:
-        return self._run(self._offline(), ["go", *args], module, self.offline_env)
+        return self._offline_go(["go", *args], module, self.offline_env)
 
     def _compiling(self, verb: str, module: Path) -> StepResult:
         """``go build ./...`` or ``go vet ./...``: the warm-up's run of it, else offline."""
@@ -197,7 +203,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             self.rep.lint_advisory.append(f"{self.where(module)}:0:0 golangci-lint {golangci.ABSENT}")
             return []
         env = {**self.offline_env, "GOLANGCI_LINT_CACHE": str(self.cfg.workspace / "golangci-cache")}
-        step = self._run(self._offline(), golangci.argv(), module, env)
+        step = self._offline_go(golangci.argv(), module, env)
         try:
             return golangci.findings(step, module, self.src)
         except golangci.GolangciError as exc:
@@ -283,13 +289,3 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             rep.errored("runner_crash", f"`go test` exited {bad.returncode}: {bad.last_stderr_line()}")
         elif rep.lint_errors:
             rep.failed("lint")
-
-
-def _go_quoted(arg: str) -> str:
-    """One argument of ``GOCACHEPROG`` as the go command splits it (``cmd/internal/quoted``: no escapes)."""
-    if not any(c in arg for c in " \t\n'\""):
-        return arg
-    quote = next((q for q in "'\"" if q not in arg), None)
-    if quote is None:
-        raise ValueError(f"a path the go command cannot be given quoted: {arg!r}")
-    return f"{quote}{arg}{quote}"

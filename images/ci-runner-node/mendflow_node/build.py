@@ -187,16 +187,43 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         node_modules = self.src / "node_modules"
         whole = self.phase == handoff.WHOLE
         kept = installed.KeptInstall.for_project(self.cache / "node", self.proj, self.env) if whole else None
+        if kept is None:
+            return self._fetch(self.proj.install_argv(), self.src)
         lend = proc.in_bwrap(proc.sandbox(self.cfg.workspace)(["true"]))
-        if kept is not None and self._use_kept(kept, node_modules, lend):
-            return True
-        if not self._fetch(self.proj.install_argv(), self.src):
-            return False
-        if kept is not None:
+        if not self._use_kept(kept, node_modules, lend):
+            if not self._install_to_keep():
+                return False
             kept.keep(node_modules, move=lend)
             if not node_modules.exists() and not self._use_kept(kept, node_modules, lend):
                 return self._fetch(self.proj.install_argv(), self.src)  # the kept tree went meanwhile
+        return self._root_scripts_ran() or self._install_again(node_modules)
+
+    def _install_to_keep(self) -> bool:
+        """The install a kept tree is made of: without the root package's own install scripts (its code), and
+        with those of the packages it installs (``npm rebuild``)."""
+        if not installed.root_scripts(self.proj):
+            return self._fetch(self.proj.install_argv(), self.src)
+        if not self._fetch([*self.proj.install_argv(), "--ignore-scripts"], self.src):
+            return False
+        skipped = installed.skipped_scripts(self.src / "node_modules")
+        return not skipped or self._fetch(["npm", "rebuild", *skipped], self.src)
+
+    def _root_scripts_ran(self) -> bool:
+        """The root package's install scripts, in npm's order, on this job's view of the kept tree, offline; False
+        at the first that fails. Each alone: ``npm run-script`` would run a script's pre and post ones again."""
+        for name in installed.root_scripts(self.proj):
+            step = self._node(["npm", "run-script", "--ignore-scripts", name])
+            if not step.ok:
+                self.log.write(f"node_modules: the root's `{name}` script failed on the kept tree\n")
+                return False
         return True
+
+    def _install_again(self, node_modules: Path) -> bool:
+        """The install as without a kept tree, for a root whose install scripts cannot run on one (one writes into
+        a read-only ``node_modules``, or needs the package index)."""
+        self.mounts, self.project = (), dataclasses.replace(self.proj, installed=None)
+        shutil.rmtree(node_modules, ignore_errors=True)
+        return self._fetch(self.proj.install_argv(), self.src)
 
     def _use_kept(self, kept: installed.KeptInstall, node_modules: Path, lend: bool) -> bool:
         """The kept tree as this job's ``node_modules``: bound read-only in each offline step's sandbox when
@@ -396,8 +423,12 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return self.results_dir / "v8"
 
     def _script_coverage_env(self) -> dict[str, str]:
-        """For a script of its own: V8 writes the coverage of every node process it starts (Node's own switch)."""
-        return {"NODE_V8_COVERAGE": str(self.v8_dir)} if self.test.runner == "script" else {}
+        """For a script of its own, with the repository's c8 to report it: V8 writes the coverage of every node
+        process it starts (Node's own switch). Without c8 nothing would read it, and writing it is not free
+        (secure-json-parse 2.7.0, whose script runs nyc and then tsd's type checker: 0.6-0.9 s of its 6 s)."""
+        if self.test.runner != "script" or self.proj.bin("c8") is None:
+            return {}
+        return {"NODE_V8_COVERAGE": str(self.v8_dir)}
 
     def _script_lcov(self) -> None:
         """A test script's coverage as LCOV, reported by the repository's own tool: nyc from the istanbul data its

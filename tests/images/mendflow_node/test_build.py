@@ -646,6 +646,16 @@ def test_a_script_whose_c8_measured_no_file_of_the_repository_has_no_coverage(
     assert any("left no c8 or nyc data: no coverage" in line for line in report.lint_advisory)
 
 
+def test_a_script_without_c8_has_no_v8_coverage_written(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    check = 'require("node:assert").equal(1 + 1, 2);\nconsole.log("# tests 1\\n# pass 1");\n'
+    files = {"package.json": package_json("node test/check.js"), "test/check.js": check}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert not list((tmp_path / "work" / "results").rglob("coverage-*.json"))
+
+
 # -- tap 15+: its own TAP summary and its own V8 coverage directory ------------------------------------------
 
 TAP_TESTS = """\

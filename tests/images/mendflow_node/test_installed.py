@@ -4,15 +4,17 @@ toolchain, never when the repository's own code runs while installing, and out o
 from __future__ import annotations
 
 import gc
+import io
 import json
 import os
 import shutil
+import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mendflow_node.installed import IN_USE, KEPT_DIR, KeptInstall, install_key
+from mendflow_node.installed import IN_USE, KEPT_DIR, KeptInstall, install_key, root_scripts
 from mendflow_node.project import Project
 
 from mendflow.contracts import BuildReport, BuildStatus
@@ -88,14 +90,22 @@ def test_a_workspace_packages_manifest_is_part_of_the_key(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     "extra",
     [
-        {"package.json": json.dumps({"name": "d", "scripts": {"prepare": "node build.js"}})},
         {"packages/m/package.json": json.dumps({"name": "m", "scripts": {"postinstall": "node x.js"}})},
         {"packages/m/package.json": json.dumps({"name": "m"}), "packages/m/binding.gyp": "{}"},
+        {"binding.gyp": "{}"},
     ],
-    ids=["root prepare", "workspace postinstall", "workspace native addon"],
+    ids=["workspace postinstall", "workspace native addon", "native addon"],
 )
 def test_an_install_that_runs_the_repositorys_code_is_never_kept(tmp_path: Path, extra: Files) -> None:
     assert _key(tmp_path, {**_files(), **extra}) is None
+
+
+def test_the_roots_own_install_scripts_are_left_to_each_job(tmp_path: Path) -> None:
+    manifest = json.loads(package_json("node --test test/", **{"is-number": "7.0.0"}))
+    manifest["scripts"] |= {"postinstall": "node b.js", "prepare": "node a.js", "preinstall": "node c.js"}
+    files = {**_files(), "package.json": json.dumps(manifest)}
+    assert _key(tmp_path, files) is not None
+    assert root_scripts(_project(tmp_path, files)) == ["preinstall", "postinstall", "prepare"]
 
 
 def _unlocked(version_range: str) -> Files:
@@ -137,6 +147,64 @@ def test_the_next_job_gets_the_kept_install_whatever_a_test_wrote_into_its_own(
     second = _build(make_repo, tmp_path / "second", cache, {**manifests, "test/is.test.mjs": USES_IS_NUMBER})
     assert (second.status, second.tests.passed) == (BuildStatus.PASSED, 1), second.error_reason
     assert "/node_modules, read-only" in (tmp_path / "second" / "out" / "runner.log").read_text()
+
+
+WRITES = "node -e \"require('fs').writeFileSync('{}', 'yes')\""  # a script that leaves a file where it runs
+# A dependency whose install script leaves a file in its package (npm runs it in the package's directory).
+BUILT_DEP = {"name": "built-dep", "version": "1.0.0", "scripts": {"install": WRITES.format("built.txt")}}
+SEES = """\
+import {{ test }} from "node:test";
+import assert from "node:assert/strict";
+import {{ readFileSync }} from "node:fs";
+
+test("the install scripts ran", () => {{
+  for (const path of {paths}) assert.equal(readFileSync(path, "utf8"), "yes");
+}});
+"""
+
+
+def _packed(manifest: dict[str, object]) -> bytes:
+    """A package as npm packs it: its manifest under ``package/`` in a gzipped tar."""
+    data, packed = json.dumps(manifest).encode(), io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w:gz") as tar:
+        entry = tarfile.TarInfo("package/package.json")
+        entry.size, entry.mode = len(data), 0o644
+        tar.addfile(entry, io.BytesIO(data))
+    return packed.getvalue()
+
+
+def _root_scripts(seen: list[str], **scripts: str) -> Files:
+    """A root package with install scripts of its own, a dependency with one, and a test that sees what each left."""
+    manifest = json.loads(package_json("node --test test/", **{"built-dep": "file:vendor/built-dep-1.0.0.tgz"}))
+    manifest["scripts"] |= scripts
+    return {
+        "package.json": json.dumps(manifest),
+        "vendor/built-dep-1.0.0.tgz": _packed(BUILT_DEP),
+        "test/sees.test.mjs": SEES.format(paths=json.dumps(seen)),
+    }
+
+
+def test_the_roots_install_scripts_run_on_the_kept_tree_in_every_job(
+    make_repo: RepoFactory, tmp_path: Path, visible_cache: Path
+) -> None:
+    files = _root_scripts(["node_modules/built-dep/built.txt", "prepared.txt"], prepare=WRITES.format("prepared.txt"))
+    for job in ("first", "second"):
+        report = _build(make_repo, tmp_path / job, visible_cache, files)
+        assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+        assert "/node_modules, read-only" in (tmp_path / job / "out" / "runner.log").read_text()
+    assert not list((visible_cache / "node" / KEPT_DIR).glob("*/prepared.txt"))
+
+
+def test_a_root_script_that_writes_into_node_modules_gets_an_install_of_its_own(
+    make_repo: RepoFactory, tmp_path: Path, visible_cache: Path
+) -> None:
+    patched = "node_modules/built-dep/patched.txt"  # as patch-package's postinstall patches installed packages
+    files = _root_scripts(["node_modules/built-dep/built.txt", patched], postinstall=WRITES.format(patched))
+    for job in ("first", "second"):
+        report = _build(make_repo, tmp_path / job, visible_cache, files)
+        assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+        assert "failed on the kept tree" in (tmp_path / job / "out" / "runner.log").read_text()
+    assert not list((visible_cache / "node" / KEPT_DIR).glob("*/node_modules/built-dep/patched.txt"))
 
 
 def _kept(cache: Path, key: str, **entries: str) -> KeptInstall:
