@@ -68,6 +68,9 @@ TS_SUBJECTS = [
     ("process-warning", "process-warning@5.1.1", ["npm", "test"]),
     # c8 --100 node --test behind its own lint script, as in light-my-request
     ("@fastify/merge-json-schemas", "@fastify/merge-json-schemas@0.2.1", ["npm", "test"]),
+    # a prepublish script of its own (the root package's install scripts run on each job's kept install); its npm
+    # test lints (eslint), runs nyc tape, then audits (aud: the registry's audit API)
+    ("minimist", "minimist@1.2.8", ["npm", "test"]),
 ]
 RUST_SUBJECTS = [
     ("rust-duration (example)", None),
