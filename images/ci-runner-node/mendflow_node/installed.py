@@ -16,7 +16,7 @@ is the tree the install would make again:
   (husky's ``prepare``, a ``prepublish`` as in minimist 1.2.8, a build) are left out of the install a tree is
   kept from (``--ignore-scripts``, then ``npm rebuild`` of the packages whose scripts that skipped) and run by
   each job on its own view of the tree (``root_scripts``): minimist's warm job went from 29 s, an install each
-  time, to a few seconds;
+  time, to 8 s;
 - the offline steps (tests, tsc, eslint) see the cache read-only. Where they run in bubblewrap (the local
   launcher), the kept tree is bound read-only at the job's ``node_modules`` (``lend``), the first job's too: its
   install is moved into the cache before any offline step runs. A job's ``node_modules`` then holds only a mount
