@@ -633,13 +633,16 @@ def test_mocha_under_nyc_in_another_script_reports_its_tests_and_nycs_coverage(
     assert calc is not None and calc.missing_lines == [3]
 
 
+# A test script of its own that passes and prints a TAP summary.
+PASSING_CHECK = 'require("node:assert").equal(1 + 1, 2);\nconsole.log("# tests 1\\n# pass 1");\n'
+
+
 def test_a_script_whose_c8_measured_no_file_of_the_repository_has_no_coverage(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
     """c8 leaves out test files and what is outside the repository (npm's own processes): its LCOV of no file
     is no coverage, not 100 % of nothing (avvio under tap 18)."""
-    check = 'require("node:assert").equal(1 + 1, 2);\nconsole.log("# tests 1\\n# pass 1");\n'
-    files = {"package.json": package_json("node test/check.js", c8="10.1.3"), "test/check.js": check}
+    files = {"package.json": package_json("node test/check.js", c8="10.1.3"), "test/check.js": PASSING_CHECK}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert report.status is BuildStatus.PASSED, report.error_reason
     assert report.coverage is None
@@ -649,8 +652,7 @@ def test_a_script_whose_c8_measured_no_file_of_the_repository_has_no_coverage(
 def test_a_script_without_c8_has_no_v8_coverage_written(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
-    check = 'require("node:assert").equal(1 + 1, 2);\nconsole.log("# tests 1\\n# pass 1");\n'
-    files = {"package.json": package_json("node test/check.js"), "test/check.js": check}
+    files = {"package.json": package_json("node test/check.js"), "test/check.js": PASSING_CHECK}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert report.status is BuildStatus.PASSED, report.error_reason
     assert not list((tmp_path / "work" / "results").rglob("coverage-*.json"))
