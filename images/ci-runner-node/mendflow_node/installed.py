@@ -56,6 +56,7 @@ IN_USE = "in-use"  # beside a kept tree: each job its offline steps are shown to
 # Entries of node_modules bound like the packages (npm's own); the others starting with a dot are tools' caches,
 # copied so that the tests may write them (babel's and nyc's .cache, vite's .vite).
 _BOUND_DOT = (".bin", ".package-lock.json")
+_DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 
 
 class KeptInstall:
@@ -190,7 +191,7 @@ def install_key(project: Project, env: dict[str, str]) -> str | None:
         return None
     digest = hashlib.sha256(toolchain.encode() + b"\0")
     lockfile = [root / project.lockfile] if project.lockfile else []
-    for path in [*manifests, *lockfile, root / ".npmrc"]:
+    for path in [*manifests, *lockfile, root / ".npmrc", *_local_tarballs(manifests)]:
         if path.is_file():
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     settings = sorted((k, v) for k, v in env.items() if k.startswith("npm_config_") and k not in _CACHE_SETTINGS)
@@ -222,6 +223,31 @@ def _manifests(root: Path) -> list[Path]:
         if MANIFEST in files:
             found.append(Path(top) / MANIFEST)
     return found
+
+
+def _local_tarballs(manifests: list[Path]) -> list[Path]:
+    """The repository's tarballs the manifests depend on (``file:vendor/dep-1.0.0.tgz``): npm unpacks their bytes
+    into the tree, so a new tarball is a new tree (a lockfile's integrity then stops ``npm ci``, as it would
+    without a kept tree). A ``file:`` directory is linked, not copied: the job sees its files as they are."""
+    found = []
+    for manifest in manifests:
+        try:
+            declared = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        for field in _DEPENDENCY_FIELDS:
+            specs = declared.get(field) if isinstance(declared, dict) else None
+            for spec in specs.values() if isinstance(specs, dict) else ():
+                if isinstance(spec, str) and (path := _local_path(spec)):
+                    found.append(manifest.parent / path)
+    return sorted(p for p in set(found) if p.is_file())
+
+
+def _local_path(spec: str) -> str:
+    """The path of a local dependency spec (``file:x.tgz``, ``./x.tgz``), '' for any other."""
+    if spec.startswith("file:"):
+        return spec.removeprefix("file:")
+    return spec if spec.startswith(("./", "../")) else ""
 
 
 def _runs_repository_code(manifest: Path, scripts: bool = True) -> bool:

@@ -108,6 +108,17 @@ def test_the_roots_own_install_scripts_are_left_to_each_job(tmp_path: Path) -> N
     assert root_scripts(_project(tmp_path, files)) == ["preinstall", "postinstall", "prepare"]
 
 
+def _vendored(tarball: str) -> Files:
+    return {
+        "package.json": package_json("node --test test/", dep="file:vendor/dep-1.0.0.tgz"),
+        "vendor/dep-1.0.0.tgz": tarball,
+    }
+
+
+def test_a_local_tarballs_bytes_are_part_of_the_key(tmp_path: Path) -> None:
+    assert _key(tmp_path / "a", _vendored("packed once")) != _key(tmp_path / "b", _vendored("packed again"))
+
+
 def _unlocked(version_range: str) -> Files:
     return {"package.json": package_json("node --test test/", **{"is-number": version_range})}
 
