@@ -90,32 +90,38 @@ def _last_words(step: StepResult) -> str:
         return f"{failed['name']}: {failed['error'].strip()}"
     for text in (step.stderr, step.stdout):
         lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NPM_CHATTER.match(ln.strip())]
-        if len(lines) > 1 and _NODE_BANNER.match(lines[-1]):
-            return next((ln for ln in reversed(lines) if _ERROR_LINE.match(ln)), lines[-2])
         if lines:
-            return lines[-1]
+            return _said(lines)
     return step.last_stderr_line()
+
+
+def _said(lines: list[str]) -> str:
+    """The last of a command's lines, or the error's when Node died of an uncaught error (its banner last)."""
+    if len(lines) > 1 and _NODE_BANNER.match(lines[-1]):
+        return next((ln for ln in reversed(lines) if _ERROR_LINE.match(ln)), lines[-2])
+    return lines[-1]
 
 
 def _npm_cause(step: StepResult) -> str:
     """npm's own error lines (``code ETARGET; notarget No matching version found for typescript@next.``), without
     its pointer to the debug log, the advice that follows or the job's directory (``path …``); when a script of
-    the package failed (ret 0.5.0's `prepare: tsc`), the last line it printed. '' when npm printed none (pnpm,
+    the package failed (ret 0.5.0's `prepare: tsc`), the last line it printed (the error's, where Node died of one:
+    fast-deep-equal 3.1.3's `prepublish` runs a build.js its tarball lacks). '' when npm printed none (pnpm,
     yarn)."""
     said: list[str] = []
-    printed = ""  # the script's last line before npm's own (its stderr, else its stdout)
+    printed: list[str] = []  # the script's lines before npm's own (its stderr, else its stdout)
     for line in step.stderr.splitlines():
         found = _NPM_ERROR.match(line.strip())
         text = (found.group(1) or "").strip() if found else ""
         if not found and not said and line.strip() and not _NPM_CHATTER.match(line.strip()):
-            printed = line.strip()
+            printed.append(line.strip())
         if not text or _NPM_CHATTER.match(line.strip()) or text.startswith("path /"):
             continue
         if "In most cases" in text:
             break
         said.append(text)
-    if "command failed" in said and (printed := printed or _last_line(step.stdout)):
-        said.append(printed)
+    if "command failed" in said and (last := _said(printed) if printed else _last_line(step.stdout)):
+        said.append(last)
     return "; ".join(said)[:600]
 
 
@@ -177,7 +183,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         except ProjectError as exc:
             self.rep.errored("bad_input", str(exc))
             return False
-        self.test = command.read(self.proj.scripts.get("test"), self.proj.scripts)
+        self.test = command.read_test(self.proj.scripts)
         return self._selection_ok(results.selection)
 
     def _download(self) -> bool:
@@ -321,6 +327,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return results.TestRun(), None
         argv = self._test_argv()
         self.rep.test_command = argv
+        if before := self._chained(self.test.before, results.TestRun()):
+            return results.TestRun(), before
         step = self._node(argv, {**self.test.env, **self._script_coverage_env()})
         mocha_json = self.results_dir / "mocha.json"
         if runner == "mocha" and not mocha_json.is_file() and (printed := results.mocha_json_from_stdout(step.stdout)):
@@ -331,18 +339,18 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             self.log.write(f"tests: {exc}")
             run = results.TestRun()
         if step.ok and not run.failed and not self.cfg.select:
-            step = self._chained(run) or step
+            step = self._chained(self.test.then, run) or step
         self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures
         return run, step
 
-    def _chained(self, run: results.TestRun) -> StepResult | None:
-        """What the test script runs after its runner, only if the tests passed (``node --test && tsd``): each in
-        turn, as the script would run it; the first that fails, else None. The tests a chained suite prints as
-        TAP (tap's, before jest in process-warning's script) count with the runner's. Not for a selection of
-        tests: these run whatever they run."""
+    def _chained(self, commands: list[list[str]], run: results.TestRun) -> StepResult | None:
+        """What the test script runs around its runner: before it (``pretest``'s build), or after it, only if the
+        tests passed (``node --test && tsd``; not for a selection of tests: these run whatever they run). Each in
+        turn, as the script would run it; the first that fails, else None. The tests a chained suite prints as TAP
+        (tap's, before jest in process-warning's script) count with the runner's."""
         bin_dir = self.src / "node_modules" / ".bin"  # on PATH, as `npm run` puts it for a script
         env = {"PATH": f"{bin_dir}:{self.offline_env.get('PATH', '')}"}
-        for words in self.test.then:
+        for words in commands:
             step = self._node(["sh", "-c", shlex.join(words)], env)
             run.add(results.from_tap(step.stdout, self.src))
             if not step.ok:
@@ -354,7 +362,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         pattern = results.name_pattern(names) if names else ""
         runner, args, out = self.test.runner, self.test.args, self.results_dir
         if runner == "script":
-            return self.proj.script_argv("test")
+            return self.proj.script_argv("test", hooks=not self.test.hooks_apart)
         if runner == "node":
             return self._node_test_argv(files)
         tool = str(self.proj.bin(runner) or runner)
@@ -477,7 +485,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
 
     def _why_failed(self, run: results.TestRun, step: StepResult) -> str:
         if step.argv != self.rep.test_command:
-            what = f"`{shlex.join(step.argv)}`, which the test script runs after the tests,"
+            when = "before" if step.argv in self.test.before else "after"
+            what = f"`{shlex.join(step.argv)}`, which the test script runs {when} the tests,"
             return f"{what} exited {step.returncode}: {_last_words(step)}"
         said = "" if run.read or self.test.runner == "script" else " and wrote no results"
         words = _last_words(step).replace(f"{self.src}/", "")  # the package's paths, not the job's

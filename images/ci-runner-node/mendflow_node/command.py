@@ -3,18 +3,25 @@
 The script is the authority (rule: the repository's own commands): mendflow runs the runner it names, from
 ``node_modules/.bin``, with the script's arguments and environment assignments, and adds only its reporters and
 coverage. A script that runs something else first (``tsc && jest``) is read for the segment that runs a known
-runner (mendflow type-checks and lints in steps of its own); what the script runs after it only when it passed
+runner: what an ``&&`` chain runs before it runs before the tests (a build: ``tsc && node --test dist/``), but what
+mendflow does in steps of its own (linters, ``tsc --noEmit``); what the script runs after it only when it passed
 (``node --test && tsd``, ``npm run unit && npm run types``), and a test runner mendflow does not read that it runs
-before (``tap && jest``), run after the tests, judged by their exit codes. A
-script mendflow cannot read (``make test``, a runner it does not know) runs as it is, judged by its exit code
-alone.
+before (``tap && jest``), run after the tests, judged by their exit codes. A script mendflow cannot read (``make
+test``, a runner it does not know) runs as it is, judged by its exit code alone.
+
+What npm runs around the script (``npm test``: ``pretest``, then ``test``, then ``posttest``) runs around the tests
+too, read the same way: a linter there is left to the lint step (minimist's ``pretest`` lints with eslint: run twice
+it cost 1.4 s of a 7.5 s job, and a finding the commit did not make failed the tests before they ran), an audit is
+left out (``_AUDITS``), a build before the tests runs before them. A script run as it is then runs with npm's
+``--ignore-scripts``, which stops npm running the hooks itself, unless a script it runs has hooks of its own, which
+the option would drop too.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 RUNNERS = ("vitest", "jest", "mocha")
@@ -35,6 +42,8 @@ class TestCommand:
     args: list[str] = field(default_factory=list)  # the repository's own arguments to the runner
     env: dict[str, str] = field(default_factory=dict)  # the script's VAR=value assignments
     then: list[list[str]] = field(default_factory=list)  # commands chained after the runner's with `&&`, as words
+    before: list[list[str]] = field(default_factory=list)  # run before the runner: a build the chain or `pretest` runs
+    hooks_apart: bool = False  # `before` and `then` hold npm's hooks: the script runs without them
 
 
 _MANAGERS = {"npm", "pnpm", "yarn"}
@@ -43,13 +52,54 @@ NPM_PLACEHOLDER = "Error: no test specified"
 _MAX_DEPTH = 4  # scripts that run scripts: "test" → "npm run test:unit" → "c8 node --test"
 # Chained after the tests but left to mendflow's own steps: its lint, whose rule is that only new findings fail,
 # and its coverage, measured its own way (a `c8 check-coverage` would find no data of the script's c8).
-_LINTERS = {"eslint", "standard", "semistandard", "xo", "prettier", "biome", "tslint"}
+_LINTERS = {"eslint", "standard", "semistandard", "xo", "prettier", "biome", "tslint", "snazzy"}
 _COVERAGE_TOOLS = {"c8", "nyc", "istanbul", "codecov", "coveralls"}
-_LINT_SCRIPT = re.compile(r"^(lint|format|prettier|style)(\b|[:-])")
+# An audit asks the registry's advisories, which the offline tests cannot reach (aud says "found 0
+# vulnerabilities" there, after 2.4 s of minimist's job): it would judge the registry, never the commit.
+_AUDITS = {"aud", "audit-ci", "better-npm-audit", "nsp"}
+_LEFT_SCRIPT = re.compile(r"^(lint|format|prettier|style|audit)(\b|[:-])")  # npm run lint, npm run audit
 # Test runners whose per-test results mendflow does not read. Run before the runner it reads, such a suite still
 # runs, after the tests, judged by its exit code: process-warning 4.0.0's `npm run test:unit && npm run test:jest`
 # runs tap's 18 files, then jest's one test.
 _UNREAD_RUNNERS = {"tap", "tape", "ava", "borp", "uvu", "jasmine", "lab", "brittle", "zora"}
+
+
+def read_test(scripts: dict[str, str]) -> TestCommand:
+    """The runner of the package's ``test`` script, with what npm runs around it (``pretest``, ``posttest``)."""
+    command = read(scripts.get("test"), scripts)
+    if command.runner == "none" or not ({"pretest", "posttest"} & scripts.keys()):
+        return command
+    if command.runner == "script" and _runs_hooked_script(scripts):
+        return command  # `npm run test` runs the hooks itself
+    before, after = _hook("pretest", scripts), _hook("posttest", scripts)
+    return replace(command, before=before, then=[*command.then, *after], hooks_apart=True)
+
+
+def _hook(name: str, scripts: dict[str, str]) -> list[list[str]]:
+    """The commands of the hook ``name`` mendflow runs: each of an ``&&`` chain that it does not leave to its own
+    steps, or the hook as npm runs it, whole, when other operators join them."""
+    if name not in scripts:
+        return []
+    segments = _segments(_words(scripts[name]) or [])
+    if not segments or any(operator not in ("&&", "") for _, operator in segments):
+        return [["npm", "run-script", name]]
+    return [words for words, _ in segments if not _left_to_mendflow(words, scripts)]
+
+
+def _runs_hooked_script(scripts: dict[str, str]) -> bool:
+    """The test script runs (as a word of its own, through any depth of scripts) a script that has a ``pre`` or
+    ``post`` hook, or one that cannot be read."""
+    seen, todo = {"test"}, ["test"]
+    while todo:
+        words = _words(scripts[todo.pop()])
+        if words is None:
+            return True
+        for name in (w for w in words if w in scripts and w not in seen):
+            if f"pre{name}" in scripts or f"post{name}" in scripts:
+                return True
+            seen.add(name)
+            todo.append(name)
+    return False
 
 
 def read(script: str | None, scripts: dict[str, str] | None = None, depth: int = 0) -> TestCommand:
@@ -67,12 +117,22 @@ def read(script: str | None, scripts: dict[str, str] | None = None, depth: int =
             command = read(scripts[name], scripts, depth + 1)
             command = None if command.runner in ("none", "script") else command
             if command is not None and env:
-                command = TestCommand(command.runner, command.args, {**env, **command.env}, command.then)
+                command = replace(command, env={**env, **command.env})
         if command is not None:
-            before = [words for words, _ in segments[:at] if _runs_unread_runner(words, scripts or {})]
-            then = [*command.then, *before, *_chained_after(segments, at, scripts or {})]
-            return TestCommand(command.runner, command.args, command.env, then)
+            unread = [words for words, _ in segments[:at] if _runs_unread_runner(words, scripts or {})]
+            then = [*command.then, *unread, *_chained_after(segments, at, scripts or {})]
+            before = [*_built_before(segments[:at], scripts or {}), *command.before]
+            return replace(command, then=then, before=before)
     return TestCommand("script")
+
+
+def _built_before(segments: list[tuple[list[str], str]], scripts: dict[str, str]) -> list[list[str]]:
+    """What an ``&&`` chain runs before its runner that the tests may need: a build (``tsc && node --test dist/``,
+    ``npm run build && mocha``); not what mendflow leaves to its own steps, nor a runner it does not read (run
+    after the tests). With any other operator, nothing: such a script is read for its runner alone."""
+    if any(operator != "&&" for _, operator in segments):
+        return []
+    return [w for w, _ in segments if not (_left_to_mendflow(w, scripts) or _runs_unread_runner(w, scripts))]
 
 
 def _words(script: str) -> list[str] | None:
@@ -108,24 +168,42 @@ def _chained_after(segments: list[tuple[list[str], str]], at: int, scripts: dict
     return chained
 
 
-def _left_to_mendflow(words: list[str], scripts: dict[str, str]) -> bool:
-    """A linter, a lint script, or a coverage tool's report or threshold."""
+def _left_to_mendflow(words: list[str], scripts: dict[str, str], depth: int = 0) -> bool:
+    """A linter, a coverage tool's report or threshold, an audit of the dependencies, tsc's type check of the
+    project's tsconfig.json, or a script named for one of them or running only them."""
     command = [w for w in words if w not in _LAUNCHERS and not _ASSIGNMENT.match(w)]
     if command and PurePosixPath(command[0]).name in _COVERAGE_TOOLS:
         return True
     _, rest = _unwrapped(words)
     if not rest:
         return False
+    tool = _unversioned(rest[0])
+    if tool in _AUDITS or (tool in _MANAGERS and rest[1:2] == ["audit"]):
+        return True
+    if tool == "tsc" and "--noEmit" in rest and not ({"-p", "--project"} & set(rest)):
+        return True  # the build step's own type check
+    if tool in _LINTERS:
+        return True
     name = _script_named(rest)
-    return PurePosixPath(rest[0]).name in _LINTERS or bool(name and name in scripts and _LINT_SCRIPT.match(name))
+    if name not in scripts:
+        return False
+    inner = _segments(_words(scripts[name]) or []) if depth < _MAX_DEPTH else []
+    left = bool(inner) and all(_left_to_mendflow(w, scripts, depth + 1) for w, _ in inner)
+    return left or bool(_LEFT_SCRIPT.match(name))  # `npm run eslint`: eslint *.js
+
+
+def _unversioned(word: str) -> str:
+    """The tool a command word names: ``npx npm@'>=10.2' audit`` runs npm."""
+    name = PurePosixPath(word).name
+    return name[0] + name[1:].partition("@")[0] if name else name
 
 
 def _script_named(words: list[str]) -> str:
     """``npm run NAME``, ``npm test``, ``pnpm NAME``, ``yarn run NAME``: the package script it runs ('' if none)."""
     if len(words) < 2 or words[0] not in _MANAGERS:
         return ""
-    if words[1] in ("run", "run-script") and len(words) > 2:
-        return words[2]
+    if words[1] in ("run", "run-script"):
+        return next((w for w in words[2:] if not w.startswith("-")), "")  # npm run --silent lint
     if words[1] in ("test", "t"):
         return "test"
     return words[1] if words[0] != "npm" and not words[1].startswith("-") else ""

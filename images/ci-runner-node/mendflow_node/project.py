@@ -121,9 +121,10 @@ class Project:
         text = rc.read_text(encoding="utf-8", errors="replace") if rc.is_file() else ""
         return {m["key"]: m["value"] for m in _RC_VALUE.finditer(text)}
 
-    def script_argv(self, name: str) -> list[str]:
-        """A package script, run as every manager runs one (``sh -c`` with ``node_modules/.bin`` on PATH)."""
-        return ["npm", "run", name]
+    def script_argv(self, name: str, hooks: bool = True) -> list[str]:
+        """A package script, run as every manager runs one (``sh -c`` with ``node_modules/.bin`` on PATH), with its
+        ``pre`` and ``post`` scripts or (not ``hooks``) without them."""
+        return ["npm", "run", *([] if hooks else ["--ignore-scripts"]), name]
 
     @property
     def yarn_berry(self) -> bool:

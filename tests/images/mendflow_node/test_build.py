@@ -161,6 +161,17 @@ def test_a_failing_prepare_script_is_said_with_what_it_printed(
     assert "path /" not in reason
 
 
+def test_a_prepare_script_that_dies_of_an_error_is_said_with_the_error(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """fast-deep-equal 3.1.3's `prepublish: npm run build` runs a build.js its tarball lacks: the error, not the
+    ``Node.js v20…`` banner Node prints after it."""
+    manifest = json.loads(package_json("node --test"))
+    manifest["scripts"]["prepare"] = "node -e \"throw new Error('no build here')\""
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": json.dumps(manifest), "index.js": ""})
+    assert (report.error_reason or "").endswith("; Error: no build here"), report.error_reason
+
+
 def test_a_repository_without_package_json_is_bad_input(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
@@ -230,6 +241,51 @@ def test_a_linter_the_test_script_chains_after_the_runner_is_left_to_the_lint_st
     files["package.json"] = package_json("node --test test/ && eslint .")  # no eslint installed: it would fail
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2), report.error_reason
+
+
+def _hooked(test: str, **hooks: str) -> Files:
+    """The passing node:test project whose test script is ``test``, with npm's hooks around it."""
+    runner = SPEC_RUNNER.replace("test/add.test.js", "test/")  # a script mendflow runs as it is
+    files = _node_project(**{"test/add.test.mjs": PASSING_NODE_TEST, "run.cjs": runner})
+    manifest = json.loads(package_json(test))
+    manifest["scripts"] |= hooks
+    return {**files, "package.json": json.dumps(manifest)}
+
+
+def test_a_lint_the_pretest_script_runs_is_left_to_the_lint_step(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # minimist as published: `pretest: npm run lint`; no eslint is installed here, so npm's pretest would fail.
+    files = _hooked("node run.cjs", pretest="npm run lint", lint="eslint .")
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2), report.error_reason
+
+
+@pytest.mark.parametrize(
+    ("test", "hooks"),
+    [("node --test test/", {"pretest": "node build.mjs"}), ("node build.mjs && node --test test/", {})],
+    ids=["pretest", "chained before the runner"],
+)
+def test_what_the_test_command_builds_first_is_there_for_the_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path, test: str, hooks: dict[str, str]
+) -> None:
+    built = 'import { test } from "node:test";\nimport { readFileSync } from "node:fs";\n'
+    built += 'test("was built", () => { readFileSync("built.txt"); });\n'
+    files = _hooked(test, **hooks)
+    files |= {"build.mjs": 'import { writeFileSync } from "node:fs";\nwriteFileSync("built.txt", "yes");\n'}
+    files |= {"test/built.test.mjs": built}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), report.error_reason
+
+
+def test_a_failing_pretest_script_fails_the_tests_in_its_words(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files = _hooked("node --test test/", pretest="node build.mjs") | {"build.mjs": "process.exit(4)\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason, report.tests.total) == (BuildStatus.FAILED, FailReason.TESTS, 0)
+    assert report.error_reason is not None
+    assert report.error_reason.startswith("`node build.mjs`, which the test script runs before the tests, exited 4")
 
 
 def test_node_test_coverage_comes_from_node_itself(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:

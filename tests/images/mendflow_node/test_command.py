@@ -127,3 +127,91 @@ def test_a_coverage_threshold_chained_after_the_runner_is_left_to_mendflows_cove
 @pytest.mark.parametrize("script", ["jest || true", "jest ; tsd", "jest | tee out.txt"])
 def test_only_an_and_chain_runs_after_the_tests(script: str) -> None:
     assert command.read(script).then == []
+
+
+MINIMIST = {
+    "pretest": "npm run lint",
+    "lint": "eslint --ext=js,mjs .",
+    "test": "npm run tests-only",
+    "tests-only": "nyc tape 'test/**/*.js'",
+    "posttest": "aud --production",
+    "version": "auto-changelog",
+    "postversion": "git tag",
+}
+
+
+def test_a_script_run_as_it_is_runs_its_hooks_apart_and_leaves_their_linters_and_audit() -> None:
+    read = command.read_test(MINIMIST)
+    assert (read.runner, read.hooks_apart, read.before, read.then) == ("script", True, [], [])
+
+
+def test_a_posttest_runs_after_what_the_test_script_chains() -> None:
+    assert command.read_test({"test": "node --test && tsd", "posttest": "attw --pack"}).then == [
+        ["tsd"],
+        ["attw", "--pack"],
+    ]
+
+
+@pytest.mark.parametrize(
+    "audit",
+    [
+        "aud --production",
+        "npx aud",
+        "npm audit --omit=dev",
+        "audit-ci --high",
+        "npx npm@'>=10.2' audit",
+        "npm run audit",
+    ],
+)
+def test_an_audit_after_the_tests_is_left_out(audit: str) -> None:
+    assert command.read_test({"test": "jest", "posttest": audit, "audit": "npm audit"}).then == []
+
+
+def test_a_script_that_runs_a_hooked_script_keeps_npms_hooks() -> None:
+    read = command.read_test({**MINIMIST, "pretests-only": "npm run build", "build": "tsc"})
+    assert (read.runner, read.hooks_apart, read.before, read.then) == ("script", False, [], [])
+
+
+def test_a_pretest_build_runs_before_the_runner() -> None:
+    read = command.read_test({"test": "jest", "pretest": "npm run lint && tsc -p .", "lint": "eslint ."})
+    assert (read.runner, read.before) == ("jest", [["tsc", "-p", "."]])
+
+
+def test_a_hook_of_other_operators_runs_whole() -> None:
+    read = command.read_test({"test": "jest", "pretest": "tsc || true"})
+    assert read.before == [["npm", "run-script", "pretest"]]
+
+
+def test_without_hooks_the_script_runs_as_npm_runs_it() -> None:
+    read = command.read_test({"test": "make test"})
+    assert (read.runner, read.hooks_apart, read.before) == ("script", False, [])
+
+
+def test_a_lint_script_run_with_npms_options_is_left_to_the_lint_step() -> None:
+    scripts = {"test": "jest", "pretest": "npm run --silent lint", "lint": "eslint ."}
+    assert command.read_test(scripts).before == []
+
+
+def test_a_build_the_script_chains_before_the_runner_runs_before_the_tests() -> None:
+    read = command.read("tsc && node --test dist/")
+    assert (read.runner, read.before) == ("node", [["tsc"]])
+
+
+def test_the_build_steps_own_type_check_is_not_run_again() -> None:
+    assert command.read("tsc --noEmit && jest").before == []
+
+
+def test_builds_before_a_runner_in_another_script_run_first_in_order() -> None:
+    scripts = {"test": "npm run build && npm run unit", "build": "rollup -c", "unit": "tsc -p test && mocha"}
+    assert command.read(scripts["test"], scripts).before == [["npm", "run", "build"], ["tsc", "-p", "test"]]
+
+
+def test_a_chain_of_other_operators_is_read_for_its_runner_alone() -> None:
+    assert command.read("rimraf dist; tsc && jest").before == []
+
+
+def test_a_script_that_only_lints_is_left_to_the_lint_step_whatever_its_name() -> None:
+    # fast-deep-equal 3.1.3's `npm run build && npm run eslint && npm run test-ts && npm run test-cov`
+    scripts = {"test": "npm run eslint && npm run check && mocha", "eslint": "eslint *.js"}
+    scripts["check"] = "standard | snazzy"
+    assert command.read(scripts["test"], scripts).before == []
