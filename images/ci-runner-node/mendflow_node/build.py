@@ -1,7 +1,7 @@
 """A Node project's build, the way its own CI runs one: the lockfile's package manager installs (the only step
 with a network: the npm registry), then, offline, ``tsc --noEmit`` when the project type-checks with a tsconfig
-and a typescript of its own, eslint when the repository configures it, and the test runner its ``test`` script
-names, with coverage.
+and a typescript of its own, eslint when the repository configures it (else standard, semistandard or ts-standard
+when a script of its runs one), and the test runner its ``test`` script names, with coverage.
 
 Every tool is the repository's own, from ``node_modules/.bin`` at the version its lockfile pins; the image brings
 Node and npm only (``npm exec`` fetches the pnpm or yarn a project uses, in the dependency phase). Coverage comes
@@ -134,7 +134,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.project: Project | None = None
         self.test = command.TestCommand("none")
-        self.eslint: Future[StepResult] | None = None
+        self.linting: Future[StepResult] | None = None  # the repository's linter, beside tsc
         self.mounts: proc.Mounts = ()  # a kept install, shown at node_modules to the offline steps
         super().__init__(cfg, rep, log)
 
@@ -251,9 +251,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
 
     def _compile(self) -> bool:
         """``tsc --noEmit`` with the repository's tsconfig and TypeScript, when the project type-checks itself: a
-        type error fails the build. eslint starts beside it (both only read the tree; the lint step takes its
+        type error fails the build. The linter starts beside it (both only read the tree; the lint step takes its
         result), so a job's two checks cost about the longer one's time."""
-        self.eslint = self._start_eslint()
+        self.linting = self._start_linter()
         if self.proj.tsconfig is None:
             return True
         if unchecked := self._not_type_checked():
@@ -286,26 +286,29 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return "no TypeScript sources and no script runs tsc"
         return ""
 
-    def _start_eslint(self) -> Future[StepResult] | None:
-        """The repository's eslint, running on a thread of its own; None when it configures none."""
-        if not self.proj.configures_eslint or (eslint := self.proj.bin("eslint")) is None:
+    def _start_linter(self) -> Future[StepResult] | None:
+        """The repository's linter, running on a thread of its own; None when it has none installed."""
+        linter = self.proj.linter
+        if linter is None or (tool := self.proj.bin(linter)) is None:
             return None
+        argv = [str(tool), "--format", "json", "."] if linter == "eslint" else [str(tool), "--verbose"]
         pool = ThreadPoolExecutor(max_workers=1)
-        running = pool.submit(self._node, [str(eslint), "--format", "json", "."])
-        pool.shutdown(wait=False)  # its one thread ends with eslint
+        running = pool.submit(self._node, argv)
+        pool.shutdown(wait=False)  # its one thread ends with the linter
         return running
 
     def _lint(self) -> list[str]:
-        if not self.proj.configures_eslint:
+        if (linter := self.proj.linter) is None:
             return []
-        if self.eslint is None:
-            self.rep.lint_advisory.append(".:0:0 eslint is configured but not installed: nothing linted")
+        if self.linting is None:
+            self.rep.lint_advisory.append(f".:0:0 {linter} is configured but not installed: nothing linted")
             return []
-        step = self.eslint.result()
+        step = self.linting.result()
+        read = checks.eslint_findings if linter == "eslint" else checks.standard_findings
         try:
-            errors, warnings = checks.eslint_findings(step, self.src)
-        except checks.EslintError as exc:
-            return [f".:0:0 eslint-error {exc}"]
+            errors, warnings = read(step, self.src)
+        except checks.LintError as exc:
+            return [f".:0:0 {linter}-error {exc}"]
         self.rep.lint_advisory += warnings
         return errors
 
@@ -487,10 +490,13 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         if step.argv != self.rep.test_command:
             when = "before" if step.argv in self.test.before else "after"
             what = f"`{shlex.join(step.argv)}`, which the test script runs {when} the tests,"
-            return f"{what} exited {step.returncode}: {_last_words(step)}"
+            return f"{what} exited {step.returncode}: {self._in_package(_last_words(step))}"
         said = "" if run.read or self.test.runner == "script" else " and wrote no results"
-        words = _last_words(step).replace(f"{self.src}/", "")  # the package's paths, not the job's
-        return f"{self._what_ran(step)} exited {step.returncode}{said}: {words}"
+        return f"{self._what_ran(step)} exited {step.returncode}{said}: {self._in_package(_last_words(step))}"
+
+    def _in_package(self, words: str) -> str:
+        """``words`` with the package's paths, not the job's (tsd: ``does not exist in `/…/ws/work/src```)."""
+        return words.replace(f"{self.src}/", "").replace(str(self.src), ".")
 
     def _what_ran(self, step: StepResult) -> str:
         """The runner mendflow ran, or the test script it ran as it is (``npm run test``)."""

@@ -9,12 +9,12 @@ mendflow does in steps of its own (linters, ``tsc --noEmit``); what the script r
 before (``tap && jest``), run after the tests, judged by their exit codes. A script mendflow cannot read (``make
 test``, a runner it does not know) runs as it is, judged by its exit code alone.
 
-What npm runs around the script (``npm test``: ``pretest``, then ``test``, then ``posttest``) runs around the tests
-too, read the same way: a linter there is left to the lint step (minimist's ``pretest`` lints with eslint: run twice
-it cost 1.4 s of a 7.5 s job, and a finding the commit did not make failed the tests before they ran), an audit is
-left out (``_AUDITS``), a build before the tests runs before them. A script run as it is then runs with npm's
-``--ignore-scripts``, which stops npm running the hooks itself, unless a script it runs has hooks of its own, which
-the option would drop too.
+What npm runs around the script (``npm test``: ``pretest``, then ``test``, then ``posttest``), and around a script
+it runs with ``npm run`` (``preunit``), runs around the tests too, read the same way: a linter there is left to the
+lint step (minimist's ``pretest`` lints with eslint: run twice it cost 1.4 s of a 7.5 s job, and a finding the
+commit did not make failed the tests before they ran), an audit is left out (``_AUDITS``), a build before the tests
+runs before them. A script run as it is then runs with npm's ``--ignore-scripts``, which stops npm running the hooks
+itself, unless a script it runs has hooks of its own, which the option would drop too.
 """
 
 from __future__ import annotations
@@ -118,12 +118,21 @@ def read(script: str | None, scripts: dict[str, str] | None = None, depth: int =
             command = None if command.runner in ("none", "script") else command
             if command is not None and env:
                 command = replace(command, env={**env, **command.env})
+            if command is not None and rest[0] == "npm":
+                command = _with_hooks(command, name, scripts)
         if command is not None:
             unread = [words for words, _ in segments[:at] if _runs_unread_runner(words, scripts or {})]
             then = [*command.then, *unread, *_chained_after(segments, at, scripts or {})]
             before = [*_built_before(segments[:at], scripts or {}), *command.before]
             return replace(command, then=then, before=before)
     return TestCommand("script")
+
+
+def _with_hooks(command: TestCommand, name: str, scripts: dict[str, str]) -> TestCommand:
+    """``command``, read from the script ``name`` that ``npm run`` runs, with what npm runs around it: its
+    ``pre`` hook (a build) before, its ``post`` hook after. pnpm and yarn 2+ run no such hooks."""
+    before, after = _hook(f"pre{name}", scripts), _hook(f"post{name}", scripts)
+    return replace(command, before=[*before, *command.before], then=[*command.then, *after])
 
 
 def _built_before(segments: list[tuple[list[str], str]], scripts: dict[str, str]) -> list[list[str]]:

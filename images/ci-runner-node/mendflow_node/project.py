@@ -43,6 +43,7 @@ _SCRIPT_WORDS = re.compile(r"[\s;&|()]+")  # a script's words, split at the shel
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies")
 TYPESCRIPT_SOURCES = (".ts", ".mts", ".cts")
 _DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")  # types of JavaScript: nothing to compile
+STANDARD_STYLES = ("standard", "semistandard", "ts-standard")  # standard-engine linters: one output format
 
 
 class ProjectError(ValueError):
@@ -181,6 +182,15 @@ class Project:
     @property
     def configures_eslint(self) -> bool:
         return any((self.root / name).is_file() for name in ESLINT_CONFIGS) or "eslintConfig" in self.manifest
+
+    @property
+    def linter(self) -> str | None:
+        """The tool the repository lints with: eslint where it configures it, else a JavaScript Standard Style
+        linter (standard, semistandard, ts-standard: eslint with a configuration of its own, none in the tree)
+        that it depends on and a script runs; None for neither."""
+        if self.configures_eslint:
+            return "eslint"
+        return next((tool for tool in STANDARD_STYLES if self.depends_on(tool) and self.script_runs(tool)), None)
 
 
 def _declared(manifest: dict[str, Any]) -> str:

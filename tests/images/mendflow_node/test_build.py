@@ -127,6 +127,21 @@ def test_an_eslint_error_fails_lint_with_its_file_and_rule(
     ]
 
 
+def test_a_standard_finding_fails_lint_with_its_file_and_rule(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # safe-buffer 5.2.1's `test: standard && tape`: the tests run apart, standard in the lint step.
+    manifest = {"name": "demo", "version": "1.0.0", "scripts": {"test": "standard && node --test"}}
+    files = {
+        "package.json": json.dumps({**manifest, "devDependencies": {"standard": "17.1.2"}}),
+        "index.js": "const unused = 1\nmodule.exports = 2\n",
+        "index.test.js": "require('node:test')('adds', () => {})\n",
+    }
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason, report.tests.passed) == (BuildStatus.FAILED, FailReason.LINT, 1)
+    assert report.lint_errors == ["index.js:1:7 no-unused-vars 'unused' is assigned a value but never used."]
+
+
 def test_a_lockfile_out_of_step_with_package_json_is_a_deterministic_dependency_error(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
@@ -504,6 +519,16 @@ def test_a_failing_script_is_said_in_the_packages_paths(
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
     assert report.error_reason == "`npm run test` exited 1: Error: Cannot find module 'lib/missing.js'"
+
+
+def test_a_failures_words_name_the_package_not_the_jobs_directory(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # @fastify/deepmerge 2.0.2's tsd: "The test file … does not exist in `<the job's directory>`".
+    test = 'console.error("no types test in `" + process.cwd() + "`"); process.exit(1);\n'
+    files = {"package.json": package_json("node test.js"), "test.js": test}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert report.error_reason == "`npm run test` exited 1: no types test in `.`"
 
 
 def test_ava_finding_no_test_files_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:

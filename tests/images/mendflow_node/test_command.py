@@ -172,6 +172,17 @@ def test_a_script_that_runs_a_hooked_script_keeps_npms_hooks() -> None:
     assert (read.runner, read.hooks_apart, read.before, read.then) == ("script", False, [], [])
 
 
+def test_a_script_npm_runs_for_the_tests_runs_its_own_hooks_around_them() -> None:
+    scripts = {"test": "npm run unit", "preunit": "npm run build", "build": "tsc", "unit": "mocha", "postunit": "tsd"}
+    read = command.read_test(scripts)
+    assert (read.runner, read.before, read.then) == ("mocha", [["npm", "run", "build"]], [["tsd"]])
+
+
+def test_a_script_pnpm_runs_runs_without_hooks() -> None:
+    read = command.read_test({"test": "pnpm run unit", "preunit": "tsc", "unit": "mocha"})
+    assert (read.runner, read.before) == ("mocha", [])
+
+
 def test_a_pretest_build_runs_before_the_runner() -> None:
     read = command.read_test({"test": "jest", "pretest": "npm run lint && tsc -p .", "lint": "eslint ."})
     assert (read.runner, read.before) == ("jest", [["tsc", "-p", "."]])

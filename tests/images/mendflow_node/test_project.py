@@ -34,3 +34,14 @@ def test_a_script_runs_tsc_by_its_word_not_a_longer_name(tmp_path: Path) -> None
     assert not _project(tmp_path, {"package.json": json.dumps({"scripts": scripts})}).script_runs("tsc")
     scripts["test"] = "tap && npx tsc -p test/types"
     assert _project(tmp_path, {"package.json": json.dumps({"scripts": scripts})}).script_runs("tsc")
+
+
+def test_a_standard_style_linter_a_script_runs_is_the_projects_linter(tmp_path: Path) -> None:
+    manifest = {"scripts": {"lint": "semistandard | snazzy"}, "devDependencies": {"semistandard": "17.0.0"}}
+    assert _project(tmp_path, {"package.json": json.dumps(manifest)}).linter == "semistandard"
+
+
+def test_an_eslint_configuration_makes_eslint_the_linter_beside_standard(tmp_path: Path) -> None:
+    manifest = {"scripts": {"lint": "standard"}, "devDependencies": {"standard": "17.1.2"}}
+    files = {"package.json": json.dumps(manifest), "eslint.config.js": "module.exports = []\n"}
+    assert _project(tmp_path, files).linter == "eslint"
