@@ -12,6 +12,7 @@ from the runner's own provider (jest's, vitest's v8 or istanbul, c8 or else nyc 
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import re
 import shlex
@@ -332,7 +333,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.rep.test_command = argv
         if before := self._chained(self.test.before, results.TestRun()):
             return results.TestRun(), before
-        step = self._node(argv, {**self.test.env, **self._script_coverage_env()})
+        step = self._node(argv, {**self._script_env(), **self.test.env, **self._script_coverage_env()})
         mocha_json = self.results_dir / "mocha.json"
         if runner == "mocha" and not mocha_json.is_file() and (printed := results.mocha_json_from_stdout(step.stdout)):
             mocha_json.write_text(printed, encoding="utf-8")
@@ -351,10 +352,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         tests passed (``node --test && tsd``; not for a selection of tests: these run whatever they run). Each in
         turn, as the script would run it; the first that fails, else None. The tests a chained suite prints as TAP
         (tap's, before jest in process-warning's script) count with the runner's."""
-        bin_dir = self.src / "node_modules" / ".bin"  # on PATH, as `npm run` puts it for a script
-        env = {"PATH": f"{bin_dir}:{self.offline_env.get('PATH', '')}"}
         for words in commands:
-            step = self._node(["sh", "-c", shlex.join(words)], env)
+            step = self._node(["sh", "-c", command.shell_line(words, self.test.globs)], self._script_env())
             run.add(results.from_tap(step.stdout, self.src))
             if not step.ok:
                 return dataclasses.replace(step, argv=words)
@@ -363,11 +362,13 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def _test_argv(self) -> list[str]:
         files, names = results.selection(self.cfg.select) if self.cfg.select else ([], [])
         pattern = results.name_pattern(names) if names else ""
-        runner, args, out = self.test.runner, self.test.args, self.results_dir
+        runner, args, out = self.test.runner, self._expanded(self.test.args), self.results_dir
+        if runner == "script" and self.test.script:
+            return ["sh", "-c", " && ".join(command.shell_line(words, self.test.globs) for words in self.test.script)]
         if runner == "script":
             return self.proj.script_argv("test", hooks=not self.test.hooks_apart)
         if runner == "node":
-            return self._node_test_argv(files)
+            return self._node_test_argv(files or args)
         tool = str(self.proj.bin(runner) or runner)
         cover = str(out / "coverage")
         if runner == "jest":
@@ -401,6 +402,20 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.rep.lint_advisory.append(".:0:0 coverage mocha without c8 or nyc: no coverage (add c8 to devDependencies)")
         return mocha
 
+    def _script_env(self) -> dict[str, str]:
+        """What a command of the scripts run without npm needs of it: ``node_modules/.bin`` on PATH."""
+        return {"PATH": f"{self.src / 'node_modules' / '.bin'}:{self.offline_env.get('PATH', '')}"}
+
+    def _expanded(self, words: list[str]) -> list[str]:
+        """``words`` as sh passes them on: a glob the script leaves unquoted becomes the package's paths it
+        matches, sorted (``*`` matches no ``/`` nor a leading dot; ``**`` is ``*``), or stays as it is when none
+        does."""
+        found: list[str] = []
+        for word in words:
+            matches = sorted(glob.glob(word, root_dir=self.src)) if word in self.test.globs else []
+            found += matches or [word]
+        return found
+
     def _node_test_argv(self, files: list[str]) -> list[str]:
         reporter = resources.files(__package__).joinpath("reporter.mjs")
         out = self.results_dir
@@ -410,7 +425,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         argv += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
         if names := results.selection(self.cfg.select)[1] if self.cfg.select else []:
             argv.append(f"--test-name-pattern={results.own_name_pattern(names)}")
-        return [*argv, *(files or self.test.args)]  # options first: Node 20 takes what follows a file as files
+        return [*argv, *files]  # options first: Node 20 takes what follows a file as files
 
     def _read_results(self, runner: str, step: StepResult) -> results.TestRun:
         out = self.results_dir
@@ -499,8 +514,11 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return words.replace(f"{self.src}/", "").replace(str(self.src), ".")
 
     def _what_ran(self, step: StepResult) -> str:
-        """The runner mendflow ran, or the test script it ran as it is (``npm run test``)."""
-        return f"`{self.test.runner}`" if self.test.runner != "script" else f"`{' '.join(step.argv)}`"
+        """The runner mendflow ran, or the test script it ran as it is (``npm run test``), or the commands of the
+        script's chain it ran (``tape test/*.js`` of ``standard && tape test/*.js``)."""
+        if self.test.runner != "script":
+            return f"`{self.test.runner}`"
+        return f"`{step.argv[2] if step.argv[:2] == ['sh', '-c'] else ' '.join(step.argv)}`"
 
     def _cause(self, step: StepResult) -> str:
         return _npm_cause(step) or super()._cause(step)

@@ -44,6 +44,12 @@ class TestCommand:
     then: list[list[str]] = field(default_factory=list)  # commands chained after the runner's with `&&`, as words
     before: list[list[str]] = field(default_factory=list)  # run before the runner: a build the chain or `pretest` runs
     hooks_apart: bool = False  # `before` and `then` hold npm's hooks: the script runs without them
+    # Words the scripts leave unquoted for sh to expand (`node --test test/*.test.js`): mendflow, running the
+    # runner without a shell, expands them as sh would (Node 20's --test reads no globs: it fails on the word).
+    globs: list[str] = field(default_factory=list)
+    # A script run as it is, but for what mendflow does in steps of its own: the rest of its `&&` chain
+    # (`standard && tape test/*.js`: tape); [] runs the script whole.
+    script: list[list[str]] = field(default_factory=list)
 
 
 _MANAGERS = {"npm", "pnpm", "yarn"}
@@ -61,6 +67,8 @@ _LEFT_SCRIPT = re.compile(r"^(lint|format|prettier|style|audit)(\b|[:-])")  # np
 # Test runners whose per-test results mendflow does not read. Run before the runner it reads, such a suite still
 # runs, after the tests, judged by its exit code: process-warning 4.0.0's `npm run test:unit && npm run test:jest`
 # runs tap's 18 files, then jest's one test.
+_GLOB = re.compile(r"[*?\[]")
+_QUOTED = re.compile(r"[\"'\\]")
 _UNREAD_RUNNERS = {"tap", "tape", "ava", "borp", "uvu", "jasmine", "lab", "brittle", "zora"}
 
 
@@ -69,7 +77,7 @@ def read_test(scripts: dict[str, str]) -> TestCommand:
     command = read(scripts.get("test"), scripts)
     if command.runner == "none" or not ({"pretest", "posttest"} & scripts.keys()):
         return command
-    if command.runner == "script" and _runs_hooked_script(scripts):
+    if command.runner == "script" and not command.script and _runs_hooked_script(scripts):
         return command  # `npm run test` runs the hooks itself
     before, after = _hook("pretest", scripts), _hook("posttest", scripts)
     return replace(command, before=before, then=[*command.then, *after], hooks_apart=True)
@@ -124,8 +132,19 @@ def read(script: str | None, scripts: dict[str, str] | None = None, depth: int =
             unread = [words for words, _ in segments[:at] if _runs_unread_runner(words, scripts or {})]
             then = [*command.then, *unread, *_chained_after(segments, at, scripts or {})]
             before = [*_built_before(segments[:at], scripts or {}), *command.before]
-            return replace(command, then=then, before=before)
-    return TestCommand("script")
+            globs = sorted({*command.globs, *_bare_globs(script)})
+            return replace(command, then=then, before=before, globs=globs)
+    return TestCommand("script", globs=_bare_globs(script), script=_kept_chain(segments, scripts or {}))
+
+
+def _kept_chain(segments: list[tuple[list[str], str]], scripts: dict[str, str]) -> list[list[str]]:
+    """The commands of an ``&&`` chain mendflow runs as the script, without the linters and audits it leaves to
+    its own steps (a pre-existing finding would fail the tests of a commit that did not make it); [] where it
+    leaves none out, or nothing would be left, or other operators join them (the script then runs whole)."""
+    if any(operator not in ("&&", "") for _, operator in segments):
+        return []
+    kept = [words for words, _ in segments if not _left_to_mendflow(words, scripts)]
+    return kept if 0 < len(kept) < len(segments) else []
 
 
 def _with_hooks(command: TestCommand, name: str, scripts: dict[str, str]) -> TestCommand:
@@ -153,6 +172,29 @@ def _words(script: str) -> list[str] | None:
         return list(lexer)
     except ValueError:
         return None
+
+
+def shell_line(words: list[str], globs: list[str]) -> str:
+    """A command's words as a line for ``sh -c``, each quoted but the ``globs`` the script left to the shell, and
+    an assignment's value, not its name (``FOO='a b' tape``)."""
+    return " ".join(word if word in globs else _quoted(word) for word in words)
+
+
+def _quoted(word: str) -> str:
+    name, is_assignment, value = word.partition("=")
+    if is_assignment and _ASSIGNMENT.match(word):
+        return f"{name}={shlex.quote(value)}"
+    return shlex.quote(word)
+
+
+def _bare_globs(script: str) -> list[str]:
+    """The words of ``script`` with a glob character outside quotes: the shell expands them into paths."""
+    lexer = shlex.shlex(script, posix=False, punctuation_chars="&|;")  # keeps each word's quotes
+    lexer.whitespace_split = True
+    try:
+        return [word for word in lexer if _GLOB.search(word) and not _QUOTED.search(word)]
+    except ValueError:
+        return []
 
 
 def _runs_unread_runner(words: list[str], scripts: dict[str, str], depth: int = 0) -> bool:

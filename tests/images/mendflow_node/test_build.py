@@ -531,6 +531,24 @@ def test_a_failures_words_name_the_package_not_the_jobs_directory(
     assert report.error_reason == "`npm run test` exited 1: no types test in `.`"
 
 
+def test_node_test_runs_the_files_a_glob_of_its_script_matches(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # Node 20's --test takes `test/*.test.js` as one file's name; npm's sh expands it first.
+    test = "require('node:test')('adds', () => {})\n"
+    files = {"package.json": package_json("node --test test/*.test.js"), "test/a.test.js": test, "test/b.test.js": test}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2)
+
+
+def test_a_script_run_as_it_is_leaves_its_linter_to_the_lint_step(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    files = {"package.json": package_json("eslint . && node test.js"), "test.js": "process.exitCode = 0\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)  # no eslint installed: it would fail
+    assert (report.status, report.test_command) == (BuildStatus.PASSED, ["sh", "-c", "node test.js"])
+
+
 def test_ava_finding_no_test_files_is_no_tests(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
     # yocto-queue 1.1.1 as published: `xo && ava && tsd`, and no test files in its tarball.
     files = {"package.json": package_json("ava", ava="3.15.0"), "index.js": "module.exports = 1;\n"}

@@ -226,3 +226,27 @@ def test_a_script_that_only_lints_is_left_to_the_lint_step_whatever_its_name() -
     scripts = {"test": "npm run eslint && npm run check && mocha", "eslint": "eslint *.js"}
     scripts["check"] = "standard | snazzy"
     assert command.read(scripts["test"], scripts).before == []
+
+
+def test_a_glob_the_script_leaves_unquoted_is_for_the_shell_to_expand() -> None:
+    read = command.read("node --test test/*.test.js 'lib/**/*.test.js' && tap \"x/*.js\"")
+    assert (read.args, read.globs) == (["test/*.test.js", "lib/**/*.test.js"], ["test/*.test.js"])
+
+
+def test_the_globs_of_a_script_the_test_script_runs_are_read_with_it() -> None:
+    assert command.read_test({"test": "npm run unit", "unit": "mocha test/*.spec.js"}).globs == ["test/*.spec.js"]
+
+
+def test_a_script_run_as_it_is_runs_its_chain_without_its_linter() -> None:
+    # safe-buffer 5.2.1: standard's findings, there before the commit, failed its tests.
+    assert command.read("standard && tape test/*.js").script == [["tape", "test/*.js"]]
+
+
+@pytest.mark.parametrize("script", ["standard || tape", "tape && make", "standard"])
+def test_a_script_leaving_nothing_out_or_joined_otherwise_runs_whole(script: str) -> None:
+    assert command.read(script).script == []
+
+
+def test_a_shell_line_quotes_an_assignments_value_and_leaves_the_scripts_globs() -> None:
+    words = ["NAME=a b", "tape", "test/*.js", "it's"]
+    assert command.shell_line(words, ["test/*.js"]) == "NAME='a b' tape test/*.js 'it'\"'\"'s'"
