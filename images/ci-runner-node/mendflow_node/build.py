@@ -1,7 +1,7 @@
 """A Node project's build, the way its own CI runs one: the lockfile's package manager installs (the only step
 with a network: the npm registry), then, offline, ``tsc --noEmit`` when the project type-checks with a tsconfig
-and a typescript of its own, eslint when the repository configures it (else standard, semistandard or ts-standard
-when a script of its runs one), and the test runner its ``test`` script names, with coverage.
+and a typescript of its own, eslint when the repository configures it (else xo, standard, semistandard or
+ts-standard when a script of its runs one), and the test runner its ``test`` script names, with coverage.
 
 Every tool is the repository's own, from ``node_modules/.bin`` at the version its lockfile pins; the image brings
 Node and npm only (``npm exec`` fetches the pnpm or yarn a project uses, in the dependency phase). Coverage comes
@@ -60,13 +60,19 @@ def _caches(root: Path) -> dict[str, str]:
     return {name: str(root / sub) for name, sub in CACHE_VARIABLES.items()}
 
 
+# The options that make a linter print eslint's JSON (xo passes its reporter to eslint's formatters); the
+# standard-engine linters have none, and say their findings with --verbose.
+_LINT_OPTIONS = {"eslint": ["--format", "json", "."], "xo": ["--reporter=json"]}
 _NPM_CHATTER = re.compile(r"npm warn|npm (?:error|ERR!) A complete log of this run", re.IGNORECASE)
 # npm's own words when a script (``npx aud`` in object-inspect's posttest) asks for a package not in its cache
 _NOT_CACHED = re.compile(r"^npm (?:error|ERR!) code ENOTCACHED$", re.MULTILINE)
 _NPM_ERROR = re.compile(r"npm (?:error|ERR!)(?: (.*))?$")
-# The runner's own words when its test paths match no file (vitest, mocha; jest): a package that ships no tests.
-# vitest and mocha; jest; ava (yocto-queue 1.1.1's tarball ships none)
-_NO_TEST_FILES = re.compile(r"No test files found|No tests found, exiting with code 1|Couldn.t find any files to test")
+# The runner's own words when its test paths match no file: a package that ships no tests. vitest and mocha; jest;
+# ava (yocto-queue 1.1.1's tarball ships none); mocha before 6 (vary 1.1.2: `mocha test/`, no test/ shipped)
+_NO_TEST_FILES = re.compile(
+    r"No test files found|No tests found, exiting with code 1|Couldn.t find any files to test"
+    r"|cannot resolve path \(or pattern\)"
+)
 # tap's words when the script names a test file the tarball does not ship (safe-stable-stringify 2.5.0: `tap
 # test.js`; a glob that matched nothing reaches tap as itself)
 _MISSING_PATH = re.compile(r"ENOENT: no such file or directory, stat '([^']+)'")
@@ -292,7 +298,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         linter = self.proj.linter
         if linter is None or (tool := self.proj.bin(linter)) is None:
             return None
-        argv = [str(tool), "--format", "json", "."] if linter == "eslint" else [str(tool), "--verbose"]
+        argv = [str(tool), *_LINT_OPTIONS.get(linter, ["--verbose"])]  # standard's own words, else JSON
         pool = ThreadPoolExecutor(max_workers=1)
         running = pool.submit(self._node, argv)
         pool.shutdown(wait=False)  # its one thread ends with the linter
@@ -305,7 +311,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             self.rep.lint_advisory.append(f".:0:0 {linter} is configured but not installed: nothing linted")
             return []
         step = self.linting.result()
-        read = checks.eslint_findings if linter == "eslint" else checks.standard_findings
+        read = checks.eslint_findings if linter in _LINT_OPTIONS else checks.standard_findings
         try:
             errors, warnings = read(step, self.src)
         except checks.LintError as exc:

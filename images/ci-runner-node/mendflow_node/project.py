@@ -185,12 +185,13 @@ class Project:
 
     @property
     def linter(self) -> str | None:
-        """The tool the repository lints with: eslint where it configures it, else a JavaScript Standard Style
-        linter (standard, semistandard, ts-standard: eslint with a configuration of its own, none in the tree)
-        that it depends on and a script runs; None for neither."""
+        """The tool the repository lints with: eslint where it configures it, else xo or a JavaScript Standard
+        Style linter (standard, semistandard, ts-standard), eslint with a configuration of its own that needs none
+        in the tree, that it depends on and a script runs; None for neither."""
         if self.configures_eslint:
             return "eslint"
-        return next((tool for tool in STANDARD_STYLES if self.depends_on(tool) and self.script_runs(tool)), None)
+        own = ("xo", *STANDARD_STYLES)
+        return next((tool for tool in own if self.depends_on(tool) and self.script_runs(tool)), None)
 
 
 def _declared(manifest: dict[str, Any]) -> str:

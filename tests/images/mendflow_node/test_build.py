@@ -142,6 +142,20 @@ def test_a_standard_finding_fails_lint_with_its_file_and_rule(
     assert report.lint_errors == ["index.js:1:7 no-unused-vars 'unused' is assigned a value but never used."]
 
 
+def test_an_xo_finding_fails_lint_with_its_file_and_rule(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    manifest = {"name": "demo", "version": "1.0.0", "type": "module", "scripts": {"test": "xo && node --test"}}
+    files = {
+        "package.json": json.dumps({**manifest, "devDependencies": {"xo": "2.0.2"}}),
+        "index.js": "const unused = 1;\nexport const two = 2;\n",
+        "index.test.js": "import test from 'node:test';\n\ntest('adds', () => {\n\t// Nothing to check.\n});\n",
+    }
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.LINT)
+    assert [line.split(" ", 2)[:2] for line in report.lint_errors] == [["index.js:1:7", "no-unused-vars"]]
+
+
 def test_a_lockfile_out_of_step_with_package_json_is_a_deterministic_dependency_error(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
@@ -555,6 +569,15 @@ def test_ava_finding_no_test_files_is_no_tests(make_repo: RepoFactory, tmp_path:
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
     assert report.error_reason == "`npm run test` found no test files: add tests or check its test paths"
+
+
+def test_an_old_mocha_finding_no_test_path_is_no_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # vary 1.1.2 as published: `mocha --reporter spec test/` (mocha 2.5.3), and no test/ in its tarball.
+    files = {"package.json": package_json("mocha --reporter spec test/", mocha="2.5.3"), "index.js": ""}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
 
 
 UVU_TESTS = (

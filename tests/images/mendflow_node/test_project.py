@@ -45,3 +45,8 @@ def test_an_eslint_configuration_makes_eslint_the_linter_beside_standard(tmp_pat
     manifest = {"scripts": {"lint": "standard"}, "devDependencies": {"standard": "17.1.2"}}
     files = {"package.json": json.dumps(manifest), "eslint.config.js": "module.exports = []\n"}
     assert _project(tmp_path, files).linter == "eslint"
+
+
+def test_xo_a_script_runs_is_the_projects_linter(tmp_path: Path) -> None:
+    manifest = {"scripts": {"test": "xo && ava"}, "devDependencies": {"xo": "2.0.2", "ava": "6.4.1"}}
+    assert _project(tmp_path, {"package.json": json.dumps(manifest)}).linter == "xo"
