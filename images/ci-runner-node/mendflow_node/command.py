@@ -58,17 +58,17 @@ NPM_PLACEHOLDER = "Error: no test specified"
 _MAX_DEPTH = 4  # scripts that run scripts: "test" → "npm run test:unit" → "c8 node --test"
 # Chained after the tests but left to mendflow's own steps: its lint, whose rule is that only new findings fail,
 # and its coverage, measured its own way (a `c8 check-coverage` would find no data of the script's c8).
-_LINTERS = {"eslint", "standard", "semistandard", "xo", "prettier", "biome", "tslint", "snazzy"}
+_LINTERS = {"eslint", "standard", "semistandard", "ts-standard", "xo", "prettier", "biome", "tslint", "snazzy"}
 _COVERAGE_TOOLS = {"c8", "nyc", "istanbul", "codecov", "coveralls"}
 # An audit asks the registry's advisories, which the offline tests cannot reach (aud says "found 0
 # vulnerabilities" there, after 2.4 s of minimist's job): it would judge the registry, never the commit.
 _AUDITS = {"aud", "audit-ci", "better-npm-audit", "nsp"}
 _LEFT_SCRIPT = re.compile(r"^(lint|format|prettier|style|audit)(\b|[:-])")  # npm run lint, npm run audit
+_GLOB = re.compile(r"[*?\[]")  # what makes a word a pattern sh expands
+_QUOTED = re.compile(r"[\"'\\]")
 # Test runners whose per-test results mendflow does not read. Run before the runner it reads, such a suite still
 # runs, after the tests, judged by its exit code: process-warning 4.0.0's `npm run test:unit && npm run test:jest`
 # runs tap's 18 files, then jest's one test.
-_GLOB = re.compile(r"[*?\[]")
-_QUOTED = re.compile(r"[\"'\\]")
 _UNREAD_RUNNERS = {"tap", "tape", "ava", "borp", "uvu", "jasmine", "lab", "brittle", "zora"}
 
 

@@ -43,7 +43,7 @@ _SCRIPT_WORDS = re.compile(r"[\s;&|()]+")  # a script's words, split at the shel
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies")
 TYPESCRIPT_SOURCES = (".ts", ".mts", ".cts")
 _DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")  # types of JavaScript: nothing to compile
-STANDARD_STYLES = ("standard", "semistandard", "ts-standard")  # standard-engine linters: one output format
+_STANDARD_STYLES = ("standard", "semistandard", "ts-standard")  # standard-engine linters: one output format
 
 
 class ProjectError(ValueError):
@@ -190,7 +190,7 @@ class Project:
         in the tree, that it depends on and a script runs; None for neither."""
         if self.configures_eslint:
             return "eslint"
-        own = ("xo", *STANDARD_STYLES)
+        own = ("xo", *_STANDARD_STYLES)
         return next((tool for tool in own if self.depends_on(tool) and self.script_runs(tool)), None)
 
 
