@@ -17,6 +17,7 @@ import json
 import re
 import shlex
 import shutil
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -60,9 +61,6 @@ def _caches(root: Path) -> dict[str, str]:
     return {name: str(root / sub) for name, sub in CACHE_VARIABLES.items()}
 
 
-# The options that make a linter print eslint's JSON (xo passes its reporter to eslint's formatters); the
-# standard-engine linters have none, and say their findings with --verbose.
-_LINT_OPTIONS = {"eslint": ["--format", "json", "."], "xo": ["--reporter=json"]}
 _NPM_CHATTER = re.compile(r"npm warn|npm (?:error|ERR!) A complete log of this run", re.IGNORECASE)
 # npm's own words when a script (``npx aud`` in object-inspect's posttest) asks for a package not in its cache
 _NOT_CACHED = re.compile(r"^npm (?:error|ERR!) code ENOTCACHED$", re.MULTILINE)
@@ -107,6 +105,16 @@ def _said(lines: list[str]) -> str:
     if len(lines) > 1 and _NODE_BANNER.match(lines[-1]):
         return next((ln for ln in reversed(lines) if _ERROR_LINE.match(ln)), lines[-2])
     return lines[-1]
+
+
+def _lint_reading(linter: str) -> tuple[list[str], Callable[[StepResult, Path], tuple[list[str], list[str]]]]:
+    """The options that make ``linter`` print its findings, and what reads them: eslint's JSON (xo passes its
+    reporter to eslint's formatters), else the standard-engine linters' own words, which have no JSON."""
+    if linter == "eslint":
+        return ["--format", "json", "."], checks.eslint_findings
+    if linter == "xo":
+        return ["--reporter=json"], checks.eslint_findings
+    return ["--verbose"], checks.standard_findings
 
 
 def _npm_cause(step: StepResult) -> str:
@@ -298,7 +306,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         linter = self.proj.linter
         if linter is None or (tool := self.proj.bin(linter)) is None:
             return None
-        argv = [str(tool), *_LINT_OPTIONS.get(linter, ["--verbose"])]  # standard's own words, else JSON
+        argv = [str(tool), *_lint_reading(linter)[0]]
         pool = ThreadPoolExecutor(max_workers=1)
         running = pool.submit(self._node, argv)
         pool.shutdown(wait=False)  # its one thread ends with the linter
@@ -311,7 +319,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             self.rep.lint_advisory.append(f".:0:0 {linter} is configured but not installed: nothing linted")
             return []
         step = self.linting.result()
-        read = checks.eslint_findings if linter in _LINT_OPTIONS else checks.standard_findings
+        read = _lint_reading(linter)[1]
         try:
             errors, warnings = read(step, self.src)
         except checks.LintError as exc:

@@ -89,7 +89,7 @@ def _hook(name: str, scripts: dict[str, str]) -> list[list[str]]:
     if name not in scripts:
         return []
     segments = _segments(_words(scripts[name]) or [])
-    if not segments or any(operator not in ("&&", "") for _, operator in segments):
+    if not segments or not _and_chain(segments):
         return [["npm", "run-script", name]]
     return [words for words, _ in segments if not _left_to_mendflow(words, scripts)]
 
@@ -141,10 +141,15 @@ def _kept_chain(segments: list[tuple[list[str], str]], scripts: dict[str, str]) 
     """The commands of an ``&&`` chain mendflow runs as the script, without the linters and audits it leaves to
     its own steps (a pre-existing finding would fail the tests of a commit that did not make it); [] where it
     leaves none out, or nothing would be left, or other operators join them (the script then runs whole)."""
-    if any(operator not in ("&&", "") for _, operator in segments):
+    if not _and_chain(segments):
         return []
     kept = [words for words, _ in segments if not _left_to_mendflow(words, scripts)]
     return kept if 0 < len(kept) < len(segments) else []
+
+
+def _and_chain(segments: list[tuple[list[str], str]]) -> bool:
+    """Each command runs only if the one before it passed (``a && b``): none joined by ``||``, ``;`` or a pipe."""
+    return all(operator in ("&&", "") for _, operator in segments)
 
 
 def _with_hooks(command: TestCommand, name: str, scripts: dict[str, str]) -> TestCommand:
@@ -158,7 +163,7 @@ def _built_before(segments: list[tuple[list[str], str]], scripts: dict[str, str]
     """What an ``&&`` chain runs before its runner that the tests may need: a build (``tsc && node --test dist/``,
     ``npm run build && mocha``); not what mendflow leaves to its own steps, nor a runner it does not read (run
     after the tests). With any other operator, nothing: such a script is read for its runner alone."""
-    if any(operator != "&&" for _, operator in segments):
+    if not _and_chain(segments):
         return []
     return [w for w, _ in segments if not (_left_to_mendflow(w, scripts) or _runs_unread_runner(w, scripts))]
 

@@ -40,7 +40,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from mendflow_runner import kept
 from mendflow_runner.proc import Mounts
@@ -183,8 +183,8 @@ def install_key(project: Project, env: dict[str, str]) -> str | None:
     root = project.root
     if project.manager != "npm" or (root / "node_modules").exists():
         return None
-    manifests = _manifests(root)
-    if any(_runs_repository_code(path, scripts=path != root / MANIFEST) for path in manifests):
+    manifests = {path: _declared(path) for path in _manifests(root)}
+    if any(_runs_repository_code(path, declared, path != root / MANIFEST) for path, declared in manifests.items()):
         return None
     toolchain = _toolchain(env)
     if toolchain is None:
@@ -225,18 +225,14 @@ def _manifests(root: Path) -> list[Path]:
     return found
 
 
-def _local_tarballs(manifests: list[Path]) -> list[Path]:
+def _local_tarballs(manifests: dict[Path, dict[str, Any] | None]) -> list[Path]:
     """The repository's tarballs the manifests depend on (``file:vendor/dep-1.0.0.tgz``): npm unpacks their bytes
     into the tree, so a new tarball is a new tree (a lockfile's integrity then stops ``npm ci``, as it would
     without a kept tree). A ``file:`` directory is linked, not copied: the job sees its files as they are."""
     found = []
-    for manifest in manifests:
-        try:
-            declared = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            continue
+    for manifest, declared in manifests.items():
         for field in _DEPENDENCY_FIELDS:
-            specs = declared.get(field) if isinstance(declared, dict) else None
+            specs = (declared or {}).get(field)
             for spec in specs.values() if isinstance(specs, dict) else ():
                 if isinstance(spec, str) and (path := _local_path(spec)):
                     found.append(manifest.parent / path)
@@ -250,16 +246,22 @@ def _local_path(spec: str) -> str:
     return spec if spec.startswith(("./", "../")) else ""
 
 
-def _runs_repository_code(manifest: Path, scripts: bool = True) -> bool:
-    """npm would run this package's own code while installing: node-gyp's implicit install script, or (``scripts``)
-    one of its own."""
-    if (manifest.parent / "binding.gyp").is_file():
-        return True
+def _declared(manifest: Path) -> dict[str, Any] | None:
+    """A package.json's fields; None when it cannot be read as an object (npm's install will say why)."""
     try:
-        declared = json.loads(manifest.read_text(encoding="utf-8")).get("scripts")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-        return True  # unreadable: npm's install will say why
-    return scripts and isinstance(declared, dict) and any(name in declared for name in INSTALL_SCRIPTS)
+        declared = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return declared if isinstance(declared, dict) else None
+
+
+def _runs_repository_code(manifest: Path, declared: dict[str, Any] | None, scripts: bool = True) -> bool:
+    """npm would run this package's own code while installing: node-gyp's implicit install script, or (``scripts``)
+    one of its own. Unreadable (None), it may: a kept tree must not stand in."""
+    if (manifest.parent / "binding.gyp").is_file() or declared is None:
+        return True
+    own = declared.get("scripts")
+    return scripts and isinstance(own, dict) and any(name in own for name in INSTALL_SCRIPTS)
 
 
 def _toolchain(env: dict[str, str]) -> str | None:
