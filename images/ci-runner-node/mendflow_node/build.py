@@ -48,10 +48,11 @@ _TOOL_ENV = {
 }
 
 
+PNPM_STORE = "npm_config_store_dir"
 # Each package manager's cache (pnpm's store, yarn classic's and berry's caches) under the job's dependency cache.
 CACHE_VARIABLES = {
     "npm_config_cache": "npm",
-    "npm_config_store_dir": "pnpm-store",
+    PNPM_STORE: "pnpm-store",
     "YARN_CACHE_FOLDER": "yarn",
     "YARN_GLOBAL_FOLDER": "yarn-berry",
 }
@@ -87,8 +88,8 @@ _SPEC_FAILED = re.compile(
 
 
 def _last_words(step: StepResult) -> str:
-    """The step's last line on stderr, else stdout, passing over npm's own warnings (``npm run`` warns of the
-    pnpm store variable mendflow sets for every manager): what the failing command said, not what npm did.
+    """The step's last line on stderr, else stdout, passing over npm's own warnings: what the failing command
+    said, not what npm did.
     When Node died of an uncaught error (its output ends with the ``Node.js v20…`` banner), the error's line;
     when node:test's spec reporter listed failing tests (borp), the first one and its error."""
     if failed := _SPEC_FAILED.search(step.stdout):
@@ -170,7 +171,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
 
     @property
     def dependency_dirs(self) -> list[Path]:
-        return [Path(self.env[name]) for name in CACHE_VARIABLES]
+        return [Path(self.env[name]) for name in CACHE_VARIABLES if name in self.env]
 
     @property
     def offline_env(self) -> dict[str, str]:
@@ -198,6 +199,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         except ProjectError as exc:
             self.rep.errored("bad_input", str(exc))
             return False
+        if self.proj.manager != "pnpm":  # npm run and npm exec warn of it, into what the tests print too
+            self.env.pop(PNPM_STORE, None)
         self.test = command.read_test(self.proj.scripts)
         return self._selection_ok(results.selection)
 

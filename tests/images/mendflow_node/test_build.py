@@ -370,9 +370,27 @@ def test_a_script_mendflow_cannot_read_is_judged_by_its_exit_code(
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
     assert report.error_reason is not None and "exited 3" in report.error_reason
-    # What the script said (pino-std-serializers' borp prints to stdout), not npm's warning about mendflow's env.
+    # What the script said (pino-std-serializers' borp prints to stdout), not npm's warnings.
     assert report.error_reason.endswith("2 of 5 checks failed"), report.error_reason
     assert any("judged by its exit code, with no counts" in line for line in report.lint_advisory)
+
+
+NPM_QUIET = """\
+const { spawnSync } = require("node:child_process");
+const npm = spawnSync("npm", ["exec", "--", "node", "-e", "0"], { encoding: "utf8" });
+process.stdout.write(npm.stderr);
+process.exit(npm.status === 0 && npm.stderr === "" ? 0 : 1);
+"""
+
+
+def test_the_npm_an_npm_projects_tests_run_warns_of_nothing_mendflow_set(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """pnpm's store setting stays out of an npm project's jobs: `npm run` and `npm exec` warn of it, into what the
+    tests print (thread-stream 3.1.0's `npx pkg` failure)."""
+    files = {"package.json": package_json("node check.js"), "check.js": NPM_QUIET}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert report.status == BuildStatus.PASSED, report.error_reason
 
 
 SPEC_SUITE = """\
