@@ -152,6 +152,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.test = command.TestCommand("none")
         self.linting: Future[StepResult] | None = None  # the repository's linter, beside tsc
         self.mounts: proc.Mounts = ()  # a kept install, shown at node_modules to the offline steps
+        self.chained_tests = False  # whether what the script runs after its runner printed tests of its own
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -360,17 +361,21 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             self.log.write(f"tests: {exc}")
             run = results.TestRun()
         if step.ok and not run.failed and not self.cfg.select:
-            step = self._chained(self.test.then, run) or step
+            counted = run.counts["total"]
+            step = self._chained(self.test.then, run, measured=True) or step
+            self.chained_tests = run.counts["total"] > counted
         self.rep.counts, self.rep.failed_tests, self.rep.failures = run.counts, run.failed, run.failures
         return run, step
 
-    def _chained(self, commands: list[list[str]], run: results.TestRun) -> StepResult | None:
+    def _chained(self, commands: list[list[str]], run: results.TestRun, measured: bool = False) -> StepResult | None:
         """What the test script runs around its runner: before it (``pretest``'s build), or after it, only if the
         tests passed (``node --test && tsd``; not for a selection of tests: these run whatever they run). Each in
         turn, as the script would run it; the first that fails, else None. The tests a chained suite prints as TAP
-        (tap's, before jest in process-warning's script) count with the runner's."""
+        (tap's, before jest in process-warning's script) count with the runner's; a ``measured`` suite's
+        coverage joins the runner's (``_chained_coverage_env``)."""
         for words in commands:
-            step = self._node(["sh", "-c", command.shell_line(words, self.test.globs)], self._script_env())
+            env = {**self._script_env(), **(self._chained_coverage_env(words) if measured else {})}
+            step = self._node(["sh", "-c", command.shell_line(words, self.test.globs)], env)
             run.add(results.from_tap(step.stdout, self.src))
             if not step.ok:
                 return dataclasses.replace(step, argv=words)
@@ -473,6 +478,44 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return {}
         return {"NODE_V8_COVERAGE": str(self.v8_dir)}
 
+    @property
+    def chained_v8_dir(self) -> Path:
+        return self.results_dir / "v8-after"
+
+    def _chained_coverage_env(self, words: list[str]) -> dict[str, str]:
+        """A suite the script runs after its runner is measured too, where the repository's c8 can report it
+        (pino 10.4.0's `jest test/jest && npm run borp`); not a type test (tsd, tstyche: V8's data of the type
+        checker made process-warning's c8 report 3.9 s, where its jest's took 1)."""
+        if self.test.runner == "script" or self.proj.bin("c8") is None:
+            return {}
+        return {"NODE_V8_COVERAGE": str(self.chained_v8_dir)} if command.runs_tests(words, self.proj.scripts) else {}
+
+    def _chained_lcov(self) -> str:
+        """The LCOV of what the commands run after the runner measured, by the repository's c8 ('' if none)."""
+        c8, out = self.proj.bin("c8"), self.results_dir / "after"
+        if c8 is None or not any(self.chained_v8_dir.glob("*.json")):
+            return ""
+        self._node(
+            [str(c8), "report", "--reporter=lcovonly", f"--report-dir={out}", f"--temp-directory={self.chained_v8_dir}"]
+        )
+        return (out / LCOV).read_text(encoding="utf-8") if (out / LCOV).is_file() else ""
+
+    def _with_chained_coverage(self) -> None:
+        """The runner's LCOV with what the commands after it measured (a file's records from both are merged when
+        read); an advisory names those that ran tests mendflow could not measure."""
+        if self.test.runner == "script" or not self.test.then:
+            return
+        if after := self._chained_lcov():
+            before = self.lcov.read_text(encoding="utf-8") if self.lcov.is_file() else ""
+            self.lcov.write_text(before + after, encoding="utf-8")
+        elif self.chained_tests:
+            suites = [
+                words for words in self.test.then if command.runs_tests(words, self.proj.scripts)
+            ] or self.test.then
+            chained = ", ".join(f"`{shlex.join(words)}`" for words in suites)
+            said = f"measures the runner's tests only: {chained}, which the test script runs after them, is not"
+            self.rep.lint_advisory.append(f".:0:0 coverage {said}")
+
     def _script_lcov(self) -> None:
         """A test script's coverage as LCOV, reported by the repository's own tool: nyc from the istanbul data its
         run left (``.nyc_output``), else c8 from V8's data, ours and that of a c8 the script ran itself."""
@@ -497,6 +540,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         """The runner's LCOV read into the Coverage contract (``coverage.json`` and the report)."""
         if self.test.runner == "script":
             self._script_lcov()
+        self._with_chained_coverage()
         if not self.lcov.is_file():
             self._no_script_lcov()
             return

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
@@ -202,14 +203,24 @@ def _bare_globs(script: str) -> list[str]:
         return []
 
 
-def _runs_unread_runner(words: list[str], scripts: dict[str, str], depth: int = 0) -> bool:
+def _runs_unread_runner(words: list[str], scripts: dict[str, str]) -> bool:
     """Whether a command, or the package script it runs, runs a test runner whose results mendflow does not read."""
+    return _runs(words, scripts, lambda rest: PurePosixPath(rest[0]).name in _UNREAD_RUNNERS)
+
+
+def runs_tests(words: list[str], scripts: dict[str, str]) -> bool:
+    """Whether a command, or the package script it runs, runs a test runner, whether mendflow reads it or not (a
+    type test's tsd or tstyche is none)."""
+    return _runs(words, scripts, lambda rest: PurePosixPath(rest[0]).name in _UNREAD_RUNNERS or bool(_runner_of(rest)))
+
+
+def _runs(words: list[str], scripts: dict[str, str], found: Callable[[list[str]], bool], depth: int = 0) -> bool:
     _, rest = _unwrapped(words)
-    if rest and PurePosixPath(rest[0]).name in _UNREAD_RUNNERS:
+    if rest and found(rest):
         return True
     name = _script_named(rest)
     inner = _words(scripts[name]) if rest and name in scripts and depth < _MAX_DEPTH else None
-    return any(_runs_unread_runner(segment, scripts, depth + 1) for segment, _ in _segments(inner or []))
+    return any(_runs(segment, scripts, found, depth + 1) for segment, _ in _segments(inner or []))
 
 
 def _chained_after(segments: list[tuple[list[str], str]], at: int, scripts: dict[str, str]) -> list[list[str]]:

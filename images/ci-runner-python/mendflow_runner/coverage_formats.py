@@ -37,9 +37,24 @@ class FileHits:
     lines: dict[int, int] = field(default_factory=dict)
     branches: dict[int, list[bool]] = field(default_factory=dict)
     functions: list[tuple[str, int, int | None]] = field(default_factory=list)  # name, first line, last line
+    branch_at: dict[tuple[int, str, str], int] = field(default_factory=dict)  # (line, key) → its flag's index
 
     def hit(self, line: int, count: int) -> None:
         self.lines[line] = max(self.lines.get(line, 0), count)
+
+    def function(self, name: str, start: int, end: int | None) -> None:
+        if (name, start, end) not in self.functions:  # a file's second record (a second run's) names them again
+            self.functions.append((name, start, end))
+
+    def branch(self, line: int, key: tuple[str, str], taken: bool) -> None:
+        """A branch out of ``line``; read again under the same ``key`` (LCOV's block and branch) from a file's
+        second record, it is taken if either record took it."""
+        flags = self.branches.setdefault(line, [])
+        if (at := self.branch_at.get((line, *key))) is not None:
+            flags[at] = flags[at] or taken
+            return
+        self.branch_at[(line, *key)] = len(flags)
+        flags.append(taken)
 
 
 def _pct(covered: int, total: int) -> float:
@@ -154,7 +169,8 @@ def _int(text: str, what: str) -> int:
 
 
 def from_lcov(text: str, root: Path, fmt: str = "lcov") -> dict[str, Any]:
-    """LCOV tracefile (``SF``/``FN``/``FNDA``/``DA``/``BRDA`` records, ``end_of_record``)."""
+    """LCOV tracefile (``SF``/``FN``/``FNDA``/``DA``/``BRDA`` records, ``end_of_record``). Two records of one file
+    (two runs' tracefiles, one after the other) are read as one: a line's most hits, a branch taken by either."""
     rel = relative_to(root)
     files: dict[str, FileHits] = {}
     current: FileHits | None = None
@@ -176,11 +192,11 @@ def from_lcov(text: str, root: Path, fmt: str = "lcov") -> dict[str, Any]:
             start, _, name = value.partition(",")
             end_text, sep, rest = name.partition(",")
             end = _int(end_text, where) if sep and end_text.isdigit() else None
-            current.functions.append((rest if end is not None else name, _int(start, where), end))
+            current.function(rest if end is not None else name, _int(start, where), end)
         elif tag == "BRDA":
             has_branches = True
-            line, _block, _branch, taken = value.split(",")[:4]
-            current.branches.setdefault(_int(line, where), []).append(taken not in ("-", "0"))
+            line, block, branch, taken = value.split(",")[:4]
+            current.branch(_int(line, where), (block, branch), taken not in ("-", "0"))
     if not files and "SF:" not in text:  # empty or recordless (c8 when it measured only excluded files): not 100 %
         raise NoCoverageError("no coverage: the LCOV tracefile has no SF record")
     return report(files, fmt, has_branches)

@@ -491,6 +491,49 @@ def test_a_tape_suite_gets_the_coverage_its_own_c8_or_nyc_measured(
     assert calc_coverage is not None and calc_coverage.missing_lines == [3]
 
 
+ADD_TEST = """\
+const test = require("node:test");
+const assert = require("node:assert");
+const { add } = require("../calc.js");
+
+test("adds", () => assert.strictEqual(add(1, 2), 3));
+"""
+SUB_TAPE_TEST = """\
+const test = require("tape");
+const { sub } = require("../calc.js");
+
+test("subtracts", (t) => {
+  t.equal(sub(3, 2), 1);
+  t.end();
+});
+"""
+TWO_SUITES = {
+    "calc.js": "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => {\n  return a - b;\n};\n",
+    "test/add.test.js": ADD_TEST,
+    "test/sub.js": SUB_TAPE_TEST,
+}
+
+
+def test_a_suite_the_script_runs_after_the_runner_is_measured_with_it(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """pino 10.4.0's `jest test/jest && npm run borp`: the runner's coverage and the second suite's, as one."""
+    manifest = package_json("node --test test/add.test.js && tape test/sub.js", tape="5.10.2", c8="10.1.3")
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, **TWO_SUITES})
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    calc = report.coverage.file("calc.js") if report.coverage else None
+    assert calc is not None and calc.missing_lines == []
+
+
+def test_a_suite_after_the_runner_that_cannot_be_measured_is_said(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    manifest = package_json("node --test test/add.test.js && tape test/sub.js", tape="5.10.2")
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, **TWO_SUITES})
+    said = "coverage measures the runner's tests only: `tape test/sub.js`, which the test script runs after them"
+    assert any(said in line for line in report.lint_advisory), report.lint_advisory
+
+
 def test_a_failing_tape_assertion_fails_the_build_and_is_counted(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:

@@ -250,3 +250,17 @@ def test_a_script_leaving_nothing_out_or_joined_otherwise_runs_whole(script: str
 def test_a_shell_line_quotes_an_assignments_value_and_leaves_the_scripts_globs() -> None:
     words = ["NAME=a b", "tape", "test/*.js", "it's"]
     assert command.shell_line(words, ["test/*.js"]) == "NAME='a b' tape test/*.js 'it'\"'\"'s'"
+
+
+PINO_SCRIPTS = {
+    "borp": "borp --timeout 60000 --coverage",
+    "test-types": "tsc && tstyche && ts-node test/types/pino.ts",
+}
+
+
+@pytest.mark.parametrize(
+    ("words", "runs"),
+    [(["npm", "run", "borp"], True), (["jest", "test/jest"], True), (["npm", "run", "test-types"], False)],
+)
+def test_a_chained_command_runs_tests_where_it_or_its_script_runs_a_runner(words: list[str], runs: bool) -> None:
+    assert command.runs_tests(words, PINO_SCRIPTS) is runs

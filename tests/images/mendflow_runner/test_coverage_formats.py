@@ -150,6 +150,38 @@ def test_lcov_files_outside_the_repository_are_dropped(lcov: tuple[Path, str], t
     assert coverage_formats.from_lcov(absolute, tmp_path)["files"] == []
 
 
+NEGATIVE_TEST_JS = """\
+import { test } from "node:test";
+import assert from "node:assert";
+import { sign } from "./sign.mjs";
+
+test("negative", () => {
+  assert.strictEqual(sign(-3), "negative");
+});
+"""
+
+
+def test_two_runs_tracefiles_one_after_the_other_read_as_their_union(lcov: tuple[Path, str]) -> None:
+    """A test script's second suite, measured apart (pino's `jest test/jest && npm run borp`): each line and
+    function once, covered where either run covered it."""
+    root, first = lcov
+    (root / "negative.test.mjs").write_text(NEGATIVE_TEST_JS)
+    argv = ["node", "--test", "--experimental-test-coverage", "--test-reporter=lcov"]
+    _run([*argv, "--test-reporter-destination=second.info", "negative.test.mjs"], root)
+    cov = Coverage.model_validate(coverage_formats.from_lcov(first + (root / "second.info").read_text(), root))
+    sign = cov.file("sign.mjs")
+    assert sign is not None
+    assert sign.missing_lines == [9, 10]
+    assert [(s.name, s.line_pct) for s in sign.symbols] == [("sign", 100.0), ("unused", 33.33)]
+
+
+def test_a_branch_recorded_twice_counts_once(lcov: tuple[Path, str]) -> None:
+    root, text = lcov
+    sign = Coverage.model_validate(coverage_formats.from_lcov(text + text, root)).file("sign.mjs")
+    assert sign is not None
+    assert (sign.num_branches, sign.missing_branches) == (3, [(2, 0)])
+
+
 def test_an_lcov_tracefile_without_a_file_record_is_no_coverage(tmp_path: Path) -> None:
     """c8's report of processes it measured no file of (tap 18's own, npm's): not 100 % of nothing."""
     for text in ("", "TN:\n"):
