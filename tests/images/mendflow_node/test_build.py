@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import socketserver
+import subprocess
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from mendflow_node.build import package_scripts_only
 from mendflow_node.installed import KEPT_DIR
 from mendflow_runner.proc import EGRESS_SOCKET
 
@@ -532,6 +534,18 @@ def test_a_suite_after_the_runner_that_cannot_be_measured_is_said(
     report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, **TWO_SUITES})
     said = "coverage measures the runner's tests only: `tape test/sub.js`, which the test script runs after them"
     assert any(said in line for line in report.lint_advisory), report.lint_advisory
+
+
+def test_v8s_data_for_c8_keeps_the_packages_scripts_and_drops_its_dependencies(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "node_modules" / "dep").mkdir(parents=True)
+    (package / "node_modules" / "dep" / "index.js").write_text("module.exports = 1;\n")
+    (package / "calc.js").write_text('require("dep");\nexports.add = (a, b) => a + b;\n')
+    v8 = tmp_path / "v8"
+    subprocess.run(["node", "-e", 'require("./calc.js")'], cwd=package, env={"NODE_V8_COVERAGE": str(v8)}, check=True)
+    assert package_scripts_only(v8, package)
+    scripts = [s["url"] for f in v8.glob("*.json") for s in json.loads(f.read_text())["result"]]
+    assert scripts == [(package / "calc.js").as_uri()]
 
 
 def test_a_failing_tape_assertion_fails_the_build_and_is_counted(
