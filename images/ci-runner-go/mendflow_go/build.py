@@ -37,6 +37,12 @@ JOBCACHE = Path(__file__).resolve().parent / "jobcache.py"
 PYTHON = Path(sys.executable).resolve()
 # An offline go command's own build cache in bubblewrap: in the sandbox's own /tmp, a tmpfs (``jobcache``).
 SANDBOX_GOCACHE = "/tmp/mendflow-gocache"
+# The test binaries run without the offline steps' GOPROXY=off and GOSUMDB=off, which are for mendflow's own go
+# commands: a test that asks `go env` sees the go command's defaults, as in the repository's own CI (go-internal
+# v1.16.0's cmd/testscript expects GOPROXY=https://proxy.golang.org,direct). Unset, not the runner's own values:
+# those are the image's or the launcher's, not the repository's. The sandbox still has no network. Only running
+# is changed: the compile, and so the warm-up's build cache keys, are the same.
+TEST_EXEC = "-exec=env -u GOPROXY -u GOSUMDB"
 
 
 def go_files(module: Path) -> list[Path]:
@@ -243,7 +249,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         packages, pattern = gotest.selection(self.cfg.select) if self.cfg.select else (["./..."], "")
         for i, module in enumerate(self.module_dirs):
             profile = profiles / f"{i}.out"
-            args = ["test", *TEST_FLAGS, "-json", f"-coverprofile={profile}"]
+            args = ["test", *TEST_FLAGS, "-json", f"-coverprofile={profile}", TEST_EXEC]
             args += [f"-timeout={max(1, int(self.remaining()))}s", *(["-run", pattern] if pattern else []), *packages]
             self.rep.test_command = ["go", *args]
             step = self._go(args, module)

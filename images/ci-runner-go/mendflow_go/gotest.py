@@ -21,6 +21,10 @@ SEPARATOR = "::"
 _TEST_NAME = re.compile(r"^(Test|Example|Fuzz)\w*$")
 # t.Error/t.Fatal lines: "    limit_test.go:12: got 3, want 4"
 _AT = re.compile(r"^\s+([\w.\-/]+_test\.go):(\d+): (.*)$")
+# A failed testscript (github.com/rogpeppe/go-internal's cmd/testscript): its script and line, relative to the
+# package, under the "testscript.go:609: WORK=$WORK" it logs first: "    FAIL: testdata/env_var_with_go.txt:16: no
+# match for `^GOPROXY=...$` found in stdout"
+_SCRIPT_AT = re.compile(r"^\s*FAIL: (\S+):(\d+): (.*)$")
 _PANIC = re.compile(r"^panic: (.*)$")
 
 
@@ -130,9 +134,11 @@ def _tally(tests: dict[tuple[str, str], _Test], packages: dict[str, _Test], modu
 
 def _failure(node: str, kind: str, output: list[str]) -> dict[str, str]:
     text = "".join(line for line in output if not line.startswith(("=== RUN", "=== PAUSE", "=== CONT")))
-    exception, message, location = ("panic", "", "") if kind == "failed" else ("BuildError", "", "")
+    # no "panic:" line: the test failed itself (t.Fail, a testscript), like a t.Error one; go-internal v1.16.0's
+    # testscript failures were said to panic
+    exception, message, location = ("TestFailure", "", "") if kind == "failed" else ("BuildError", "", "")
     for line in text.splitlines():
-        if (at := _AT.match(line)) and not message:
+        if (at := _AT.match(line) or _SCRIPT_AT.match(line)) and not message:
             exception, message, location = "TestFailure", at[3].strip(), f"{_dir_of(node)}{at[1]}:{at[2]}"
         elif (panic := _PANIC.match(line)) and not message:
             exception, message = "panic", panic[1].strip()

@@ -250,6 +250,30 @@ def test_a_dependency_comes_from_the_module_proxy_and_the_tests_run_without_netw
     assert (go_cache / "go" / "mod" / "github.com" / "google").is_dir()  # fetched into the repository's cache
 
 
+# go-internal v1.16.0's cmd/testscript runs `go env` in its tests and expects the go command's default GOPROXY.
+ASKS_GOPROXY = """\
+package ratelimit
+
+import (
+	"os"
+	"testing"
+)
+
+func TestGoproxyIsTheRepositorys(t *testing.T) {
+	if os.Getenv("GOPROXY") == "off" || os.Getenv("GOSUMDB") == "off" {
+		t.Fatalf("GOPROXY=%s GOSUMDB=%s", os.Getenv("GOPROXY"), os.Getenv("GOSUMDB"))
+	}
+}
+"""
+
+
+def test_the_tests_run_without_the_offline_steps_goproxy_off(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"goproxy_test.go": ASKS_GOPROXY})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5)
+
+
 NO_NETWORK = ["unshare", "--net", "--"]
 
 
