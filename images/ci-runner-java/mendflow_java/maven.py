@@ -36,8 +36,12 @@ _FAILED_GOAL = re.compile(r"^\[ERROR\] (Failed to execute goal .*?)(?: -> \[Help
 _OFFLINE_MISS = re.compile(
     r"offline mode|has not been downloaded from it before|Cannot access \S+ in offline|"
     r"Could not resolve dependencies|Non-resolvable (?:parent|import) POM|Plugin .* could not be resolved|"
-    r"Could not find artifact"
+    r"Could not find artifact|"
+    # Maven 3.8's legacy resolution, as surefire 3.0.0-M7 uses it for its provider (maven-resources-plugin 3.3.1)
+    r"required artifacts? (?:is|are) missing|: Missing:$"
 )
+# Maven 3.8's list under "Missing:": ``1) org.apache.maven.surefire:surefire-junit4:jar:3.0.0-M7``, not indented.
+_MISSING_ITEM = re.compile(r"^\[ERROR\] \d+\) (\S+)$")
 _ADVICE = ("[Help", "To see the full stack", "Re-run Maven", "For more information", "After correcting")
 # Surefire's own words for a test JVM that died (Maven's help links name PluginExecutionException for any failure).
 _CRASH = re.compile(r"The forked VM terminated|There was an error in the forked process|Crashed tests:")
@@ -97,11 +101,12 @@ def wrapper_allowed(url: str, repository: str) -> bool:
 
 
 def test_source_files(src: Path) -> list[PurePosixPath]:
-    """The test classes' source files (``src/test/java`` of every module), relative to ``src``, sorted."""
+    """The test classes' source files (``src/test/java`` of the build's own modules), relative to ``src``, sorted."""
     found = [
         p.relative_to(src)
-        for p in src.rglob("src/test/java/**/*.java")
-        if "target" not in p.relative_to(src).parts and not any(part.startswith(".") for part in p.parts)
+        for module in module_dirs(src)
+        for p in (module / "src/test/java").rglob("*.java")
+        if not any(part == "target" or part.startswith(".") for part in p.relative_to(src).parts)
     ]
     return sorted(PurePosixPath(p.as_posix()) for p in found)
 
@@ -126,7 +131,38 @@ def uses_snapshots(src: Path) -> bool:
 
 
 def poms(src: Path) -> list[Path]:
-    return sorted(p for p in src.rglob(POM) if "target" not in p.relative_to(src).parts)
+    """The build's own poms: the root's and its ``<modules>``', recursively — not the test fixtures and plugin
+    integration-test projects a source release carries (maven-filtering 3.4.0's ``src/test/resources`` pom names a
+    SNAPSHOT; maven-resources-plugin 3.3.1's ``src/it/*`` projects have test classes of their own). The root's
+    first, then in the order the poms name them."""
+    found = [src / POM] if (src / POM).is_file() else []
+    for pom in found:  # grows as it goes: each module's own modules after it
+        found.extend(p for p in _module_poms(src, pom) if p not in found)
+    return found
+
+
+def module_dirs(src: Path) -> list[Path]:
+    """The directories of the build's own modules, ``src`` itself first (also without a pom), each once (a module
+    may name another pom file in its parent's directory)."""
+    return list(dict.fromkeys([src, *(p.parent for p in poms(src))]))
+
+
+def _module_poms(src: Path, pom: Path) -> list[Path]:
+    """The poms of the modules ``pom`` names, in its ``<profiles>`` too; a module whose pom is missing, outside
+    ``src`` or unparseable is skipped (Maven would fail on it, and says why)."""
+    try:
+        project = ET.parse(pom).getroot()
+    except (ET.ParseError, OSError):
+        return []
+    names = [m.text or "" for m in project.iterfind("{*}modules/{*}module")]
+    names += [m.text or "" for m in project.iterfind("{*}profiles/{*}profile/{*}modules/{*}module")]
+    found = []
+    for name in filter(None, (n.strip() for n in names)):
+        path = (pom.parent / name).resolve()
+        path = path if path.suffix == ".xml" else path / POM  # a module may name its pom file itself
+        if path.is_file() and path.is_relative_to(src.resolve()):
+            found.append(src / path.relative_to(src.resolve()))
+    return found
 
 
 def build_digest(src: Path) -> str:
@@ -161,6 +197,8 @@ def failed_goal(output: str) -> str:
 def _listed_after(summary: str, rest: list[str]) -> str:
     """What a summary ending in ':' lists on the ``[ERROR]`` lines after it, its first three items (spotless' "The
     following files had format violations:" names the files, less indented than their diffs)."""
+    if summary.endswith(": Missing:"):
+        return _first_missing(rest)
     if not summary.endswith(":"):
         return ""
     block = []
@@ -175,6 +213,16 @@ def _listed_after(summary: str, rest: list[str]) -> str:
     # not spotless' "... (762 more lines that didn't fit)", which cuts a long diff short at the files' depth
     items = [t.strip() for t in block if len(t) - len(t.lstrip()) == depth and not t.strip().startswith("... (")]
     return " " + ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
+
+
+def _first_missing(rest: list[str]) -> str:
+    """The first artifact Maven 3.8 lists after "Missing:" (its list starts after a ``----------`` line)."""
+    for line in rest:
+        if not line.startswith("[ERROR]"):
+            break
+        if match := _MISSING_ITEM.match(line.rstrip()):
+            return " " + match[1]
+    return ""
 
 
 def offline_miss(output: str) -> bool:

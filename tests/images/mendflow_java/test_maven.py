@@ -59,17 +59,57 @@ def test_the_resolving_run_names_a_real_test_class(tmp_path: Path) -> None:
     assert maven.resolve_only_filter(src) == f"org.x.FooTest#{maven.RESOLVE_ONLY_METHOD}"
 
 
+def test_the_resolving_run_names_no_integration_test_project_s_class(tmp_path: Path) -> None:
+    """maven-resources-plugin 3.3.1 as released: ``src/it/MRESOURCES-131``'s AppTest sorted first, matched nothing
+    in the plugin's own module, and its surefire provider went unfetched."""
+    src = _write(
+        tmp_path,
+        {"pom.xml": _pom(), "src/it/p/src/test/java/x/it/AppTest.java": "", "src/test/java/org/x/FooTest.java": ""},
+    )
+    assert maven.resolve_only_filter(src) == f"org.x.FooTest#{maven.RESOLVE_ONLY_METHOD}"
+
+
 def test_without_test_classes_there_is_no_resolving_run(tmp_path: Path) -> None:
     assert maven.resolve_only_filter(_write(tmp_path, {"src/main/java/org/x/Foo.java": ""})) is None
 
 
-def test_a_snapshot_version_in_any_pom_is_seen(tmp_path: Path) -> None:
-    src = _write(tmp_path, {"pom.xml": "<version>1.0</version>", "core/pom.xml": "<version>2.0-SNAPSHOT</version>"})
+def _pom(version: str = "1.0", modules: str = "", profiles: str = "") -> str:
+    return (
+        f'<project xmlns="http://maven.apache.org/POM/4.0.0"><version>{version}</version>'
+        f"<modules>{modules}</modules><profiles>{profiles}</profiles></project>"
+    )
+
+
+def test_the_build_s_poms_are_the_root_s_and_its_modules_not_fixtures(tmp_path: Path) -> None:
+    fixture = {"core/src/test/resources/pom.xml": _pom()}
+    src = _write(tmp_path, {"pom.xml": _pom(modules="<module>core</module>"), "core/pom.xml": _pom(), **fixture})
+    assert maven.poms(src) == [src / "pom.xml", src / "core/pom.xml"]
+
+
+def test_a_module_named_in_a_profile_is_the_build_s(tmp_path: Path) -> None:
+    profile = "<profile><modules><module>extra</module></modules></profile>"
+    src = _write(tmp_path, {"pom.xml": _pom(profiles=profile), "extra/pom.xml": _pom()})
+    assert maven.poms(src) == [src / "pom.xml", src / "extra/pom.xml"]
+
+
+def test_a_module_without_a_pom_is_skipped(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"pom.xml": _pom(modules="<module>gone</module>")})
+    assert maven.poms(src) == [src / "pom.xml"]
+
+
+def test_a_snapshot_version_in_a_module_s_pom_is_seen(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"pom.xml": _pom(modules="<module>core</module>"), "core/pom.xml": _pom("2.0-SNAPSHOT")})
     assert maven.uses_snapshots(src)
 
 
+def test_a_snapshot_version_in_a_test_fixture_s_pom_is_not_the_build_s(tmp_path: Path) -> None:
+    """maven-filtering 3.4.0 as released: a fixture pom's SNAPSHOT kept every job from reusing its resolution."""
+    src = _write(tmp_path, {"pom.xml": _pom(), "src/test/resources/pom.xml": _pom("1.0-SNAPSHOT")})
+    assert not maven.uses_snapshots(src)
+
+
 def test_the_build_digest_follows_a_module_s_pom_and_ignores_build_output(tmp_path: Path) -> None:
-    src = _write(tmp_path, {"pom.xml": "<a/>", "core/pom.xml": "<b/>"})
+    src = _write(tmp_path, {"pom.xml": _pom(modules="<module>core</module>"), "core/pom.xml": "<b/>"})
     before = maven.build_digest(src)
     _write(src, {"core/target/pom.xml": "<c/>"})
     assert maven.build_digest(src) == before
@@ -124,6 +164,31 @@ def test_a_failed_goal_that_lists_names_what_it_lists() -> None:
 
 def test_an_artifact_missing_offline_is_a_dependency_miss() -> None:
     assert maven.offline_miss(OFFLINE_MISS) and not maven.offline_miss(COMPILE_FAILURE)
+
+
+MAVEN_38_MISSING = """\
+[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.0.0-M7:test (default-test) on \
+project maven-resources-plugin: Missing:
+[ERROR] ----------
+[ERROR] 1) org.apache.maven.surefire:surefire-junit4:jar:3.0.0-M7
+[ERROR]
+[ERROR]   Try downloading the file manually from the project website.
+[ERROR]   Path to dependency:
+[ERROR]   \t1) dummy:dummy:jar:1.0
+[ERROR]   \t2) org.apache.maven.surefire:surefire-junit4:jar:3.0.0-M7
+[ERROR] ----------
+[ERROR] 1 required artifact is missing.
+"""
+
+
+def test_maven_3_8_s_missing_artifact_is_a_dependency_miss() -> None:
+    """maven-resources-plugin 3.3.1 as released, built with Maven 3.8: surefire's provider missing offline."""
+    assert maven.offline_miss(MAVEN_38_MISSING)
+
+
+def test_maven_3_8_s_missing_list_names_its_first_artifact() -> None:
+    said = maven.failed_goal(MAVEN_38_MISSING)
+    assert said.endswith("Missing: org.apache.maven.surefire:surefire-junit4:jar:3.0.0-M7")
 
 
 def test_every_module_s_jacoco_report_is_merged_with_its_source_directory(tmp_path: Path) -> None:
