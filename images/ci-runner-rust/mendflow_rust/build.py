@@ -198,10 +198,15 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             return False
         self.binaries = messages.test_binaries(step.stdout, self.src)
         if not step.ok:
-            said = "; ".join(messages.diagnostics(step.stdout, self.src)[:3]) or step.last_stderr_line()
-            self.rep.failed("build", f"`cargo test --no-run` failed: {said}")
+            self.rep.failed("build", f"`cargo test --no-run` failed: {self._compile_error(step)}")
             return False
         return True
+
+    def _compile_error(self, step: StepResult) -> str:
+        """The workspace's compile errors, else a dependency's (a dependency that does not compile fails the own
+        ``cargo test`` too: paste 1.0.15's ``paste-test-suite``), else cargo's own ``error:`` line."""
+        said = messages.diagnostics(step.stdout, self.src) or messages.dependency_errors(step.stdout, self.src)
+        return "; ".join(said[:3]) or messages.cargo_error(step.stdout)
 
     def _lint(self) -> list[str]:
         found: list[str] = []

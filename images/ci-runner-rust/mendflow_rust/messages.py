@@ -1,5 +1,5 @@
-"""cargo's JSON messages (``--message-format=json``) read into ``path:line:col CODE message`` findings and the
-test binaries a build made."""
+"""cargo's JSON messages (``--message-format=json``) read into ``path:line:col CODE message`` findings, the compile
+errors of dependencies, and the test binaries a build made."""
 
 from __future__ import annotations
 
@@ -48,6 +48,50 @@ def diagnostics(text: str, root: Path, levels: tuple[str, ...] = ("error",)) -> 
         text_ = " ".join(str(message.get("message") or "").split())
         found[f"{path}:{span.get('line_start', 0)}:{span.get('column_start', 0)} {code} {text_}"] = None
     return list(found)
+
+
+def dependency_errors(text: str, root: Path) -> list[str]:
+    """The compile errors of packages outside the workspace, once each, as ``NAME VERSION (a dependency) does not
+    compile: MESSAGE (FILE:LINE)``, the file relative to that package: paste 1.0.15's dev-dependency
+    ``paste-test-suite`` 0.0.0 on crates.io is a placeholder whose lib.rs is ``@``, an error ``diagnostics`` leaves
+    out."""
+    found: dict[str, None] = {}
+    for event in _messages(text):
+        message = event.get("message") if event.get("reason") == "compiler-message" else None
+        if not isinstance(message, dict) or message.get("level") != "error":
+            continue
+        span = next((s for s in message.get("spans") or [] if s.get("is_primary")), None)
+        file_name = str((span or {}).get("file_name") or "")
+        if span is None or _relative(file_name, root) is not None:
+            continue
+        found[_dependency_error(event, message, span)] = None
+    return list(found)
+
+
+def _dependency_error(event: dict[str, Any], message: dict[str, Any], span: dict[str, Any]) -> str:
+    package = Path(str(event.get("manifest_path") or "")).parent
+    file_name = str(span.get("file_name") or "")
+    where = f"{_relative(file_name, package) or file_name}:{span.get('line_start', 0)}"
+    said = " ".join(str(message.get("message") or "").split())
+    return f"{_package_name(str(event.get('package_id') or ''))} (a dependency) does not compile: {said} ({where})"
+
+
+def _package_name(package_id: str) -> str:
+    """``NAME VERSION`` from cargo's package id, ``registry+URL#NAME@VERSION`` (``path+file:///DIR#VERSION`` when the
+    name is the directory's); an id in older cargo's words (``NAME VERSION (SOURCE)``) as it is."""
+    if "#" not in package_id:
+        return package_id
+    source, _, fragment = package_id.partition("#")
+    name, _, version = fragment.rpartition("@")
+    return f"{name or source.rstrip('/').rsplit('/', 1)[-1]} {version}"
+
+
+def cargo_error(text: str) -> str:
+    """Cargo's own last ``error:`` line (``could not compile `paste-test-suite` (lib) due to 1 previous error``),
+    else the last line that is not one of its JSON messages (``{"reason":"build-finished",...}`` says nothing)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("{")]
+    errors = [line for line in lines if line.startswith("error")]
+    return (errors or lines or [""])[-1]
 
 
 def compiled_anew(text: str) -> bool:

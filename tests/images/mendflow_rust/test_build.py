@@ -255,3 +255,19 @@ def test_a_proc_macros_code_is_left_out_of_coverage_and_says_why(proc_macro_repo
     # It runs inside rustc while the tests compile: no test binary's profile counts it (async-trait: 0.0 %).
     assert proc_macro_report.coverage is None
     assert any("proc-macro code runs inside the compiler" in a for a in proc_macro_report.lint_advisory)
+
+
+def test_a_dependency_that_does_not_compile_fails_the_build_with_its_name_and_the_compilers_words(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    # paste 1.0.15's dev-dependency paste-test-suite 0.0.0 on crates.io is a placeholder whose lib.rs is `@`; a git
+    # dependency's checkout is, like a registry crate's, outside the workspace, in CARGO_HOME.
+    placeholder = '[package]\nname = "placeholder-suite"\nversion = "0.0.0"\nedition = "2021"\n'
+    dependency = make_repo({"Cargo.toml": placeholder, "src/lib.rs": "@\n"}, name="placeholder")
+    manifest = ITOA_MANIFEST.replace('itoa = "=1.0.11"', f'placeholder-suite = {{ git = "file://{dependency}" }}')
+    report = _build(
+        make_repo, tmp_path, rust_cache, {"Cargo.toml": manifest, "src/lib.rs": "pub fn one() -> u8 {\n    1\n}\n"}
+    )
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.BUILD), report.error_reason
+    said = "placeholder-suite 0.0.0 (a dependency) does not compile: expected item, found `@` (src/lib.rs:1)"
+    assert report.error_reason == f"`cargo test --no-run` failed: {said}"
