@@ -11,11 +11,11 @@ GO_INTERNAL = {"github.com/rogpeppe/go-internal": "."}
 TESTSCRIPT = "github.com/rogpeppe/go-internal/cmd/testscript"
 
 
-def _events(package: str, test: str, outputs: list[tuple[str, str]], action: str = "fail") -> str:
-    """A top-level test's run: its output lines (``(test or subtest, text)``), then its end."""
+def _events(package: str, test: str, outputs: list[tuple[str, str]]) -> str:
+    """A top-level test's failed run: its output lines (``(test or subtest, text)``), then its end."""
     lines = [{"Action": "run", "Package": package, "Test": test}]
     lines += [{"Action": "output", "Package": package, "Test": name, "Output": text} for name, text in outputs]
-    lines += [{"Action": action, "Package": package, "Test": test}]
+    lines += [{"Action": "fail", "Package": package, "Test": test}]
     return "\n".join(json.dumps(line) for line in lines)
 
 
