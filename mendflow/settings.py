@@ -298,6 +298,13 @@ class Settings(BaseSettings):
     kubernetes: KubernetesSettings = Field(default_factory=KubernetesSettings)
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     heal: HealSettings = Field(default_factory=HealSettings)
+    metrics_catch_up_sec: float = Field(
+        10,
+        gt=0,
+        description="`mendflow metrics` reads the events of the minute before each (re)connect again this long "
+        "after it: one published just before is in neither the live stream nor its replay until the Prefect "
+        "server writes it, every 5 s by default (PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL).",
+    )
 
     def resolved_store_url(self) -> str:
         return self.store_url or (self.state_dir / "artefacts").resolve().as_uri()

@@ -2,7 +2,10 @@
 
 It must outlive the Prefect server it follows: Prefect's subscriber retries a dropped socket a few times, and
 past that this loop opens a new one, with a growing pause. A new subscriber replays the last minute, so event
-ids already counted are remembered here (Prefect's own memory of them dies with its subscriber).
+ids already counted are remembered here (Prefect's own memory of them dies with its subscriber). That replay is
+read from the server's database, which an event reaches a few seconds after it is published: one published just
+before a (re)connect is in neither the replay nor the live stream, so each connect reads that minute again once
+the server has written it (``Settings.metrics_catch_up_sec``).
 """
 
 from __future__ import annotations
@@ -10,22 +13,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
+from prefect.client.orchestration import get_client
 from prefect.events import Event
 from prefect.events.clients import get_events_subscriber
-from prefect.events.filters import EventFilter, EventNameFilter
+from prefect.events.filters import EventFilter, EventNameFilter, EventOccurredFilter
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from mendflow.errors import InputError
 from mendflow.events import REPO_RESOURCE_PREFIX
 from mendflow.identity import normalize
 from mendflow.metrics.table import METRICS, BadPayloadError, Metric, Spec, Update, updates
+from mendflow.settings import get_settings
 
 log = logging.getLogger(__name__)
 
 SEEN_IDS = 100_000  # far more than a minute's replay holds
 RECONNECT_PAUSE_SEC = (1, 2, 5, 10, 30)
+REPLAY = timedelta(minutes=1)  # what Prefect's subscriber replays on connect
+MENDFLOW_EVENTS = EventNameFilter(prefix=["mendflow."])
 
 
 class Exporter:
@@ -45,6 +53,7 @@ class Exporter:
         )
         self._repos: set[str] = set()
         self._seen: OrderedDict[UUID, None] = OrderedDict()
+        self._gauge_set_at: dict[tuple[str, frozenset[tuple[str, str]]], datetime] = {}
 
     def record(self, event: Event) -> None:
         """Apply one event; a replayed one is skipped, one that does not fit is counted and left out."""
@@ -65,7 +74,18 @@ class Exporter:
             return
         self._first_sight(repo_id)
         for update in found:
-            _apply(self.metrics[update.metric], update)
+            if not self._older_than_gauge(update, event.occurred):
+                _apply(self.metrics[update.metric], update)
+
+    def _older_than_gauge(self, update: Update, occurred: datetime) -> bool:
+        """Whether ``update`` sets a gauge a later event has set: a caught-up event arrives after newer ones."""
+        if not isinstance(self.metrics[update.metric], Gauge):
+            return False
+        series = (update.metric, frozenset(update.labels.items()))
+        if series in self._gauge_set_at and self._gauge_set_at[series] > occurred:
+            return True
+        self._gauge_set_at[series] = occurred
+        return False
 
     async def follow(self) -> None:
         """Follow the event stream for as long as the process lives."""
@@ -82,13 +102,35 @@ class Exporter:
             await asyncio.sleep(RECONNECT_PAUSE_SEC[min(failures, len(RECONNECT_PAUSE_SEC) - 1)])
 
     async def _follow_once(self) -> None:
-        mendflow_events = EventFilter(event=EventNameFilter(prefix=["mendflow."]))
-        async with get_events_subscriber(filter=mendflow_events, reconnect_on_clean_close=True) as subscriber:
+        connecting_at = datetime.now(UTC)
+        async with get_events_subscriber(
+            filter=EventFilter(event=MENDFLOW_EVENTS), reconnect_on_clean_close=True
+        ) as subscriber:
             self.connected.set(1)
             self.connects.inc()
             log.info("following mendflow events")
-            async for event in subscriber:
-                self.record(event)
+            catch_up = asyncio.create_task(self._catch_up(since=connecting_at - REPLAY))
+            try:
+                async for event in subscriber:
+                    self.record(event)
+            finally:
+                catch_up.cancel()
+
+    async def _catch_up(self, since: datetime) -> None:
+        """Once the server has written what was published around the connect, count what the stream missed."""
+        await asyncio.sleep(get_settings().metrics_catch_up_sec)
+        window = EventFilter(event=MENDFLOW_EVENTS, occurred=EventOccurredFilter(since=since, until=datetime.now(UTC)))
+        try:
+            async with get_client() as client:
+                page = await client.read_events(filter=window, limit=50)
+                while True:
+                    for event in page.events:
+                        self.record(event)
+                    if not page.next_page:
+                        break
+                    page = await client.read_events_page(str(page.next_page))
+        except Exception as exc:  # the stream goes on: a failed catch-up only leaves its gap open
+            log.warning("catch-up after connecting failed (%s: %s)", type(exc).__name__, exc)
 
     def _first_sight(self, repo_id: str) -> None:
         if repo_id in self._repos:

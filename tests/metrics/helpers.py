@@ -77,11 +77,11 @@ def running(args: list[str], log: Path, env: dict[str, str] | None = None) -> It
 
 
 @contextmanager
-def exporter(api_url: str, log: Path) -> Iterator[str]:
+def exporter(api_url: str, log: Path, **env: str) -> Iterator[str]:
     """``mendflow metrics`` following ``api_url``; yields its /metrics URL once the event stream is open."""
     port = free_port()
     args = [sys.executable, "-m", "mendflow.cli", "metrics", "--port", str(port)]
-    with running(args, log, {"PREFECT_API_URL": api_url}):
+    with running(args, log, {"PREFECT_API_URL": api_url, **env}):
         url = f"http://127.0.0.1:{port}/metrics"
         poll(lambda: "mendflow_exporter_stream_connected 1.0" in (_get(url) or ""), what=f"open stream ({log})")
         yield url

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from prefect.events import Event
@@ -12,8 +13,9 @@ from mendflow.metrics import Exporter
 GENERATED = {"spec_id": "s1", "testbuilder_new_tests": 2, "tb_llm_tokens": 700, "testbuilder_selfcheck_failures": 4}
 
 
-def event(name: str, payload: dict[str, Any], repo: str = "acme/calc") -> Event:
-    return Event(event=name, resource={"prefect.resource.id": resource_id(repo)}, payload=payload)
+def event(name: str, payload: dict[str, Any], repo: str = "acme/calc", ago_sec: float = 0) -> Event:
+    occurred = datetime.now(UTC) - timedelta(seconds=ago_sec)
+    return Event(event=name, resource={"prefect.resource.id": resource_id(repo)}, payload=payload, occurred=occurred)
 
 
 def value(exporter: Exporter, name: str, **labels: str) -> float | None:
@@ -51,3 +53,15 @@ def test_an_event_on_another_resource_is_left_out() -> None:
     exporter = Exporter()
     exporter.record(Event(event="mendflow.build.passed", resource={"prefect.resource.id": "git.repo.acme/calc"}))
     assert exporter.registry.get_sample_value("mendflow_exporter_events_ignored_total", {"reason": "not_a_repository"})
+
+
+def test_a_caught_up_event_older_than_the_last_run_counts_but_leaves_its_gauge() -> None:
+    exporter = Exporter()
+    exporter.record(event("mendflow.testbuilder.passed", {**GENERATED, "testbuilder_selfcheck_failures": 1}))
+    exporter.record(
+        event("mendflow.testbuilder.passed", {**GENERATED, "testbuilder_selfcheck_failures": 4}, ago_sec=30)
+    )
+    assert (
+        value(exporter, "mendflow_testbuilder_selfcheck_failures_total"),
+        value(exporter, "mendflow_testbuilder_selfcheck_failures_last_run"),
+    ) == (5, 1)

@@ -1,4 +1,8 @@
-"""`mendflow metrics` outlives the Prefect server it follows: a restart loses no event and counts none twice."""
+"""`mendflow metrics` outlives the Prefect server it follows: a restart loses no event and counts none twice.
+
+Neither does a connect: Prefect replays the last minute from its database, which an event reaches only when the
+server's persister flushes its batch.
+"""
 
 from __future__ import annotations
 
@@ -23,10 +27,10 @@ BUILD = {"stage": "B1", "attempt": 1, "url": "", "ci_build_duration": 1.0, "ci_t
 
 
 @contextmanager
-def restartable_prefect_server(home: Path) -> Iterator[tuple[str, Callable[[], None]]]:
+def restartable_prefect_server(home: Path, **settings: str) -> Iterator[tuple[str, Callable[[], None]]]:
     """A private Prefect server (SQLite under ``home``): its API URL and ``restart``, which keeps port and data."""
     port = free_port()
-    env = {**{k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}, "PREFECT_HOME": str(home)}
+    env = {**{k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}, "PREFECT_HOME": str(home), **settings}
     args = [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)]
     api_url = f"http://127.0.0.1:{port}/api"
     with ExitStack() as stack:
@@ -75,3 +79,17 @@ def test_a_prefect_server_restart_loses_and_doubles_nothing(tmp_path: Path) -> N
         emit_events(api_url, (repo, "build", "failed", BUILD))
         poll(lambda: builds(metrics, repo, "failed") == 1, what="the event after the restart")
         assert builds(metrics, repo, "passed") == 1
+
+
+def test_an_event_published_before_a_connect_and_written_after_it_is_counted(tmp_path: Path) -> None:
+    early, late = (f"metrics/{when}-{uuid.uuid4().hex[:8]}" for when in ("early", "late"))
+    flush_on_the_second_event = {
+        "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE": "2",
+        "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL": "600",
+    }
+    with restartable_prefect_server(tmp_path, **flush_on_the_second_event) as (api_url, _):
+        emit_events(api_url, (early, "build", "passed", BUILD))
+        with exporter(api_url, tmp_path / "exporter.log", MENDFLOW_METRICS_CATCH_UP_SEC="20") as metrics:
+            emit_events(api_url, (late, "build", "passed", BUILD))  # live, and it writes both
+            poll(lambda: builds(metrics, late, "passed") == 1, what="the event after connecting")
+            poll(lambda: builds(metrics, early, "passed") == 1, what="the event before connecting")
