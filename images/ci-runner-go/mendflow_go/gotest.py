@@ -45,6 +45,14 @@ class GoTestRun:
 class _Test:
     output: list[str] = field(default_factory=list)
     action: str = ""
+    said_by: list[str] = field(default_factory=list)  # per output line: the subtest that printed it, or ""
+    subtest_actions: dict[str, str] = field(default_factory=dict)
+
+    def failure_text(self) -> list[str]:
+        """Its output without that of the subtests that passed: their ``t.Log`` lines say nothing about the
+        failure (a ``_test.go:N:`` among them would be taken for its place)."""
+        passed = {name for name, action in self.subtest_actions.items() if action in ("pass", "skip")}
+        return [line for line, by in zip(self.output, self.said_by, strict=True) if by not in passed]
 
 
 def directory(import_path: str, modules: dict[str, str]) -> str:
@@ -65,15 +73,19 @@ def read_events(text: str, modules: dict[str, str]) -> GoTestRun:
         test, action = str(event.get("Test") or ""), str(event.get("Action") or "")
         if test and "/" not in test:
             entry = tests.setdefault((pkg, test), _Test())
-        elif test:  # a subtest: its output belongs to its parent's failure text
+        elif test:  # a subtest: it counts in its parent, and what it prints is its parent's
             entry = tests.setdefault((pkg, test.split("/", 1)[0]), _Test())
             if action == "output":
                 entry.output.append(str(event.get("Output") or ""))
+                entry.said_by.append(test)
+            elif action in ("pass", "fail", "skip"):
+                entry.subtest_actions[test] = action
             continue
         else:
             entry = packages.setdefault(pkg, _Test())
         if action in ("output", "build-output"):
             entry.output.append(str(event.get("Output") or ""))
+            entry.said_by.append("")
         elif action in ("pass", "fail", "skip", "run", "build-fail"):
             entry.action = action
         if failed_build := str(event.get("FailedBuild") or ""):
@@ -88,7 +100,8 @@ def _merge_foreign_builds(packages: dict[str, _Test], blamed: dict[str, str], mo
     gopkg.in/check.v1), where it would be a failure of no directory and its package one of no words."""
     for pkg, other in blamed.items():
         if other != pkg and go_path(other, modules) is None and (foreign := packages.pop(other, None)) is not None:
-            packages.setdefault(pkg, _Test()).output[:0] = foreign.output
+            own = packages.setdefault(pkg, _Test())
+            own.output[:0], own.said_by[:0] = foreign.output, foreign.said_by
 
 
 def _event(line: str) -> dict[str, object] | None:
@@ -117,7 +130,7 @@ def _tally(tests: dict[tuple[str, str], _Test], packages: dict[str, _Test], modu
         node = f"{directory(pkg, modules)}{SEPARATOR}{name}"
         if t.action == "fail":
             run.failed.append(node)
-            details[node] = _failure(node, "failed", t.output)
+            details[node] = _failure(node, "failed", t.failure_text())
         elif t.action == "run":
             run.running = node
     for pkg, p in sorted(packages.items()):

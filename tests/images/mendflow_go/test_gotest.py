@@ -60,3 +60,26 @@ def test_a_failed_test_that_did_not_panic_is_a_test_failure_not_a_panic() -> Non
     )
     failure = gotest.read_events(events, {"example.com/m": "."}).failures[0]
     assert (failure["node_id"], failure["exception"]) == (".::TestQuiet", "TestFailure")
+
+
+def test_a_passing_subtests_log_line_is_not_taken_for_the_failures_place() -> None:
+    # the go command's events for a test whose first subtest logs with t.Logf and passes, and whose second fails
+    events = [
+        ("run", "TestParse", ""),
+        ("run", "TestParse/empty", ""),
+        ("output", "TestParse/empty", '    parse_test.go:12: parsing ""\n'),
+        ("output", "TestParse/empty", "--- PASS: TestParse/empty (0.00s)\n"),
+        ("pass", "TestParse/empty", ""),
+        ("run", "TestParse/comma", ""),
+        ("output", "TestParse/comma", "    parse_test.go:19: got [a b], want [a,b]\n"),
+        ("output", "TestParse/comma", "--- FAIL: TestParse/comma (0.00s)\n"),
+        ("fail", "TestParse/comma", ""),
+        ("output", "TestParse", "--- FAIL: TestParse (0.00s)\n"),
+        ("fail", "TestParse", ""),
+    ]
+    text = "\n".join(
+        json.dumps({"Action": action, "Package": "example.com/m", "Test": test, **({"Output": out} if out else {})})
+        for action, test, out in events
+    )
+    failure = gotest.read_events(text, {"example.com/m": "."}).failures[0]
+    assert (failure["location"], failure["message"]) == ("parse_test.go:19", "got [a b], want [a,b]")
