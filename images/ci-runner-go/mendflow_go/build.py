@@ -199,21 +199,41 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             if not vet.ok:
                 found += self._positions(vet, module, code="vet")
             found += self._gofmt(module)
-            if golangci.configured(module, self.src):
-                found += self._golangci(module)
+            if (config := golangci.config_file(module, self.src)) is not None:
+                found += self._golangci(module, config)
         return found
 
-    def _golangci(self, module: Path) -> list[str]:
+    def _golangci(self, module: Path, config: Path) -> list[str]:
         """The repository's golangci-lint configuration, run by the image's golangci-lint (its cache is the job's)."""
         if shutil.which("golangci-lint", path=self.env.get("PATH")) is None:
             self.rep.lint_advisory.append(f"{self.where(module)}:0:0 golangci-lint {golangci.ABSENT}")
             return []
         env = {**self.offline_env, "GOLANGCI_LINT_CACHE": str(self.cfg.workspace / "golangci-cache")}
         step = self._offline_go(golangci.argv(), module, env)
+        if golangci.refuses_v1(step):
+            step = self._golangci_v1(module, config, env) or step
         try:
             return golangci.findings(step, module, self.src)
         except golangci.GolangciError as exc:
             return [f"{self.where(module)}:0:0 golangci-lint-error {exc}"]
+
+    def _golangci_v1(self, module: Path, config: Path, env: dict[str, str]) -> StepResult | None:
+        """A v1 configuration run as ``golangci-lint migrate`` converts it; None where it cannot be converted."""
+        copy, command, leftovers = golangci.migration(config)
+        shutil.copyfile(config, copy)
+        try:
+            if not self._run(self._offline(), command, module, env).ok:
+                return None
+            step = self._offline_go(golangci.argv(copy), module, env)
+        finally:
+            for path in leftovers:
+                path.unlink(missing_ok=True)
+        said = config.relative_to(self.src).as_posix()
+        self.rep.lint_advisory.append(
+            f"{self.where(module)}:0:0 golangci-lint {said} is a golangci-lint v1 configuration: it ran as "
+            "`golangci-lint migrate` converts it for the image's v2"
+        )
+        return step
 
     def _positions(self, step: StepResult, module: Path, code: str = "compile") -> list[str]:
         """``path:line:col CODE message`` of each position the go command printed, repository-relative."""

@@ -1,8 +1,10 @@
 """golangci-lint, when the repository configures it: its findings as ``path:line:col LINTER message``.
 
-The image carries golangci-lint v2 (``images/ci-runner-go/Dockerfile``); a repository's v1 configuration (no
-``version: "2"``) is refused by it with its own words, a lint failure to fix like a broken ruff config. A repository
-that configures it on a host without it gets one advisory line instead of silence.
+The image carries golangci-lint v2 (``images/ci-runner-go/Dockerfile``). It refuses a v1 configuration (no
+``version: "2"``), which many published modules still carry: that one runs as ``golangci-lint migrate`` converts it,
+the upgrade golangci-lint's migration guide gives, from a copy beside it (so its relative paths mean the same), and
+an advisory says so. A configuration it cannot convert is a lint failure in golangci-lint's words, like a broken
+ruff config. A repository that configures it on a host without it gets one advisory line instead of silence.
 """
 
 from __future__ import annotations
@@ -20,19 +22,36 @@ class GolangciError(Exception):
     """golangci-lint could not run on the repository (a bad configuration, a crash): in its own words."""
 
 
-def configured(module: Path, root: Path) -> bool:
-    """Whether a configuration file governs ``module``: in it or a directory above it, up to the repository root
-    (where golangci-lint itself looks)."""
+V1_REFUSED = "unsupported version of the configuration"
+MIGRATED = ".golangci.mendflow-v2"
+
+
+def config_file(module: Path, root: Path) -> Path | None:
+    """The configuration file that governs ``module``: in it or a directory above it, up to the repository root
+    (where golangci-lint itself looks, in this order of names)."""
     for directory in [module, *module.parents]:
-        if any((directory / name).is_file() for name in CONFIGS):
-            return True
-        if directory == root:
-            return False
-    return False
+        found = next((directory / name for name in CONFIGS if (directory / name).is_file()), None)
+        if found is not None or directory == root:
+            return found
+    return None
 
 
-def argv() -> list[str]:
-    return ["golangci-lint", "run", "--output.json.path=stdout", "--output.text.path=stderr", "./..."]
+def argv(config: Path | None = None) -> list[str]:
+    chosen = ["--config", str(config)] if config is not None else []
+    return ["golangci-lint", "run", *chosen, "--output.json.path=stdout", "--output.text.path=stderr", "./..."]
+
+
+def refuses_v1(step: StepResult) -> bool:
+    """Whether golangci-lint v2 refused a v1 configuration."""
+    return step.returncode == 3 and V1_REFUSED in step.stderr
+
+
+def migration(config: Path) -> tuple[Path, list[str], list[Path]]:
+    """Where the converted copy of ``config`` goes, the command that converts it in place, and the files the
+    conversion leaves (the copy and golangci-lint's backup of it)."""
+    copy = config.with_name(MIGRATED + config.suffix)
+    command = ["golangci-lint", "migrate", "--skip-validation", "--config", str(copy)]
+    return copy, command, [copy, config.with_name(f"{MIGRATED}.bck{config.suffix}")]
 
 
 def findings(step: StepResult, module: Path, root: Path) -> list[str]:

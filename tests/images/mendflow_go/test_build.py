@@ -153,6 +153,27 @@ def test_a_configured_golangci_lint_runs_and_its_findings_fail_lint(
     assert [line.split(" ", 2)[:2] for line in report.lint_errors] == [["cleanup.go:6:11", "errcheck"]]
 
 
+GOLANGCI_V1_CONFIG = "run:\n  timeout: 5m\nlinters:\n  disable-all: true\n  enable:\n    - errcheck\n"
+UNCHECKED_CHDIR = UNCHECKED.replace("os.Remove", "os.Chdir")  # os.Remove is among v2's std-error-handling exclusions
+
+
+@pytest.mark.skipif(golangci_lint() is None, reason="needs golangci-lint (scripts/build-go-tools.sh)")
+def test_a_golangci_v1_configuration_runs_as_migrated_and_says_so(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(
+        make_repo, tmp_path, go_cache, **{".golangci.yml": GOLANGCI_V1_CONFIG, "cleanup.go": UNCHECKED_CHDIR}
+    )
+    assert (report.status, [line.split(" ", 2)[:2] for line in report.lint_errors]) == (
+        BuildStatus.FAILED,
+        [["cleanup.go:6:10", "errcheck"]],
+    )
+    assert report.lint_advisory == [
+        ".:0:0 golangci-lint .golangci.yml is a golangci-lint v1 configuration: it ran as `golangci-lint migrate` "
+        "converts it for the image's v2"
+    ]
+
+
 def test_golangci_lint_configured_where_it_is_absent_is_advice_not_silence(
     make_repo: RepoFactory, tmp_path: Path, go_cache: Path
 ) -> None:
