@@ -15,6 +15,7 @@ pytest_plugins = [
 ]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that share one costly thing run on one xdist worker (``--dist loadgroup``): the real node (one per
     machine: it holds /run/mendflow-node.lock), and each language runner's session cache, filled once."""
