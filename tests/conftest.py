@@ -1,5 +1,5 @@
 import os
-from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,17 +15,23 @@ pytest_plugins = [
 ]
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into the test ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that share one costly thing run on one xdist worker (``--dist loadgroup``): the real node (one per
-    machine: it holds /run/mendflow-node.lock), and each language runner's session cache, filled once."""
-    for item in items:
-        if "real_node" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("real_node"))
-        elif (runner := _runner_tests(item.path)) is not None:
-            item.add_marker(pytest.mark.xdist_group(runner))
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's scheduler of whole scopes, where a scope is one test, except tests that share something costly, which
+    run on one worker: the real node (one per machine: it holds /run/mendflow-node.lock), and each language runner's
+    session cache, filled once. (xdist's ``--dist loadgroup`` cannot do it: it renames test ids in a way pytest 9.2
+    no longer reads.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return shared_fixture_group(nodeid) or nodeid
+
+    return SharedFixtureScheduling(config, log)
 
 
-def _runner_tests(path: Path) -> str | None:
-    parts = path.relative_to(Path(__file__).parent).parts
-    return f"images/{parts[1]}" if len(parts) > 2 and parts[0] == "images" else None
+def shared_fixture_group(nodeid: str) -> str | None:
+    parts = nodeid.split("::", 1)[0].split("/")
+    if parts[:2] == ["tests", "real_node"]:
+        return "tests/real_node"
+    return "/".join(parts[:3]) if len(parts) > 3 and parts[:2] == ["tests", "images"] else None
