@@ -36,6 +36,12 @@ def config_file(module: Path, root: Path) -> Path | None:
     return None
 
 
+def loads_plugins(config: Path) -> bool:
+    """Whether the configuration may load a plugin (``custom`` linters: a Go plugin's ``.so``, which could be the
+    repository's). By its text: a false alarm only costs the shared cache."""
+    return b"custom" in config.read_bytes()
+
+
 def argv(config: Path | None = None) -> list[str]:
     chosen = ["--config", str(config)] if config is not None else []
     return ["golangci-lint", "run", *chosen, "--output.json.path=stdout", "--output.text.path=stderr", "./..."]

@@ -102,13 +102,17 @@ def _read(fh: IO[bytes]) -> str:
 Mounts = tuple[tuple[Path, Path], ...]  # (what, where): read-only binds inside a sandbox's writable path
 
 
-def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = ()) -> list[str]:
+def offline(
+    argv: list[str], writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = (), shared: tuple[Path, ...] = ()
+) -> list[str]:
     """``argv`` with no network (a fresh namespace: not even the host's loopback, where the Prefect API may
     listen), its own ``/tmp`` and ``/dev/shm`` (gone when it ends), and every path but ``writable`` read-only.
 
     ``readable`` are paths the command needs that may live under the host's ``/tmp`` (the runner's own
     plugin, the interpreter): they are bound back, read-only, over the fresh ``/tmp``. ``mounts`` show a
     read-only tree at a place inside ``writable`` (a Node job's kept ``node_modules``); each place must exist.
+    ``shared`` are directories of the repository's cache that a tool running none of the repository's code may
+    write too (golangci-lint's analysis cache); each must exist.
     bubblewrap does it unprivileged when the machine has it (the local launcher's hosts: the bootstrap
     installs it); a Kubernetes pod gets the same from its NetworkPolicy and emptyDirs, so without bwrap the
     command runs as it is.
@@ -124,7 +128,8 @@ def offline(argv: list[str], writable: Path, readable: tuple[Path, ...] = (), mo
         sandbox += ["--ro-bind", path, path]
     where = str(writable)
     shown = [arg for what, place in mounts for arg in ("--ro-bind", str(what), str(place))]
-    return [bwrap, *sandbox, "--bind", where, where, *shown, "--", *argv]
+    kept = [arg for path in shared for arg in ("--bind", str(path), str(path))]
+    return [bwrap, *sandbox, "--bind", where, where, *shown, *kept, "--", *argv]
 
 
 _IPV6_LOCALHOST = re.compile(r"^[ \t]*::1[ \t]+(?:\S+[ \t]+)*localhost\b", re.MULTILINE)
@@ -199,7 +204,9 @@ def in_bwrap(argv: list[str]) -> bool:
     return os.path.basename(argv[0]) == "bwrap"
 
 
-def sandbox(writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = ()) -> Wrap:
+def sandbox(
+    writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = (), shared: tuple[Path, ...] = ()
+) -> Wrap:
     """``offline`` for every step of a phase that runs the repository's code or config (lint, tests, the test
     generator's gates, Pynguin): only ``writable`` may be written.
 
@@ -212,10 +219,10 @@ def sandbox(writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = ()
         bare = os.sep not in argv[0]
         found = shutil.which(argv[0]) if bare else argv[0]
         if found is None:
-            return offline(argv, writable, readable, mounts)
+            return offline(argv, writable, readable, mounts, shared)
         real = Path(found).resolve()
         installs = (Path(found).absolute().parent.parent, real.parent.parent)
-        return offline([str(real) if bare else found, *argv[1:]], writable, (*readable, *installs), mounts)
+        return offline([str(real) if bare else found, *argv[1:]], writable, (*readable, *installs), mounts, shared)
 
     return wrap
 

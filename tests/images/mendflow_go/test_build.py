@@ -174,6 +174,42 @@ def test_a_golangci_v1_configuration_runs_as_migrated_and_says_so(
     ]
 
 
+def _lint_entries(cache: Path) -> dict[str, int]:
+    """golangci-lint's cache entries in the repository's cache: each name with its last change."""
+    return {p.name: p.stat().st_mtime_ns for p in (cache / "go" / "lint").rglob("*-[ad]")}
+
+
+@pytest.mark.skipif(golangci_lint() is None, reason="needs golangci-lint (scripts/build-go-tools.sh)")
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap: without it paths are the host's")
+def test_the_next_job_lints_from_the_repositorys_golangci_lint_cache(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    source = snapshot(make_repo(example_files(**{".golangci.yml": GOLANGCI_CONFIG})), tmp_path / "src.tar.gz")
+    cache, seed = tmp_path / "cache", {warm.SEED_ENV: str(go_std_seed)}
+    run_go_runner(source, tmp_path / "first" / "out", cache, **seed)
+    first = _lint_entries(cache)
+    report = BuildReport.model_validate(run_go_runner(source, tmp_path / "second" / "out", cache, **seed))
+    assert report.status is BuildStatus.PASSED
+    assert first and set(_lint_entries(cache)) == set(first)
+
+
+# A custom linter is a Go plugin (.so) golangci-lint loads: code the repository could bring.
+GOLANGCI_PLUGIN_CONFIG = GOLANGCI_CONFIG + "  settings:\n    custom:\n      mine:\n        path: mine.so\n"
+
+
+@pytest.mark.skipif(golangci_lint() is None, reason="needs golangci-lint (scripts/build-go-tools.sh)")
+def test_a_configuration_that_may_load_a_plugin_leaves_golangci_lints_cache_with_the_job(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    source = snapshot(make_repo(example_files(**{".golangci.yml": GOLANGCI_PLUGIN_CONFIG})), tmp_path / "src.tar.gz")
+    cache = tmp_path / "cache"
+    report = BuildReport.model_validate(
+        run_go_runner(source, tmp_path / "out", cache, **{warm.SEED_ENV: str(go_std_seed)})
+    )
+    assert any("golangci-lint" in line for line in report.lint_errors), report.lint_errors
+    assert not (cache / "go" / "lint").exists()
+
+
 def test_golangci_lint_configured_where_it_is_absent_is_advice_not_silence(
     make_repo: RepoFactory, tmp_path: Path, go_cache: Path
 ) -> None:
