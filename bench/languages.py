@@ -48,6 +48,9 @@ GO_SUBJECTS = [
     ("golang.org/x/sync", "golang.org/x/sync@v0.8.0"),
     # two small dependencies (tidwall/match, tidwall/pretty); a suite of seconds, mostly its own package's
     ("github.com/tidwall/gjson", "github.com/tidwall/gjson@v1.17.1"),
+    # a golangci-lint configuration of its own (19 linters: the repository's golangci-lint caches) and a suite of
+    # seconds
+    ("github.com/shopspring/decimal", "github.com/shopspring/decimal@v1.6.0"),
     # With dependencies from the module proxy; two of its tests fail as published here (TestDirExists and
     # TestNoDirExists), and its suite package takes half a minute.
     ("github.com/stretchr/testify", "github.com/stretchr/testify@v1.9.0"),
