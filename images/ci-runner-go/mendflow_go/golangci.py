@@ -10,6 +10,7 @@ ruff config. A repository that configures it on a host without it gets one advis
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from mendflow_runner.proc import StepResult
@@ -36,10 +37,16 @@ def config_file(module: Path, root: Path) -> Path | None:
     return None
 
 
+# golangci-lint reads its configuration with viper, whose keys match in any case, and a YAML, TOML or JSON key may
+# be spelt with escapes (``"\x63ustom"``, ``"\u0063ustom"``, a backslash before a line break) or come through a
+# YAML tag: any of these may name the ``custom`` section.
+_MAY_NAME_CUSTOM = re.compile(rb"custom|\\[xu\s]|!!", re.IGNORECASE)
+
+
 def loads_plugins(config: Path) -> bool:
     """Whether the configuration may load a plugin (``custom`` linters: a Go plugin's ``.so``, which could be the
-    repository's). By its text: a false alarm only costs the shared cache."""
-    return b"custom" in config.read_bytes()
+    repository's). By its text, erring towards yes: a false alarm only costs the shared caches."""
+    return _MAY_NAME_CUSTOM.search(config.read_bytes()) is not None
 
 
 def argv(config: Path | None = None) -> list[str]:
