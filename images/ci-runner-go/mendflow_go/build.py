@@ -92,10 +92,6 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         return self.cfg.workspace / "gocache"
 
     @property
-    def job_lint_cache(self) -> Path:
-        return self.cfg.workspace / "golangci-cache"
-
-    @property
     def handoff_dirs(self) -> list[Path]:
         return [self.src, Path(self.env["GOMODCACHE"]), self.job_gocache]
 
@@ -210,7 +206,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
 
     def _golangci(self, module: Path, config: Path) -> list[str]:
         """The repository's golangci-lint configuration, run by the image's golangci-lint."""
-        if self._golangci_lint() is None:
+        if shutil.which("golangci-lint", path=self.env.get("PATH")) is None:
             self.rep.lint_advisory.append(f"{self.where(module)}:0:0 golangci-lint {golangci.ABSENT}")
             return []
         caches = self._golangci_caches(config)
@@ -223,9 +219,6 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         except golangci.GolangciError as exc:
             return [f"{self.where(module)}:0:0 golangci-lint-error {exc}"]
 
-    def _golangci_lint(self) -> str | None:
-        return shutil.which("golangci-lint", path=self.env.get("PATH"))
-
     def _golangci_caches(self, config: Path) -> dict[str, str]:
         """golangci-lint's caches: the repository's own for it, which its next job lints from (8.7 s of lint
         becomes 1.1 s on shopspring/decimal), where this job has the shared build cache (a whole job) and the
@@ -236,7 +229,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         none of the repository's code (like the warm-up's compile, which writes the build cache), but a plugin is
         code the repository could bring."""
         if self.shared_gocache is None or golangci.loads_plugins(config):
-            return {"GOLANGCI_LINT_CACHE": str(self.job_lint_cache)}
+            return {"GOLANGCI_LINT_CACHE": str(self.cfg.workspace / "golangci-cache")}
         lint = self.cache / "go" / "lint"
         analyses, build = lint / "analyses", lint / "build"
         analyses.mkdir(parents=True, exist_ok=True)
