@@ -18,7 +18,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -331,15 +331,13 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return ""
 
     def _start_linter(self) -> Future[StepResult] | None:
-        """The repository's linter, running on a thread of its own; None when it has none installed."""
+        """The repository's linter, running beside tsc and then the tests (``proc.beside``); None when it has none
+        installed."""
         linter = self.proj.linter
         if linter is None or (tool := self.proj.bin(linter)) is None:
             return None
         argv = [str(tool), *_lint_reading(linter)[0]]
-        pool = ThreadPoolExecutor(max_workers=1)
-        running = pool.submit(self._node, argv)
-        pool.shutdown(wait=False)  # its one thread ends with the linter
-        return running
+        return proc.beside(lambda: self._node(argv))
 
     def _lint(self) -> list[str]:
         if (linter := self.proj.linter) is None:

@@ -4,7 +4,7 @@ confinement per phase. A language fills in its steps (``LanguageBuild``'s abstra
 
 Steps: unpack → dependencies (the only networked step, confined to the job's own directories with the package
 index as the only way out; a split job packs ``handoff_dirs`` here, its offline pod restores them) → build →
-lint → tests → coverage → judge (→ the tests again, ``--runs``). Everything after the dependency phase runs
+lint beside tests → coverage → judge (→ the tests again, ``--runs``). Everything after the dependency phase runs
 offline in the sandbox.
 """
 
@@ -17,6 +17,7 @@ import tarfile
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from concurrent.futures import Future
 from functools import cached_property
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -35,6 +36,10 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
     # whose caches name the directory they compiled in (Go's build cache, a kept cargo build); others keep the real
     # path, which their output names.
     one_path_for_every_job = False
+    # Whether the lint step runs beside the tests (``proc.beside``: at a lower CPU priority, so what the linter
+    # costs hides in what the tests leave idle): not where the linter and the tests build in one directory that
+    # one of them locks.
+    lint_beside_tests = True
 
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.cfg, self.rep, self.log = cfg, rep, log
@@ -123,18 +128,38 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         with progress.timed(self.rep.durations, "build"):
             if not self._compile():
                 return
-        with progress.timed(self.rep.durations, "lint"):
-            self.rep.lint_errors = self._lint()
         if self.cfg.lint_only:
+            with progress.timed(self.rep.durations, "lint"):
+                self.rep.lint_errors = self._lint()
             if self.rep.lint_errors:
                 self.rep.failed("lint")
             return
+        linting = self._lint_beside_tests()
         with progress.timed(self.rep.durations, "tests"):
             tests = self._tests()
         with progress.timed(self.rep.durations, "coverage"):
             self._coverage()
+        self.rep.lint_errors = linting.result()
         self._judge(tests)
         reruns.repeat(self.cfg, self.rep, self._run_again)
+
+    def _lint_beside_tests(self) -> Future[list[str]]:
+        """The lint step, beside the tests and their coverage where the language's lint and tests do not share a
+        build directory (``lint_beside_tests``), else before them; its duration is its own."""
+        progress.phase_started("lint")  # announced before the tests, whichever starts first
+        started = time.monotonic()
+
+        def lint() -> list[str]:
+            try:
+                return self._lint()
+            finally:
+                self.rep.durations["lint"] = time.monotonic() - started
+
+        if self.lint_beside_tests:
+            return proc.beside(lint)
+        done: Future[list[str]] = Future()
+        done.set_result(lint())
+        return done
 
     def _run_again(self) -> None:
         """One more run of the tests, judged (``--runs``)."""

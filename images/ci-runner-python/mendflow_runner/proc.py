@@ -15,9 +15,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 # How a phase's step is run: as it is, or through ``sandbox``.
 Wrap = Callable[[list[str]], list[str]]
@@ -32,6 +33,11 @@ GRACE_SEC = 3.0
 # Set by the local launcher: the Unix socket of the egress proxy the dependency phase may use (egress.py).
 EGRESS_SOCKET = "MENDFLOW_EGRESS_SOCKET"
 JOB_DIR = "MENDFLOW_JOB_DIR"  # the local launcher's jobs/<id>
+# The CPU priority of work beside the job's main line (``beside``): the kernel gives a nice-10 task about a tenth
+# of a contended core against a nice-0 one, and all of an idle one.
+BESIDE_NICE = 10
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -298,3 +304,23 @@ def run(argv: list[str], *, cwd: Path | None, env: dict[str, str], timeout: floa
         r = StepResult(argv, proc.returncode, _read(out), _read(err), time.monotonic() - start, timed_out)
     log.step(r, cwd)
     return r
+
+
+def beside(work: Callable[[], T]) -> Future[T]:
+    """``work`` on a thread of its own at a lower CPU priority (``BESIDE_NICE``), inherited by every command it
+    starts (Linux keeps the nice value per thread, and a child takes its parent thread's). It fills what the job's
+    main line leaves idle (tests waiting on a timer, a compile using one core) and yields a core the main line
+    wants, so tests that measure time run as they would alone. A daemon thread: a job ending on its deadline does
+    not wait for it."""
+    future: Future[T] = Future()
+
+    def run_it() -> None:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BESIDE_NICE)
+        try:
+            future.set_result(work())
+        except BaseException as exc:  # the caller's result() raises it where it would have been raised
+            future.set_exception(exc)
+
+    threading.Thread(target=run_it, name="mendflow-beside", daemon=True).start()
+    return future

@@ -39,6 +39,9 @@ _WORKSPACE = ["--workspace", "--message-format=json"]
 
 class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
     one_path_for_every_job = True  # a kept unit's coverage map names the files where cargo saw them
+    # clippy and the tests build in one target directory, which cargo locks (one would wait for the other), and
+    # the build is kept between them (``_keep_compiled``), before any test runs
+    lint_beside_tests = False
 
     def __init__(self, cfg: JobConfig, rep: Report, log: Log) -> None:
         self.binaries: list[messages.TestBinary] = []
