@@ -178,6 +178,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.linting: Future[StepResult] | None = None  # the repository's linter, beside tsc
         self.mounts: proc.Mounts = ()  # a kept install, shown at node_modules to the offline steps
         self.chained_tests = False  # whether what the script runs after its runner printed tests of its own
+        self.chained_report: Future[str] | None = None  # c8's LCOV of them, made beside what follows them
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -395,13 +396,17 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         tests passed (``node --test && tsd``; not for a selection of tests: these run whatever they run). Each in
         turn, as the script would run it; the first that fails, else None. The tests a chained suite prints as TAP
         (tap's, before jest in process-warning's script) count with the runner's; a ``measured`` suite's
-        coverage joins the runner's (``_chained_coverage_env``)."""
-        for words in commands:
-            env = {**self._script_env(), **(self._chained_coverage_env(words) if measured else {})}
-            step = self._node(["sh", "-c", command.shell_line(words, self.test.globs)], env)
+        coverage joins the runner's (``_chained_coverage_env``), its report made beside what the script runs after
+        the last of them (process-warning's jest, then tstyche: 1.0 s of c8 beside 2.0 s of type tests)."""
+        envs = [self._chained_coverage_env(words) if measured else {} for words in commands]
+        last_measured = max((i for i, env in enumerate(envs) if env), default=len(commands))
+        for i, (words, env) in enumerate(zip(commands, envs, strict=True)):
+            step = self._node(["sh", "-c", command.shell_line(words, self.test.globs)], {**self._script_env(), **env})
             run.add(results.from_tap(step.stdout, self.src))
             if not step.ok:
                 return dataclasses.replace(step, argv=words)
+            if i == last_measured and i + 1 < len(commands):
+                self.chained_report = proc.beside(self._chained_lcov)
         return None
 
     def _test_argv(self) -> list[str]:
@@ -528,7 +533,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         read); an advisory names those that ran tests mendflow could not measure."""
         if self.test.runner == "script" or not self.test.then:
             return
-        if after := self._chained_lcov():
+        reported, self.chained_report = self.chained_report, None
+        if after := reported.result() if reported else self._chained_lcov():
             before = self.lcov.read_text(encoding="utf-8") if self.lcov.is_file() else ""
             self.lcov.write_text(before + after, encoding="utf-8")
         elif self.chained_tests:

@@ -527,6 +527,17 @@ def test_a_suite_the_script_runs_after_the_runner_is_measured_with_it(
     assert calc is not None and calc.missing_lines == []
 
 
+def test_a_suite_after_the_runner_is_measured_with_it_when_the_script_runs_more_after_it(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """process-warning 5.1.1's jest, then tstyche: c8 reports the measured suite beside the command after it."""
+    script = "node --test test/add.test.js && tape test/sub.js && node -e 'setTimeout(() => {}, 500)'"
+    manifest = package_json(script, tape="5.10.2", c8="10.1.3")
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, **TWO_SUITES})
+    calc = report.coverage.file("calc.js") if report.coverage else None
+    assert calc is not None and calc.missing_lines == []
+
+
 def test_a_suite_after_the_runner_that_cannot_be_measured_is_said(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
