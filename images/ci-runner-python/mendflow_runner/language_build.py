@@ -4,8 +4,8 @@ confinement per phase. A language fills in its steps (``LanguageBuild``'s abstra
 
 Steps: unpack → dependencies (the only networked step, confined to the job's own directories with the package
 index as the only way out; a split job packs ``handoff_dirs`` here, its offline pod restores them) → build →
-lint beside tests → coverage → judge (→ the tests again, ``--runs``). Everything after the dependency phase runs
-offline in the sandbox.
+lint beside tests → coverage → what the build checks beside them → judge (→ the tests again, ``--runs``).
+Everything after the dependency phase runs offline in the sandbox.
 """
 
 from __future__ import annotations
@@ -88,6 +88,12 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
     def _compile(self) -> bool:
         """The build step; ``False`` (FAILED ``build`` or ERRORED, having said why) ends the job."""
 
+    def _build_checked(self) -> bool:
+        """What the build step started beside the tests (Node's type check), once they are done: ``False`` (having
+        failed the build, or errored, and said why) ends the job as a failed build step does, with no test's
+        result."""
+        return True
+
     @abstractmethod
     def _lint(self) -> list[str]:
         """Findings as ``path:line:col CODE message``, repository-relative."""
@@ -140,6 +146,9 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         with progress.timed(self.rep.durations, "coverage"):
             self._coverage()
         self.rep.lint_errors = linting.result()
+        if not self._build_checked():
+            self.rep.tests_dropped()
+            return
         self._judge(tests)
         reruns.repeat(self.cfg, self.rep, self._run_again)
 

@@ -48,6 +48,12 @@ class Report:
         if message:
             self.error_reason = message
 
+    def tests_dropped(self) -> None:
+        """What the tests found, dropped, with their coverage: a build that fails runs no test, and one check of it
+        (Node's type check) ran beside them."""
+        self.counts, self.failed_tests, self.failures, self.test_command, self.coverage = {}, [], [], [], None
+        (self.cfg.out / "coverage.json").unlink(missing_ok=True)
+
     def to_dict(self) -> dict[str, Any]:
         total = round(time.monotonic() - self.cfg.started, 3)
         counts = {k: int(self.counts.get(k, 0)) for k in ("total", "passed", "failed", "errors", "skipped")}

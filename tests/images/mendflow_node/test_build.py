@@ -118,6 +118,20 @@ def test_a_type_error_fails_the_build_in_the_compilers_words(
     assert report.error_reason is not None and "src/wrong.ts:3:14 TS2322" in report.error_reason
 
 
+def test_a_type_error_leaves_no_result_of_the_tests_that_ran_beside_the_type_check(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    wrong = 'import { parseAmount } from "./money.js";\n\nexport const cents: string = parseAmount("1");\n'
+    fails = 'import { it } from "vitest";\n\nit("fails", () => {\n  throw new Error("no");\n});\n'
+    report = _build(make_repo, tmp_path, node_cache, example_files(**{"src/wrong.ts": wrong, "tests/f.test.ts": fails}))
+    assert (report.fail_reason, report.failed_tests, report.tests.total, report.coverage) == (
+        FailReason.BUILD,
+        [],
+        0,
+        None,
+    )
+
+
 def test_an_eslint_error_fails_lint_with_its_file_and_rule(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
