@@ -131,6 +131,10 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         self._warm()
         if self.phase == handoff.WHOLE:
             self._private_build_cache()
+            # golangci-lint writes the repository's caches from the tree as it reads it: no test, which may rewrite
+            # the tree, runs while it reads, or the repository's next jobs would lint from what the test wrote
+            configs = [golangci.config_file(module, self.src) for module in self.module_dirs]
+            self.lint_beside_tests = not any(self._golangci_shares_caches(config) for config in configs)
 
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
@@ -228,7 +232,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         through links (``jobcache``), and starts as a copy of the image's standard library seed. golangci-lint runs
         none of the repository's code (like the warm-up's compile, which writes the build cache), but a plugin is
         code the repository could bring."""
-        if self.shared_gocache is None or golangci.loads_plugins(config):
+        if not self._golangci_shares_caches(config):
             return {"GOLANGCI_LINT_CACHE": str(self.cfg.workspace / "golangci-cache")}
         lint = self.cache / "go" / "lint"
         analyses, build = lint / "analyses", lint / "build"
@@ -236,6 +240,10 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         warm.seed(build, self.env)
         build.mkdir(exist_ok=True)
         return {"GOLANGCI_LINT_CACHE": str(analyses), "GOCACHE": str(build)}
+
+    def _golangci_shares_caches(self, config: Path | None) -> bool:
+        """Whether golangci-lint lints with ``config`` from the repository's caches for it (``_golangci_caches``)."""
+        return config is not None and self.shared_gocache is not None and not golangci.loads_plugins(config)
 
     def _golangci_run(self, argv: list[str], module: Path, env: dict[str, str]) -> StepResult:
         """golangci-lint offline, writing the repository's golangci-lint caches where ``env`` names them."""

@@ -193,6 +193,44 @@ def test_the_next_job_lints_from_the_repositorys_golangci_lint_cache(
     assert first and set(_lint_entries(cache)) == set(first)
 
 
+# A test that fails if golangci-lint runs while it does (a process's comm, as /proc shows every process).
+LINTER_WATCH_TEST = """\
+package ratelimit
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNoLinterRunsBeside(t *testing.T) {
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+		for _, comm := range comms {
+			if name, _ := os.ReadFile(comm); strings.TrimSpace(string(name)) == "golangci-lint" {
+				t.Fatal("golangci-lint runs beside the tests")
+			}
+		}
+	}
+}
+"""
+
+
+@pytest.mark.skipif(golangci_lint() is None, reason="needs golangci-lint (scripts/build-go-tools.sh)")
+def test_no_test_runs_while_golangci_lint_writes_the_repositorys_caches(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    """A test could rewrite the tree golangci-lint is reading, and its caches would keep what it read."""
+    files = {".golangci.yml": GOLANGCI_CONFIG, "watch_test.go": LINTER_WATCH_TEST}
+    source = snapshot(make_repo(example_files(**files)), tmp_path / "src.tar.gz")
+    report = BuildReport.model_validate(
+        run_go_runner(source, tmp_path / "out", tmp_path / "cache", **{warm.SEED_ENV: str(go_std_seed)})
+    )
+    assert (report.status, report.failed_tests) == (BuildStatus.PASSED, [])
+
+
 # A custom linter is a Go plugin (.so) golangci-lint loads: code the repository could bring.
 GOLANGCI_PLUGIN_CONFIG = GOLANGCI_CONFIG + "  settings:\n    custom:\n      mine:\n        path: mine.so\n"
 
