@@ -137,7 +137,7 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         if self.cfg.lint_only:
             with progress.timed(self.rep.durations, "lint"):
                 self.rep.lint_errors = self._lint()
-            if self.rep.lint_errors:
+            if self._build_checked() and self.rep.lint_errors:
                 self.rep.failed("lint")
             return
         linting = self._lint_beside_tests()

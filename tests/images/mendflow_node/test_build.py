@@ -132,6 +132,19 @@ def test_a_type_error_leaves_no_result_of_the_tests_that_ran_beside_the_type_che
     )
 
 
+def test_a_lint_only_job_of_a_type_error_fails_its_build_and_keeps_its_lint_findings(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    wrong = 'import { parseAmount } from "./money.js";\n\nexport const cents: string = parseAmount("1");\n'
+    unused = "export function total(a: number): number {\n  const unused = 1;\n  return a;\n}\n"
+    files = example_files(**{"src/wrong.ts": wrong, "src/unused.ts": unused})
+    report = _build(make_repo, tmp_path, node_cache, files, "--lint-only")
+    assert (report.fail_reason, [line.split(" ", 2)[1] for line in report.lint_errors]) == (
+        FailReason.BUILD,
+        ["@typescript-eslint/no-unused-vars"],
+    )
+
+
 def test_an_eslint_error_fails_lint_with_its_file_and_rule(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
