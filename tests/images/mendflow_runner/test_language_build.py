@@ -9,7 +9,8 @@ import threading
 import time
 from pathlib import Path
 
-from mendflow_runner import proc
+import pytest
+from mendflow_runner import proc, progress
 from mendflow_runner.config import JobConfig, parse_args
 from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log
@@ -17,6 +18,13 @@ from mendflow_runner.report import Report
 
 LINT_SEC = 0.3  # how long the lint step goes on once the two met
 ALONE = "meeting.toy:1:1 toy-alone the tests never ran beside the lint step"
+
+
+@pytest.fixture(autouse=True)
+def _phases_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` has the runner's progress announce a compiled language's phases: the next test in this process
+    expects Python's."""
+    monkeypatch.setattr(progress, "_phases", progress._phases)
 
 
 class Meeting(LanguageBuild[bool]):
