@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -139,15 +140,28 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
         packages: ``warm.stages``), so the build cache they start from is warm.
-        The go command runs no repository code while compiling, so this may write the repository's shared cache.
+        The go command runs no repository code while compiling, so this may write the repository's shared cache;
+        it compiles in the build modes the repository's tests run the go command in, too (``warm``).
         In a whole job its ``go build`` and ``go vet`` are the build and lint steps' (the same commands in the same
         environment, and compiling is all they do); the tests' results are the offline steps' to judge."""
         wrap = self._confined()
         for module in self.module_dirs:
-            for stage in warm.stages(self.refusals.parent / "mendflow-warm.out"):
+            modes = warm.modes_tests_build_in([f for f in go_files(module) if f.name.endswith("_test.go")])
+            for stage in warm.stages(self.refusals.parent / "mendflow-warm.out", modes, self._plugin_main(modes)):
                 for argv, step in zip(stage, self._side_by_side(wrap, stage, module), strict=True):
                     if self.phase == handoff.WHOLE and argv[1] in ("build", "vet") and not step.timed_out:
                         self.warmed[(module, argv[1])] = step
+
+    def _plugin_main(self, modes: frozenset[str]) -> Path | None:
+        """The warm-up's plugin of the standard library (``warm.write_plugin_main``), where the tests build one."""
+        if warm.PLUGIN not in modes:
+            return None
+        try:
+            packages = warm.std_packages(self.offline_env, cwd=self.refusals.parent)
+        except (OSError, subprocess.SubprocessError) as exc:  # the tests' own build compiles it, as before
+            self.log.write(f"warm-up: no plugin of the standard library: {exc}\n")
+            return None
+        return warm.write_plugin_main(self.refusals.parent / warm.PLUGIN_MAIN, packages)
 
     def _side_by_side(self, wrap: proc.Wrap, commands: list[list[str]], module: Path) -> list[StepResult]:
         with ThreadPoolExecutor(max_workers=len(commands)) as pool:

@@ -369,6 +369,62 @@ def test_the_tests_run_without_the_offline_steps_goproxy_off(
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5)
 
 
+# A test that runs the go command in another build mode, and fails if that compiles a standard library package
+# again (with -x the go command prints each tool it runs; a standard library package compiles with -std).
+COMPILES_IN_OTHER_MODES = """package ratelimit
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func compilesNoStandardPackage(t *testing.T, args ...string) {
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %v: %v\\n%s", args, err, out)
+	}
+	for _, line := range strings.Split(string(out), "\\n") {
+		if strings.Contains(line, "/compile ") && strings.Contains(line, " -std ") {
+			t.Fatalf("go %v compiled the standard library again: %.200s", args, line)
+		}
+	}
+}
+
+func TestARaceBuildFindsTheStandardLibraryCompiled(t *testing.T) {
+	compilesNoStandardPackage(t, "build", "-race", "-x", "-o", os.DevNull, ".")
+}
+
+func TestAPluginBuildFindsTheStandardLibraryCompiled(t *testing.T) {
+	plugin := filepath.Join(t.TempDir(), "p.so")
+	compilesNoStandardPackage(t, "build", "-buildmode", "plugin", "-x", "-o", plugin, "plug/main.go")
+}
+"""
+PLUGIN_SOURCE = """//go:build ignore
+
+package main
+
+import "fmt"
+
+func Hello() string { return fmt.Sprint("hello") }
+"""
+
+
+def test_the_build_modes_a_test_runs_the_go_command_in_are_compiled_before_it_runs(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    """testify's suite tests run `go test -race`, xxhash's build a plugin: the warm-up compiles the standard library
+    in those modes into the repository's cache, which the tests' own caches link to."""
+    files = {"modes_test.go": COMPILES_IN_OTHER_MODES, "plug/main.go": PLUGIN_SOURCE}
+    source = snapshot(make_repo(example_files(**files)), tmp_path / "src.tar.gz")
+    report = BuildReport.model_validate(
+        run_go_runner(source, tmp_path / "out", tmp_path / "cache", **{warm.SEED_ENV: str(go_std_seed)})
+    )
+    assert (report.status, report.failures, report.tests.passed) == (BuildStatus.PASSED, [], 6)
+
+
 NO_NETWORK = ["unshare", "--net", "--"]
 
 
