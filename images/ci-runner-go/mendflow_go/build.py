@@ -341,13 +341,18 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             return
         merged = self.cfg.out / PROFILE
         merged.write_text("mode: atomic\n" + "".join(f"{b}\n" for b in blocks), encoding="utf-8")
-        funcs = "".join(self._go(["tool", "cover", f"-func={p}"], module).stdout for p, module in self.profiles)
+        funcs = "".join(self._cover_func(profile, module) for profile, module in self.profiles)
         try:
             self.rep.coverage = coverage_formats.from_go(merged.read_text(), funcs, self.modules, self.src)
         except coverage_formats.CoverageFormatError as exc:
             self.log.write(f"coverage: {exc}")
         else:
             (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
+
+    def _cover_func(self, profile: Path, module: Path) -> str:
+        """``go tool cover -func``: it lists packages and compiles nothing, so its go command starts from an empty
+        build cache of its own instead of links to the shared one (``jobcache``: 0.05-0.1 s)."""
+        return self._run(self._offline(), ["go", "tool", "cover", f"-func={profile}"], module, self.offline_env).stdout
 
     def _judge(self, outcome: tuple[gotest.GoTestRun, list[StepResult]]) -> None:
         tests, steps = outcome
