@@ -61,6 +61,7 @@ _MAX_DEPTH = 4  # scripts that run scripts: "test" → "npm run test:unit" → "
 # and its coverage, measured its own way (a `c8 check-coverage` would find no data of the script's c8).
 _LINTERS = {"eslint", "standard", "semistandard", "ts-standard", "xo", "prettier", "biome", "tslint", "snazzy"}
 _COVERAGE_TOOLS = {"c8", "nyc", "istanbul", "codecov", "coveralls"}
+_COVERAGE_COMMANDS = {"report", "check-coverage", "merge", "instrument"}  # c8's and nyc's own, on their data
 # An audit asks the registry's advisories, which the offline tests cannot reach (aud says "found 0
 # vulnerabilities" there, after 2.4 s of minimist's job): it would judge the registry, never the commit.
 _AUDITS = {"aud", "audit-ci", "better-npm-audit", "nsp"}
@@ -239,9 +240,9 @@ def _left_to_mendflow(words: list[str], scripts: dict[str, str], depth: int = 0)
     """A linter, a coverage tool's report or threshold, an audit of the dependencies, tsc's type check of the
     project's tsconfig.json, or a script named for one of them or running only them."""
     command = [w for w in words if w not in _LAUNCHERS and not _ASSIGNMENT.match(w)]
-    if command and PurePosixPath(command[0]).name in _COVERAGE_TOOLS:
-        return True
     _, rest = _unwrapped(words)
+    if command and PurePosixPath(command[0]).name in _COVERAGE_TOOLS and not _wraps_a_command(command, rest):
+        return True
     if not rest:
         return False
     tool = _unversioned(rest[0])
@@ -257,6 +258,12 @@ def _left_to_mendflow(words: list[str], scripts: dict[str, str], depth: int = 0)
     inner = _segments(_words(scripts[name]) or []) if depth < _MAX_DEPTH else []
     left = bool(inner) and all(_left_to_mendflow(w, scripts, depth + 1) for w, _ in inner)
     return left or bool(_LEFT_SCRIPT.match(name))  # `npm run eslint`: eslint *.js
+
+
+def _wraps_a_command(command: list[str], rest: list[str]) -> bool:
+    """A coverage wrapper that runs a command (``c8 tape test/*.js``: the tests, which @fastify/proxy-addr 5.0.0's
+    ``test:unit`` runs), not one of its own reports or thresholds (``c8 check-coverage``, ``nyc report``)."""
+    return PurePosixPath(command[0]).name in _WRAPPERS and bool(rest) and rest[0] not in _COVERAGE_COMMANDS
 
 
 def _unversioned(word: str) -> str:

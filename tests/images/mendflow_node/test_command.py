@@ -124,6 +124,13 @@ def test_a_coverage_threshold_chained_after_the_runner_is_left_to_mendflows_cove
     assert command.read("c8 mocha && c8 check-coverage --lines 100 && npx nyc report").then == []
 
 
+def test_a_coverage_wrapper_running_an_unread_runner_runs_it() -> None:
+    """@fastify/proxy-addr 5.0.0 as published: its tape suite ran not at all, only the type test after it."""
+    scripts = {"test": "npm run test:unit && npm run test:typescript", "test:unit": "c8 tape test/**/*.js"}
+    scripts["test:typescript"] = "tsd"
+    assert command.read_test(scripts) == command.TestCommand("script")  # the script runs whole
+
+
 @pytest.mark.parametrize("script", ["jest || true", "jest ; tsd", "jest | tee out.txt"])
 def test_only_an_and_chain_runs_after_the_tests(script: str) -> None:
     assert command.read(script).then == []
