@@ -127,7 +127,7 @@ def offline(
     if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
         return argv
     sandbox = ["--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
-    sandbox += ["--tmpfs", "/tmp", *_this_job_alone(), *_loopback_hosts()]
+    sandbox += ["--tmpfs", "/tmp", *_this_job_alone(), *_loopback_hosts(), *_named_user()]
     if egress := os.environ.get(EGRESS_SOCKET):  # a Unix socket crosses network namespaces: hide it
         sandbox += ["--tmpfs", str(Path(egress).parent)]
     for path in sorted({str(p.resolve()) for p in readable if _under_tmp(p.resolve())}):
@@ -156,23 +156,46 @@ def _sandbox_hosts() -> str | None:
     return f"{machine.rstrip()}\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 
-_written_hosts: dict[str, Path] = {}  # the file this process wrote, written again if a temp cleaner removed it
+def sandbox_passwd(uid: int, gid: int) -> str | None:
+    """The offline sandbox's ``/etc/passwd``, naming ``uid`` as a container image names its user, where the
+    machine's does not (None where it does): the local launcher runs each job as a uid of its own, and a process
+    started without ``HOME`` asks for its home by the uid (pino-pretty 13.0.0's CLI tests spawn it with ``TERM``
+    and ``TZ`` alone; Node's ``os.homedir()`` then threw ENOENT). The home is the sandbox's own ``/tmp``."""
+    try:
+        machine = Path("/etc/passwd").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        machine = ""
+    if any(line.split(":")[2:3] == [str(uid)] for line in machine.splitlines()):
+        return None
+    return f"{machine.rstrip()}\nmendflow:x:{uid}:{gid}:mendflow job:/tmp:/usr/sbin/nologin\n".lstrip()
+
+
+_written_etc: dict[str, Path] = {}  # the files this process wrote, written again if a temp cleaner removed one
 
 
 def _loopback_hosts() -> list[str]:
     """bwrap arguments that bind ``_sandbox_hosts`` over ``/etc/hosts``, from a file outside the sandbox's view."""
-    text = _sandbox_hosts()
+    return _bound_over("/etc/hosts", _sandbox_hosts())
+
+
+def _named_user() -> list[str]:
+    """bwrap arguments that bind ``sandbox_passwd`` of this process's uid over ``/etc/passwd``."""
+    return _bound_over("/etc/passwd", sandbox_passwd(os.getuid(), os.getgid()))
+
+
+def _bound_over(place: str, text: str | None) -> list[str]:
+    """bwrap arguments that show ``text`` at ``place`` (none for None), from a file outside the sandbox's view."""
     if text is None:
         return []
-    path = _written_hosts.get(text)
+    path = _written_etc.get(text)
     if path is None or not path.is_file():
-        fd, name = tempfile.mkstemp(prefix="mendflow-hosts-")
-        with os.fdopen(fd, "w", encoding="utf-8") as hosts:
-            hosts.write(text)
+        fd, name = tempfile.mkstemp(prefix=f"mendflow-{Path(place).name}-")
+        with os.fdopen(fd, "w", encoding="utf-8") as written:
+            written.write(text)
         os.chmod(name, 0o644)
-        path = _written_hosts[text] = Path(name)
+        path = _written_etc[text] = Path(name)
         atexit.register(path.unlink, missing_ok=True)  # a runner outside a job's own temp dir leaves nothing
-    return ["--ro-bind", str(path), "/etc/hosts"]
+    return ["--ro-bind", str(path), place]
 
 
 def confined(writable: tuple[Path, ...], refusals: Path) -> Wrap:
@@ -189,7 +212,7 @@ def confined(writable: tuple[Path, ...], refusals: Path) -> Wrap:
         arg for path in sorted({str(p.resolve()) for p in writable if p.exists()}) for arg in ("--bind", path, path)
     ]
     prefix = [bwrap, "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
-    prefix += [*_this_job_alone(), *binds]
+    prefix += [*_this_job_alone(), *_named_user(), *binds]
     egress = os.environ.get(EGRESS_SOCKET)
     if not egress:
         return lambda argv: [*prefix, "--", *argv]

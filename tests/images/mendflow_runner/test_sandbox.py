@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mendflow_runner.proc import _loopback_hosts, sandbox
+from mendflow_runner.proc import _loopback_hosts, sandbox, sandbox_passwd
 
 RESOLVE = "import socket, sys; print(socket.getaddrinfo('localhost', 80, int(sys.argv[1]))[0][4][0])"
 
@@ -44,3 +44,14 @@ def test_a_mounted_tree_is_seen_in_place_and_read_only(tmp_path: Path) -> None:
     wrote = subprocess.run(wrap([sys.executable, "-c", WRITE, str(place / "pkg" / "index.js")]), capture_output=True)
     assert (wrote.returncode, b"Read-only file system" in wrote.stderr) == (1, True)
     assert (tree / "pkg" / "index.js").read_text() == "kept"
+
+
+def test_a_uid_the_machine_does_not_name_gets_an_entry_with_the_sandboxs_tmp_as_home() -> None:
+    unnamed = 1_600_999_999  # the local launcher's job ids start at 1,600,000,000; no account uses them
+    passwd = sandbox_passwd(unnamed, unnamed)
+    entry = f"mendflow:x:{unnamed}:{unnamed}:mendflow job:/tmp:/usr/sbin/nologin\n"
+    assert passwd is not None and passwd.endswith(entry)
+
+
+def test_a_uid_the_machine_names_keeps_the_machines_passwd() -> None:
+    assert sandbox_passwd(0, 0) is None

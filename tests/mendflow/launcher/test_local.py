@@ -110,6 +110,32 @@ def test_each_job_runs_as_a_uid_of_its_own(launcher: LocalLauncher, tmp_path: Pa
     assert not [uid for uid in (uid_a, uid_b) if (launcher.ids.root / str(uid)).exists()]  # claims went with them
 
 
+# A test that starts a process with no environment at all: it finds its home by its uid (pino-pretty 13.0.0's CLI
+# tests spawn it with TERM and TZ alone, and Node's os.homedir() threw ENOENT for a job's uid).
+HOMELESS_TEST = """import subprocess, sys
+
+import pytest
+
+
+@pytest.mark.fast
+def test_a_process_started_without_home_finds_one():
+    said = subprocess.run([sys.executable, "-c", "import os.path; print(os.path.expanduser('~'))"], env={},
+                          capture_output=True, text=True, check=True)
+    assert said.stdout.strip() == "/tmp"
+"""
+
+
+@pytest.mark.slow
+@ROOT_ONLY
+def test_a_jobs_uid_has_a_name_and_a_home_in_its_sandbox(
+    launcher: LocalLauncher, make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(demo_files(**{"tests/test_homeless.py": HOMELESS_TEST}))
+    result = launcher.run(build_job(repo, tmp_path))
+    report = BuildReport.model_validate_json((tmp_path / "report.json").read_text())
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), result.log_tail
+
+
 def _cache_job(scope: str, code: str, tmp_path: Path) -> JobSpec:
     return script_job(code + "\nopen('out/result.json', 'w').write(json.dumps(res))", tmp_path, cache_scope=scope)
 
