@@ -156,8 +156,9 @@ def _sandbox_hosts() -> str | None:
     return f"{machine.rstrip()}\n::1\tlocalhost ip6-localhost ip6-loopback\n"
 
 
+@functools.cache  # read once: every sandboxed command asks
 def sandbox_passwd(uid: int, gid: int) -> str | None:
-    """The offline sandbox's ``/etc/passwd``, naming ``uid`` as a container image names its user, where the
+    """A sandbox's ``/etc/passwd``, naming ``uid`` as a container image names its user, where the
     machine's does not (None where it does): the local launcher runs each job as a uid of its own, and a process
     started without ``HOME`` asks for its home by the uid (pino-pretty 13.0.0's CLI tests spawn it with ``TERM``
     and ``TZ`` alone; Node's ``os.homedir()`` then threw ENOENT). The home is the sandbox's own ``/tmp``."""
