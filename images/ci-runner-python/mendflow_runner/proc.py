@@ -303,7 +303,23 @@ def _under_tmp(path: Path) -> bool:
     return path.is_relative_to("/tmp") and path.exists()
 
 
+# bubblewrap copies the machine's mount table into a sandbox; a mount that comes or goes meanwhile (a container's
+# network namespace on a busy host) fails that start before any of the command runs (containers/bubblewrap#650).
+_MOUNT_RACE = re.compile(r"bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags: [^\n]*\n?")
+SANDBOX_STARTS = 3
+
+
 def run(argv: list[str], *, cwd: Path | None, env: dict[str, str], timeout: float, log: Log) -> StepResult:
+    """``argv`` under ``timeout``, logged; a sandbox start lost to a changing mount table is tried again."""
+    deadline = time.monotonic() + timeout
+    for _ in range(SANDBOX_STARTS - 1):
+        r = _run_once(argv, cwd=cwd, env=env, timeout=deadline - time.monotonic(), log=log)
+        if not (in_bwrap(argv) and r.returncode == 1 and _MOUNT_RACE.fullmatch(r.stderr)):
+            return r
+    return _run_once(argv, cwd=cwd, env=env, timeout=deadline - time.monotonic(), log=log)
+
+
+def _run_once(argv: list[str], *, cwd: Path | None, env: dict[str, str], timeout: float, log: Log) -> StepResult:
     start = time.monotonic()
     if timeout <= 0:
         r = StepResult(argv, None, "", "no time left in the job's budget", 0.0, timed_out=True)

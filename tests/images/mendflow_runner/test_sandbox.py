@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mendflow_runner.proc import _loopback_hosts, sandbox, sandbox_passwd
+from mendflow_runner.proc import SANDBOX_STARTS, Log, _loopback_hosts, run, sandbox, sandbox_passwd
 
 RESOLVE = "import socket, sys; print(socket.getaddrinfo('localhost', 80, int(sys.argv[1]))[0][4][0])"
 
@@ -55,3 +55,44 @@ def test_a_uid_the_machine_does_not_name_gets_an_entry_with_the_sandboxs_tmp_as_
 
 def test_a_uid_the_machine_names_keeps_the_machines_passwd() -> None:
     assert sandbox_passwd(0, 0) is None
+
+
+# A stand-in for bwrap, named so: it fails its first ``LOST`` starts as bwrap 0.8.0 does when a mount goes while it
+# copies the mount table (the CNI network namespace of a pod the real node started beside), then runs the command.
+RACING_BWRAP = """#!/bin/sh
+REMOUNT='remount "/newroot/run/netns/cni-1": No such file or directory'
+count="$(cat "$STARTS" 2>/dev/null || echo 0)"; echo $((count + 1)) > "$STARTS"
+if [ "$count" -lt "$LOST" ]; then
+  echo "bwrap: Can't bind mount /oldroot/ on /newroot/: Unable to apply mount flags: $REMOUNT" >&2
+  exit 1
+fi
+shift 2; exec "$@"
+"""
+
+
+def _racing_bwrap(tmp_path: Path, lost: int) -> tuple[list[str], dict[str, str]]:
+    bwrap = tmp_path / "bin" / "bwrap"
+    bwrap.parent.mkdir()
+    bwrap.write_text(RACING_BWRAP)
+    bwrap.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "STARTS": str(tmp_path / "starts"), "LOST": str(lost)}
+    return [str(bwrap), "--ro-bind-stand-in", "--", sys.executable, "-c", "print('ran')"], env
+
+
+def test_a_sandbox_start_lost_to_a_changing_mount_table_is_tried_again(tmp_path: Path) -> None:
+    argv, env = _racing_bwrap(tmp_path, lost=1)
+    r = run(argv, cwd=tmp_path, env=env, timeout=60, log=Log(tmp_path / "log"))
+    assert (r.ok, r.stdout.strip(), (tmp_path / "starts").read_text().strip()) == (True, "ran", "2")
+
+
+def test_a_sandbox_that_keeps_losing_its_start_fails_after_its_last_try(tmp_path: Path) -> None:
+    argv, env = _racing_bwrap(tmp_path, lost=SANDBOX_STARTS)
+    r = run(argv, cwd=tmp_path, env=env, timeout=60, log=Log(tmp_path / "log"))
+    assert (r.returncode, (tmp_path / "starts").read_text().strip()) == (1, str(SANDBOX_STARTS))
+
+
+def test_a_command_failing_in_its_sandbox_runs_once(tmp_path: Path) -> None:
+    fail = "import sys; open('ran', 'a').write('x'); sys.exit('1 failed')"
+    argv = sandbox(tmp_path)([sys.executable, "-c", fail])
+    r = run(argv, cwd=tmp_path, env={}, timeout=60, log=Log(tmp_path / "log"))
+    assert (r.returncode, (tmp_path / "ran").read_text()) == (1, "x")
