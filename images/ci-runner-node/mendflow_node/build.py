@@ -6,7 +6,8 @@ ts-standard when a script of its runs one), and the test runner its ``test`` scr
 Every tool is the repository's own, from ``node_modules/.bin`` at the version its lockfile pins; the image brings
 Node and npm only (``npm exec`` fetches the pnpm or yarn a project uses, in the dependency phase). Coverage comes
 from the runner's own provider (jest's, vitest's v8 or istanbul, c8 or else nyc for mocha, Node's own for
-``node --test``, without the test files it ran) as LCOV, read into the Coverage contract.
+``node --test``, without the test files it ran) as LCOV, read into the Coverage contract; where the repository has
+no c8 or nyc to measure a script or mocha, from V8's own data, counted as c8 counts it (``v8.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from mendflow_runner import coverage_formats, handoff, proc
 from mendflow_runner.config import JobConfig
@@ -29,7 +29,7 @@ from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 
-from . import checks, command, installed, results
+from . import checks, command, installed, results, v8
 from .project import Project, ProjectError
 
 COVERAGE = "coverage.json"
@@ -140,30 +140,6 @@ def _npm_cause(step: StepResult) -> str:
     if "command failed" in said and (last := _said(printed) if printed else _last_line(step.stdout)):
         said.append(last)
     return "; ".join(said)[:600]
-
-
-def package_scripts_only(v8_dir: Path, src: Path) -> bool:
-    """V8's coverage files in ``v8_dir`` cut to the package's own scripts, for c8 to read; whether any is left. c8
-    reports no other file (``node_modules``, Node's and npm's own are outside its default set), yet parses them all:
-    a chained jest's 6.6 MB of them took process-warning 5.1.1's c8 report a second."""
-    own, kept = f"{src.resolve().as_uri()}/", False
-    for path in v8_dir.glob("*.json"):
-        data = _cut_to(json.loads(path.read_text(encoding="utf-8")), own)
-        if data["result"]:
-            path.write_text(json.dumps(data), encoding="utf-8")
-            kept = True
-        else:
-            path.unlink()
-    return kept
-
-
-def _cut_to(data: dict[str, Any], own: str) -> dict[str, Any]:
-    """One V8 coverage file's scripts under ``own`` (a URL prefix), but for those in its ``node_modules``."""
-    scripts = [s for s in data.get("result", []) if s.get("url", "").startswith(own)]
-    scripts = [s for s in scripts if "node_modules" not in s["url"][len(own) :].split("/")]
-    urls = {s["url"] for s in scripts}
-    maps = {url: found for url, found in data.get("source-map-cache", {}).items() if url in urls}
-    return {**data, "result": scripts, "source-map-cache": maps}
 
 
 def _last_line(text: str) -> str:
@@ -390,7 +366,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.rep.test_command = argv
         if before := self._chained(self.test.before, results.TestRun()):
             return results.TestRun(), before
-        step = self._node(argv, {**self._script_env(), **self.test.env, **self._script_coverage_env()})
+        step = self._node(argv, {**self._script_env(), **self.test.env, **self._own_coverage_env()})
         mocha_json = self.results_dir / "mocha.json"
         if runner == "mocha" and not mocha_json.is_file() and (printed := results.mocha_json_from_stdout(step.stdout)):
             mocha_json.write_text(printed, encoding="utf-8")
@@ -464,8 +440,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return [str(c8), "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={out / 'c8'}", *mocha]
         if nyc := self.proj.bin("nyc"):  # istanbul's wrapper, with the repository's own nyc configuration
             return [str(nyc), "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-dir={out / 'nyc'}", *mocha]
-        self.rep.lint_advisory.append(".:0:0 coverage mocha without c8 or nyc: no coverage (add c8 to devDependencies)")
-        return mocha
+        return mocha  # measured through V8 (``_own_coverage_env``)
 
     def _script_env(self) -> dict[str, str]:
         """What a command of the scripts run without npm needs of it: ``node_modules/.bin`` on PATH."""
@@ -513,13 +488,28 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def v8_dir(self) -> Path:
         return self.results_dir / "v8"
 
-    def _script_coverage_env(self) -> dict[str, str]:
-        """For a script of its own, with the repository's c8 to report it: V8 writes the coverage of every node
-        process it starts (Node's own switch). Without c8 nothing would read it, and writing it is not free
-        (secure-json-parse 2.7.0, whose script runs nyc and then tsd's type checker: 0.6-0.9 s of its 6 s)."""
-        if self.test.runner != "script" or self.proj.bin("c8") is None:
-            return {}
-        return {"NODE_V8_COVERAGE": str(self.v8_dir)}
+    def _reads_v8(self) -> bool:
+        """Whether V8's coverage data of a command is read: by the repository's c8, else by mendflow (``v8.py``)
+        where the package does not measure with nyc (its own dependency, not tap 12's). A script measured with nyc
+        leaves nyc's data, and writing V8's too is not free (secure-json-parse 2.7.0, whose script runs nyc and
+        then tsd's type checker: 0.6-0.9 s of its 6 s)."""
+        return self.proj.bin("c8") is not None or not self.proj.depends_on("nyc")
+
+    def _own_coverage_env(self) -> dict[str, str]:
+        """For a script of its own, and for mocha with no c8 or nyc to wrap it: V8 writes the coverage of every
+        node process it starts (Node's own switch)."""
+        script = self.test.runner == "script" and self._reads_v8()
+        bare_mocha = self.test.runner == "mocha" and not (self.proj.bin("c8") or self.proj.bin("nyc"))
+        return {"NODE_V8_COVERAGE": str(self.v8_dir)} if script or bare_mocha else {}
+
+    def _v8_lcov(self, v8_dir: Path) -> str:
+        """mendflow's LCOV of V8's data in ``v8_dir``, where the repository has no c8 to report it ('' if none);
+        an advisory names the scripts it cannot measure, which ran compiled."""
+        text, compiled = v8.to_lcov(v8_dir, self.src) if v8_dir.is_dir() else ("", [])
+        if compiled:
+            said = f"{len(compiled)} scripts ran compiled and are not measured without c8: {', '.join(compiled[:3])}"
+            self.rep.lint_advisory.append(f".:0:0 coverage {said}")
+        return text
 
     @property
     def chained_v8_dir(self) -> Path:
@@ -529,14 +519,17 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         """A suite the script runs after its runner is measured too, where the repository's c8 can report it
         (pino 10.4.0's `jest test/jest && npm run borp`); not a type test (tsd, tstyche: V8's data of the type
         checker made process-warning's c8 report 3.9 s, where its jest's took 1)."""
-        if self.test.runner == "script" or self.proj.bin("c8") is None:
+        if self.test.runner == "script" or not self._reads_v8():
             return {}
         return {"NODE_V8_COVERAGE": str(self.chained_v8_dir)} if command.runs_tests(words, self.proj.scripts) else {}
 
     def _chained_lcov(self) -> str:
-        """The LCOV of what the commands run after the runner measured, by the repository's c8 ('' if none)."""
+        """The LCOV of what the commands run after the runner measured, by the repository's c8, else by mendflow
+        ('' if none)."""
         c8, out = self.proj.bin("c8"), self.results_dir / "after"
-        if c8 is None or not package_scripts_only(self.chained_v8_dir, self.src):
+        if c8 is None:
+            return self._v8_lcov(self.chained_v8_dir)
+        if not v8.own_scripts(self.chained_v8_dir, self.src):
             return ""
         self._node(
             [str(c8), "report", "--reporter=lcovonly", f"--report-dir={out}", f"--temp-directory={self.chained_v8_dir}"]
@@ -562,28 +555,34 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
 
     def _script_lcov(self) -> None:
         """A test script's coverage as LCOV, reported by the repository's own tool: nyc from the istanbul data its
-        run left (``.nyc_output``), else c8 from V8's data, ours and that of a c8 the script ran itself."""
+        run left (``.nyc_output``), else c8 from V8's data, ours and that of a tool the script ran itself; without
+        c8, mendflow reports V8's data (``v8.py``)."""
         cover, nyc_data = self.lcov.parent, self.src / ".nyc_output"
         if (nyc := self.proj.bin("nyc")) and any(nyc_data.glob("*.json")):
             self._node([str(nyc), "report", "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-dir={nyc_data}"])
-        elif c8 := self.proj.bin("c8"):
-            self.v8_dir.mkdir(parents=True, exist_ok=True)
-            for data in (d for own in OWN_V8_DIRS for d in (self.src / own).glob("*.json")):
-                shutil.copy(data, self.v8_dir)
+            return
+        self.v8_dir.mkdir(parents=True, exist_ok=True)
+        for data in (d for own in OWN_V8_DIRS for d in (self.src / own).glob("*.json")):
+            shutil.copy(data, self.v8_dir)
+        if c8 := self.proj.bin("c8"):
             report = ["report", "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={self.v8_dir}"]
             self._node([str(c8), *report])
+        elif text := self._v8_lcov(self.v8_dir):
+            self.lcov.write_text(text, encoding="utf-8")
 
     def _no_script_lcov(self) -> None:
-        """A test script left no LCOV, or one of no file (``from_lcov`` refuses it): no coverage, not 100 % of
-        nothing. c8 writes one of no file when it saw only npm's and the runner's processes, or the test files it
-        excludes."""
-        if self.test.runner == "script":
-            self.rep.lint_advisory.append(".:0:0 coverage the test script left no c8 or nyc data: no coverage")
+        """A test script (or a bare mocha) left no LCOV, or one of no file (``from_lcov`` refuses it): no
+        coverage, not 100 % of nothing. c8 writes one of no file when it saw only npm's and the runner's processes,
+        or the test files it excludes."""
+        if self.test.runner in ("script", "mocha"):
+            self.rep.lint_advisory.append(".:0:0 coverage the tests measured no script of the package: no coverage")
 
     def _coverage(self) -> None:
         """The runner's LCOV read into the Coverage contract (``coverage.json`` and the report)."""
         if self.test.runner == "script":
             self._script_lcov()
+        elif self.test.runner == "mocha" and not self.lcov.is_file() and (text := self._v8_lcov(self.v8_dir)):
+            self.lcov.write_text(text, encoding="utf-8")
         self._with_chained_coverage()
         if not self.lcov.is_file():
             self._no_script_lcov()

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from mendflow_node.build import package_scripts_only
 from mendflow_node.installed import KEPT_DIR
+from mendflow_node.v8 import own_scripts
 from mendflow_runner.proc import EGRESS_SOCKET
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
@@ -520,6 +520,19 @@ def test_a_tape_suite_gets_the_coverage_its_own_c8_or_nyc_measured(
     assert calc_coverage is not None and calc_coverage.missing_lines == [3]
 
 
+def test_a_tape_suite_without_c8_or_nyc_gets_v8s_coverage(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """close-with-grace 2.1.0's `tape test/*.js | tap-dot`: no tool of the package's measures; V8 does."""
+    calc = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => {\n  return a - b;\n};\n"
+    manifest = package_json("tape test.js", tape="5.10.2")
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, "calc.js": calc, "test.js": TAPE_TESTS})
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.coverage is not None and [f.path for f in report.coverage.files] == ["calc.js"]
+    calc_coverage = report.coverage.file("calc.js")
+    assert calc_coverage is not None and calc_coverage.missing_lines == [3]
+
+
 ADD_TEST = """\
 const test = require("node:test");
 const assert = require("node:assert");
@@ -543,11 +556,13 @@ TWO_SUITES = {
 }
 
 
+@pytest.mark.parametrize("tools", [{"c8": "10.1.3"}, {}], ids=["c8", "v8"])
 def test_a_suite_the_script_runs_after_the_runner_is_measured_with_it(
-    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+    tools: dict[str, str], make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
-    """pino 10.4.0's `jest test/jest && npm run borp`: the runner's coverage and the second suite's, as one."""
-    manifest = package_json("node --test test/add.test.js && tape test/sub.js", tape="5.10.2", c8="10.1.3")
+    """pino 10.4.0's `jest test/jest && npm run borp`: the runner's coverage and the second suite's, as one, by
+    the repository's c8 or from V8's data."""
+    manifest = package_json("node --test test/add.test.js && tape test/sub.js", tape="5.10.2", **tools)
     report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, **TWO_SUITES})
     assert report.status is BuildStatus.PASSED, report.error_reason
     calc = report.coverage.file("calc.js") if report.coverage else None
@@ -568,7 +583,7 @@ def test_a_suite_after_the_runner_is_measured_with_it_when_the_script_runs_more_
 def test_a_suite_after_the_runner_that_cannot_be_measured_is_said(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
-    manifest = package_json("node --test test/add.test.js && tape test/sub.js", tape="5.10.2")
+    manifest = package_json("node --test test/add.test.js && tape test/sub.js", tape="5.10.2", nyc="17.1.0")
     report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, **TWO_SUITES})
     said = "coverage measures the runner's tests only: `tape test/sub.js`, which the test script runs after them"
     assert any(said in line for line in report.lint_advisory), report.lint_advisory
@@ -581,7 +596,7 @@ def test_v8s_data_for_c8_keeps_the_packages_scripts_and_drops_its_dependencies(t
     (package / "calc.js").write_text('require("dep");\nexports.add = (a, b) => a + b;\n')
     v8 = tmp_path / "v8"
     subprocess.run(["node", "-e", 'require("./calc.js")'], cwd=package, env={"NODE_V8_COVERAGE": str(v8)}, check=True)
-    assert package_scripts_only(v8, package)
+    assert own_scripts(v8, package)
     scripts = [s["url"] for f in v8.glob("*.json") for s in json.loads(f.read_text())["result"]]
     assert scripts == [(package / "calc.js").as_uri()]
 
@@ -840,14 +855,16 @@ MOCHA_TESTS = 'const assert = require("node:assert");\n' + MOCHA_TESTS.replace(
 )
 
 
-def test_mocha_without_c8_reports_its_tests_and_says_there_is_no_coverage(
+def test_mocha_without_c8_or_nyc_reports_its_tests_and_v8s_coverage(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
     files: Files = {"package.json": package_json("mocha", mocha="11.7.5"), "calc.js": CALC, "test/calc.js": MOCHA_TESTS}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/calc.js::div divides wrongly"])
     assert (report.tests.passed, report.tests.failed) == (1, 1)
-    assert report.coverage is None and any("without c8" in line for line in report.lint_advisory)
+    assert report.coverage is not None and [f.path for f in report.coverage.files] == ["calc.js"]
+    calc = report.coverage.file("calc.js")
+    assert calc is not None and calc.missing_lines == [3, 4]  # as c8 counts: the block's range ends after its brace
 
 
 # Mocha 8 prints its json reporter's report to stdout (no `output` option): json-schema-traverse 1.0.0 resolves 8.4.0.
@@ -881,13 +898,14 @@ def test_a_script_whose_c8_measured_no_file_of_the_repository_has_no_coverage(
     report = _build(make_repo, tmp_path, node_cache, files)
     assert report.status is BuildStatus.PASSED, report.error_reason
     assert report.coverage is None
-    assert any("left no c8 or nyc data: no coverage" in line for line in report.lint_advisory)
+    assert any("measured no script of the package: no coverage" in line for line in report.lint_advisory)
 
 
-def test_a_script_without_c8_has_no_v8_coverage_written(
+def test_a_script_of_a_package_with_nyc_and_no_c8_has_no_v8_coverage_written(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
-    files = {"package.json": package_json("node test/check.js"), "test/check.js": PASSING_CHECK}
+    """nyc's data is what such a script leaves (secure-json-parse 2.7.0): V8's would cost time and go unread."""
+    files = {"package.json": package_json("node test/check.js", nyc="17.1.0"), "test/check.js": PASSING_CHECK}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert report.status is BuildStatus.PASSED, report.error_reason
     assert not list((tmp_path / "work" / "results").rglob("coverage-*.json"))
@@ -954,6 +972,8 @@ def test_a_tap_suite_gets_the_coverage_tap_had_v8_write(tap_report: BuildReport)
 # -- tsconfig.json: a gate only when the project type-checks with its own TypeScript ---------------------------
 
 EDITOR_TSCONFIG = '{"compilerOptions":{"allowJs":true,"checkJs":true,"strict":true,"noEmit":true,"target":"es2015"}}'
+
+
 ADD_TEST = """\
 import test from "node:test";
 import assert from "node:assert";
