@@ -74,6 +74,8 @@ TS_SUBJECTS = [
     # a prepublish script of its own (the root package's install scripts run on each job's kept install); its npm
     # test lints (eslint), runs nyc tape, then audits (aud: the registry's audit API)
     ("minimist", "minimist@1.2.8", ["npm", "test"]),
+    # standard, then tape piped to tap-dot in child processes, then tsd: no c8 or nyc, so V8's data is mendflow's
+    ("close-with-grace", "close-with-grace@2.1.0", ["npm", "test"]),
 ]
 RUST_SUBJECTS = [
     ("rust-duration (example)", None),
