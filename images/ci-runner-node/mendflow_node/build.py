@@ -516,8 +516,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return self.results_dir / "v8-after"
 
     def _chained_coverage_env(self, words: list[str]) -> dict[str, str]:
-        """A suite the script runs after its runner is measured too, where the repository's c8 can report it
-        (pino 10.4.0's `jest test/jest && npm run borp`); not a type test (tsd, tstyche: V8's data of the type
+        """A suite the script runs after its runner is measured too, where its V8 data is read (``_reads_v8``:
+        pino 10.4.0's `jest test/jest && npm run borp`); not a type test (tsd, tstyche: V8's data of the type
         checker made process-warning's c8 report 3.9 s, where its jest's took 1)."""
         if self.test.runner == "script" or not self._reads_v8():
             return {}
