@@ -505,11 +505,16 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def _v8_lcov(self, v8_dir: Path) -> str:
         """mendflow's LCOV of V8's data in ``v8_dir``, where the repository has no c8 to report it ('' if none);
         an advisory names the scripts it cannot measure, which ran compiled."""
-        text, compiled = v8.to_lcov(v8_dir, self.src) if v8_dir.is_dir() else ("", [])
+        text, compiled = v8.to_lcov(v8_dir, self.src)
         if compiled:
             said = f"{len(compiled)} scripts ran compiled and are not measured without c8: {', '.join(compiled[:3])}"
             self.rep.lint_advisory.append(f".:0:0 coverage {said}")
         return text
+
+    def _write_v8_lcov(self) -> None:
+        """The test step's LCOV, from V8's data of it (``_v8_lcov``), when it measured any script."""
+        if text := self._v8_lcov(self.v8_dir):
+            self.lcov.write_text(text, encoding="utf-8")
 
     @property
     def chained_v8_dir(self) -> Path:
@@ -567,8 +572,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         if c8 := self.proj.bin("c8"):
             report = ["report", "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={self.v8_dir}"]
             self._node([str(c8), *report])
-        elif text := self._v8_lcov(self.v8_dir):
-            self.lcov.write_text(text, encoding="utf-8")
+        else:
+            self._write_v8_lcov()
 
     def _no_script_lcov(self) -> None:
         """A test script (or a bare mocha) left no LCOV, or one of no file (``from_lcov`` refuses it): no
@@ -581,8 +586,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         """The runner's LCOV read into the Coverage contract (``coverage.json`` and the report)."""
         if self.test.runner == "script":
             self._script_lcov()
-        elif self.test.runner == "mocha" and not self.lcov.is_file() and (text := self._v8_lcov(self.v8_dir)):
-            self.lcov.write_text(text, encoding="utf-8")
+        elif self.test.runner == "mocha" and not self.lcov.is_file():
+            self._write_v8_lcov()
         self._with_chained_coverage()
         if not self.lcov.is_file():
             self._no_script_lcov()

@@ -152,6 +152,11 @@ class _StartEvents:
         self.pending_offset = 0
         self.pending: list[tuple[int, _Tree]] | None = None
 
+    def push_pending(self, index: int, tree: _Tree) -> None:
+        """The right part of a tree cut at the open range's end, to start where that range ends."""
+        self.pending = self.pending or []
+        self.pending.append((index, tree))
+
     def next(self) -> tuple[int, list[tuple[int, _Tree]]] | None:
         event = self.queue[self.index] if self.index < len(self.queue) else None
         if self.pending is not None and (event is None or self.pending_offset < event[0]):
@@ -184,7 +189,7 @@ def _merge_children(parents: list[_Tree]) -> list[_Tree]:
         for index, tree in trees:
             if tree.end > open_range[1]:
                 right = tree.split(open_range[1])
-                events.pending = [*(events.pending or []), (index, right)]
+                events.push_pending(index, right)
             nested.setdefault(index, []).append(tree)
     if open_range is not None:
         result.append(_next_child(open_range, nested))

@@ -124,7 +124,7 @@ def _c8s(c8: Path, package: Path, data: Path) -> str:
 
 @pytest.mark.parametrize("tests", [["test/first.js"], ["test/first.js", "test/second.js"]], ids=["one", "two"])
 def test_the_lcov_is_c8s_of_the_same_data(tests: list[str], c8: Path, tmp_path: Path) -> None:
-    # V8's own data, from one process or two; c8 reads a copy, as it rewrites none of it
+    # V8's own data, from one process or two: `c8 report` reads the same files, and rewrites none of them
     package = _package(tmp_path / "pkg")
     data = _measure(package, *tests)
     ours, compiled = v8.to_lcov(data, package)
