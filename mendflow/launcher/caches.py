@@ -39,14 +39,15 @@ def disk_usage(path: Path) -> int:
     return total
 
 
-def survey(scopes: Path) -> list[CacheUse]:
+def cache_dirs(scopes: Path) -> list[Path]:
     """Every cache directory under ``scopes`` (names starting with a dot are the launcher's own files)."""
-    found = []
-    for entry in sorted(scopes.iterdir()) if scopes.is_dir() else []:
-        if entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir():
-            continue
-        found.append(CacheUse(entry, entry.stat().st_mtime, disk_usage(entry)))
-    return found
+    entries = sorted(scopes.iterdir()) if scopes.is_dir() else []
+    return [e for e in entries if not e.name.startswith(".") and not e.is_symlink() and e.is_dir()]
+
+
+def survey(scopes: Path) -> list[CacheUse]:
+    """Every cache directory under ``scopes``, with its last use and size."""
+    return [CacheUse(path, path.stat().st_mtime, disk_usage(path)) for path in cache_dirs(scopes)]
 
 
 def to_evict(caches: list[CacheUse], now: float, max_idle_sec: float, max_bytes: int, busy_sec: float) -> list[Path]:

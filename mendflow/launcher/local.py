@@ -71,7 +71,7 @@ from mendflow.launcher.base import (
     is_credential,
     output_sink,
 )
-from mendflow.launcher.caches import survey, to_evict
+from mendflow.launcher.caches import cache_dirs, survey, to_evict
 from mendflow.launcher.cgroups import JobCgroups, JobLimits
 from mendflow.launcher.egress import Allowlist, EgressProxy, index_hosts
 from mendflow.launcher.ids import SCOPE_PREFIX, IdClaims, files_of, processes_of
@@ -415,12 +415,27 @@ class LocalLauncher(Launcher):
                 max_bytes=int(sandbox.cache_max_gb * 2**30),
                 busy_sec=2 * self.settings.build_timeout_sec,
             )
-            for path in chosen:
-                group = path.stat().st_gid
-                _remove(path)
-                if self.drops and group != 0:
-                    self.ids.release_scope(group, path.name)
+            self._remove_caches(chosen)
         return [f"dependency cache {path.name}" for path in chosen]
+
+    def cache_names(self) -> set[str]:
+        """The names of the dependency caches there are (one per repository, ``cache_key``)."""
+        return {path.name for path in cache_dirs(self.caches)}
+
+    def remove_caches(self, names: set[str]) -> None:
+        """Remove the dependency caches of these names, whatever their age (the test suite's, whose repositories
+        will not be seen again)."""
+        if not self.caches.is_dir():
+            return
+        with self._caches_locked():
+            self._remove_caches([path for path in cache_dirs(self.caches) if path.name in names])
+
+    def _remove_caches(self, paths: list[Path]) -> None:
+        for path in paths:
+            group = path.stat().st_gid
+            _remove(path)
+            if self.drops and group != 0:
+                self.ids.release_scope(group, path.name)
 
     def _group_cache(self, path: Path) -> Path:
         """A repository's cache: root's, with a group of its own (setgid 2770) that only its jobs get."""

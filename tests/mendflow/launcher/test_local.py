@@ -184,6 +184,25 @@ def test_reap_evicts_a_repositorys_cache_unused_past_the_idle_age(tmp_path: Path
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_the_caches_named_are_removed_whatever_their_age_and_the_others_stay(tmp_path: Path) -> None:
+    run = uuid.uuid4().hex[:8]
+    base = Path(f"/var/tmp/mendflow-remove-{run}")  # its own base: a job dropped to its uid must reach it
+    launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
+    try:
+        for scope in (f"gone-{run}", f"kept-{run}"):
+            result = launcher.run(_cache_job(scope, "import json\nres = 'ok'", tmp_path))
+            assert result.state == JobState.SUCCEEDED, result.log_tail
+        gone, kept = (cache_key(f"{name}-{run}") for name in ("gone", "kept"))
+        group = (launcher.caches / gone).stat().st_gid
+
+        launcher.remove_caches({gone, "no-such-cache"})
+
+        assert launcher.cache_names() == {kept}
+        assert not launcher.drops or not (launcher.ids.root / str(group)).exists()  # its group's claim went too
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @ROOT_ONLY
 def test_what_a_job_leaves_in_the_shared_temp_dirs_goes_with_it(launcher: LocalLauncher, tmp_path: Path) -> None:
     left = [Path(d) / f"mendflow-left-{uuid.uuid4().hex}" for d in ("/tmp", "/dev/shm", "/var/tmp")]
