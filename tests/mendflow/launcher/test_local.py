@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import sys
 import textwrap
 import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -164,15 +166,24 @@ def test_a_repositorys_jobs_share_its_cache_and_no_other_repository_reads_it(
     assert (cache_a / "wheel").read_text() == "aa"
 
 
-def test_reap_evicts_a_repositorys_cache_unused_past_the_idle_age(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _base_with_caches(tmp_path: Path, *names: str) -> Iterator[tuple[LocalLauncher, list[Path]]]:
+    """A launcher of its own base (a job dropped to its uid must reach it), and a cache made by a job of each
+    repository named."""
     run = uuid.uuid4().hex[:8]
-    base = Path(f"/var/tmp/mendflow-evict-{run}")  # its own base: a job dropped to its uid must reach it
+    base = Path(f"/var/tmp/mendflow-caches-{run}")
     launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
     try:
-        for scope in (f"old-{run}", f"new-{run}"):
-            result = launcher.run(_cache_job(scope, "import json\nres = 'ok'", tmp_path))
+        for name in names:
+            result = launcher.run(_cache_job(f"{name}-{run}", "import json\nres = 'ok'", tmp_path))
             assert result.state == JobState.SUCCEEDED, result.log_tail
-        old, new = (launcher.caches / cache_key(f"{age}-{run}") for age in ("old", "new"))
+        yield launcher, [launcher.caches / cache_key(f"{name}-{run}") for name in names]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_reap_evicts_a_repositorys_cache_unused_past_the_idle_age(tmp_path: Path) -> None:
+    with _base_with_caches(tmp_path, "old", "new") as (launcher, (old, new)):
         month_ago = time.time() - 30 * 86400
         os.utime(old, (month_ago, month_ago))
         group = old.stat().st_gid
@@ -180,27 +191,16 @@ def test_reap_evicts_a_repositorys_cache_unused_past_the_idle_age(tmp_path: Path
         assert launcher.reap() == [f"dependency cache {old.name}"]
         assert (old.exists(), new.exists()) == (False, True)
         assert not launcher.drops or not (launcher.ids.root / str(group)).exists()  # its group's claim went too
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_the_caches_named_are_removed_whatever_their_age_and_the_others_stay(tmp_path: Path) -> None:
-    run = uuid.uuid4().hex[:8]
-    base = Path(f"/var/tmp/mendflow-remove-{run}")  # its own base: a job dropped to its uid must reach it
-    launcher = LocalLauncher(Settings(cache_dir=tmp_path / "c", sandbox={"local_base_dir": base}))
-    try:
-        for scope in (f"gone-{run}", f"kept-{run}"):
-            result = launcher.run(_cache_job(scope, "import json\nres = 'ok'", tmp_path))
-            assert result.state == JobState.SUCCEEDED, result.log_tail
-        gone, kept = (cache_key(f"{name}-{run}") for name in ("gone", "kept"))
-        group = (launcher.caches / gone).stat().st_gid
+    with _base_with_caches(tmp_path, "gone", "kept") as (launcher, (gone, kept)):
+        group = gone.stat().st_gid
 
-        launcher.remove_caches({gone, "no-such-cache"})
+        launcher.remove_caches({gone.name, "no-such-cache"})
 
-        assert launcher.cache_names() == {kept}
+        assert launcher.cache_names() == {kept.name}
         assert not launcher.drops or not (launcher.ids.root / str(group)).exists()  # its group's claim went too
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @ROOT_ONLY
