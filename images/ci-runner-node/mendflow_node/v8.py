@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -197,17 +198,16 @@ def to_lcov(v8_dir: Path, src: Path) -> tuple[str, list[str]]:
     return "".join(records), sorted(compiled)
 
 
-def _processes(v8_dir: Path) -> list[dict[str, Any]]:
-    """Each process's coverage file; none for one a process cut short."""
-    found = []
+def _processes(v8_dir: Path) -> Iterator[dict[str, Any]]:
+    """Each process's coverage file, one at a time (a suite's may be tens of megabytes, of which only the package's
+    scripts are kept); none for one a process cut short."""
     for path in sorted(v8_dir.glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
         if isinstance(data, dict):
-            found.append(data)
-    return found
+            yield data
 
 
 def _reported(url: str, root: Path) -> str | None:
