@@ -10,8 +10,12 @@ from typing import Any
 from prefect import Flow, get_client, get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.client.schemas.objects import FlowRun
+from prefect.context import FlowRunContext
+from prefect.exceptions import MissingResult
+from prefect.results import ResultRecord
 from prefect.runtime import flow_run
 from prefect.states import Cancelled, Completed, Failed, State
+from prefect.utilities.asyncutils import run_coro_as_sync
 from pydantic import BaseModel, Field
 
 from mendflow import events
@@ -83,8 +87,29 @@ def finish(
     name = STATE_NAMES[outcome]
     if regression is not None:
         reason = regression.error_reason or regression.fail_reason or "build failed"
-        return Failed(name=name, message=f"regression {regression.id}: {reason}", data=result)
-    return Completed(name=name, message=pipeline_summary(result), data=result)
+        return Failed(name=name, message=f"regression {regression.id}: {reason}", data=persisted(result))
+    return Completed(name=name, message=pipeline_summary(result), data=persisted(result))
+
+
+def persisted(result: PipelineResult) -> PipelineResult | ResultRecord[PipelineResult]:
+    """``result`` written to the run's Prefect result storage, so that the final state the API holds points to it.
+
+    A client whose request to set the final state timed out retries it; the server, which took the first,
+    answers the retry with its own copy of the state (Prefect's duplicate-transition rule), and that copy carries
+    the result only where it was persisted. A loaded server (one CI run took 63 s to answer) then left a merged
+    run whose caller read ``MissingResult``. Only this result is persisted: the flow's ``persist_result`` would
+    make every task of the run persist its own as well. Storage that cannot be written leaves the result in
+    memory, as before, with a warning.
+    """
+    context = FlowRunContext.get()
+    if context is None:
+        return result
+    record = context.result_store.create_result_record(result)
+    try:  # the async write: the sync one fails on the flow's metadata storage (NullFileSystem takes no `_sync`)
+        run_coro_as_sync(context.result_store.apersist_result_record(record))
+    except Exception as exc:  # any storage block's error, as Prefect's own write of a returned state warns on
+        get_run_logger().warning("the pipeline's result was not persisted (%s): only this process can read it", exc)
+    return record
 
 
 def coverage_delta(source: Source, result: PipelineResult) -> float | None:
@@ -126,7 +151,10 @@ def cancel_when_interrupted(flow: Flow[..., Any], flow_run: FlowRun, state: Stat
 
 def pipeline_result(state: State[Any]) -> PipelineResult:
     """The PipelineResult of a finished run (``return_state=True``), a regression's included; a crash re-raises."""
-    data = state.result(raise_on_failure=False)
+    try:
+        data = state.result(raise_on_failure=False)
+    except MissingResult as exc:  # its storage could not be written (warned) nor read here
+        raise ContractError(f"pipeline run ended {state.name} but its result cannot be read here: {exc}") from exc
     if isinstance(data, PipelineResult):
         return data
     if isinstance(data, BaseException):

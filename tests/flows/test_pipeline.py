@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from prefect import get_client
 
 from flows import pipeline
 from flows.pipeline import self_healing_pipeline
@@ -47,6 +48,16 @@ def test_failing_b1_files_a_regression_and_plans_nothing(make_repo) -> None:
     assert f"repos/local/red/{result.commit_sha}/B1/regression.json" in store_keys(
         f"repos/local/red/{result.commit_sha}"
     )
+
+
+def test_the_final_state_the_server_holds_carries_the_result(make_repo) -> None:
+    # What a client gets back when its request to set the final state timed out and its retry was refused as a
+    # duplicate: the server's copy of the state (one CI run's merged loop then failed with MissingResult).
+    state = self_healing_pipeline(repo=str(make_repo(FAILING, name="read-back")), branch="main", return_state=True)
+    with get_client(sync_client=True) as client:
+        held = client.read_flow_run(state.state_details.flow_run_id).state
+    assert held is not None and held.name == "Regression"
+    assert pipeline_result(held) == pipeline_result(state)
 
 
 def test_a_repo_without_tests_gets_its_first_ones_merged(make_repo) -> None:
