@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mendflow_node.installed import IN_USE, KEPT_DIR, KeptInstall, install_key, root_scripts
+from mendflow_node.installed import IN_USE, KEPT_DIR, LENT, KeptInstall, install_key, root_scripts
 from mendflow_node.project import Project
 
 from mendflow.contracts import BuildReport, BuildStatus
@@ -160,6 +160,38 @@ def test_the_next_job_gets_the_kept_install_whatever_a_test_wrote_into_its_own(
     assert "/node_modules, read-only" in (tmp_path / "second" / "out" / "runner.log").read_text()
 
 
+USES_WORKSPACE = """\
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import isNumber from "@acme/util";
+
+test("a scoped workspace package, what it requires and its command", () => {
+  assert.equal(isNumber(3), true);
+  assert.equal(execFileSync(process.execPath, ["node_modules/.bin/acme-util"], { encoding: "utf8" }), "true\\n");
+});
+"""
+
+
+def test_a_lent_tree_serves_a_scoped_workspace_package_and_its_dependency(
+    make_repo: RepoFactory, tmp_path: Path, visible_cache: Path
+) -> None:
+    manifest = json.loads(package_json("node --test test/", **{"is-number": "^7.0.0"})) | {"workspaces": ["packages/*"]}
+    files: Files = {
+        "package.json": json.dumps(manifest),
+        "packages/util/package.json": json.dumps(
+            {"name": "@acme/util", "version": "1.0.0", "main": "index.js", "bin": {"acme-util": "cli.js"}}
+        ),
+        "packages/util/index.js": 'module.exports = require("is-number");\n',
+        "packages/util/cli.js": 'console.log(require("./index.js")(3));\n',
+        "test/ws.test.mjs": USES_WORKSPACE,
+    }
+    for job in ("first", "second"):
+        report = _build(make_repo, tmp_path / job, visible_cache, files)
+        assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+        assert "/node_modules, read-only" in (tmp_path / job / "out" / "runner.log").read_text()
+
+
 WRITES = "node -e \"require('fs').writeFileSync('{}', 'yes')\""  # a script that leaves a file where it runs
 # A dependency whose install script leaves a file in its package (npm runs it in the package's directory).
 BUILT_DEP = {"name": "built-dep", "version": "1.0.0", "scripts": {"install": WRITES.format("built.txt")}}
@@ -218,23 +250,55 @@ def test_a_root_script_that_writes_into_node_modules_gets_an_install_of_its_own(
     assert not list((visible_cache / "node" / KEPT_DIR).glob("*/node_modules/built-dep/patched.txt"))
 
 
-def _kept(cache: Path, key: str, **entries: str) -> KeptInstall:
+def _kept(cache: Path, key: str, links: dict[str, str] | None = None, **entries: str) -> KeptInstall:
+    """A kept tree of ``entries`` (path: text) and ``links`` (path: target), with npm's hidden lockfile."""
     kept = KeptInstall(cache, key)
-    for name, text in {"pkg/index.js": "x", ".bin/tool": "#!", **entries}.items():
+    packages = {path: target for path, target in (links or {}).items() if not path.startswith(".bin/")}  # as npm's
+    locked = {f"node_modules/{path}": {"resolved": target, "link": True} for path, target in packages.items()}
+    hidden = json.dumps({"packages": locked})
+    for name, text in {"pkg/index.js": "x", ".bin/tool": "#!", ".package-lock.json": hidden, **entries}.items():
         (kept.tree / name).parent.mkdir(parents=True, exist_ok=True)
         (kept.tree / name).write_text(text)
+    for path, target in (links or {}).items():
+        (kept.tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (kept.tree / path).symlink_to(target)
     (kept.tree.parent / IN_USE).touch()
     return kept
 
 
-def test_a_lent_tree_is_a_mount_point_per_package_and_a_copy_of_the_tools_caches(tmp_path: Path) -> None:
-    kept = _kept(tmp_path / "cache", "a", **{".cache/babel/x": "cached", ".package-lock.json": "{}"})
+def test_a_lent_tree_is_one_bind_a_link_per_package_and_a_copy_of_the_tools_caches(tmp_path: Path) -> None:
+    kept = _kept(tmp_path / "cache", "a", **{".cache/babel/x": "cached"})
     node_modules = tmp_path / "src" / "node_modules"
     node_modules.parent.mkdir()
-    mounts = kept.lend(node_modules)
-    assert mounts == tuple((kept.tree / n, node_modules / n) for n in (".bin", ".package-lock.json", "pkg"))
-    assert [p.name for p in (node_modules / "pkg", node_modules / ".bin") if any(p.iterdir())] == []
+    assert kept.lend(node_modules) == ((kept.tree, node_modules / LENT),)
+    links = {name: os.readlink(node_modules / name) for name in ("pkg", ".bin/tool", ".package-lock.json")}
+    assert links == {
+        "pkg": f"{LENT}/pkg",
+        ".bin/tool": f"../{LENT}/.bin/tool",
+        ".package-lock.json": f"{LENT}/.package-lock.json",
+    }
+    assert list((node_modules / LENT).iterdir()) == []  # the mount point
     assert (node_modules / ".cache" / "babel" / "x").read_text() == "cached"
+
+
+def test_a_scopes_packages_and_the_commands_are_linked_one_by_one_with_the_trees_own_links_kept(
+    tmp_path: Path,
+) -> None:
+    links = {"@acme/util": "../../packages/util", ".bin/util": "../@acme/util/cli.js"}
+    kept = _kept(tmp_path / "cache", "a", links, **{"@acme/core/index.js": "x"})
+    node_modules = tmp_path / "src" / "node_modules"
+    node_modules.parent.mkdir()
+    assert kept.lend(node_modules) is not None
+    assert os.readlink(node_modules / "@acme" / "core") == f"../{LENT}/@acme/core"
+    assert {path: os.readlink(node_modules / path) for path in links} == links
+
+
+def test_a_tree_with_a_link_inside_a_package_is_not_lent(tmp_path: Path) -> None:
+    # Relative to where the package is lent, one level deeper than node_modules, the link would miss its target.
+    kept = _kept(tmp_path / "cache", "a", {"pkg/node_modules/util": "../../../packages/util"})
+    (tmp_path / "src").mkdir()
+    assert kept.lend(tmp_path / "src" / "node_modules") is None
+    assert not (tmp_path / "src" / "node_modules").exists()
 
 
 def test_a_tree_a_job_uses_is_not_dropped_for_another_key(tmp_path: Path) -> None:
