@@ -199,12 +199,10 @@ def _link_each(directory: Path, place: Path, lent: str) -> None:
 def nested_links(tree: Path) -> bool:
     """Whether npm placed a link (a workspace or ``file:`` package) deeper than ``node_modules/[@scope/]name``, by
     its hidden lockfile; unreadable, it may have."""
-    try:
-        packages = json.loads((tree / ".package-lock.json").read_text(encoding="utf-8"))["packages"]
-        links = [path for path, entry in packages.items() if entry.get("link")]
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+    packages = _hidden_lockfile(tree)
+    if packages is None:
         return True
-    return any(not _TOP_LEVEL.fullmatch(path) for path in links)
+    return any(entry.get("link") and not _TOP_LEVEL.fullmatch(path) for path, entry in packages.items())
 
 
 def install_key(project: Project, env: dict[str, str]) -> str | None:
@@ -236,12 +234,19 @@ def root_scripts(project: Project) -> list[str]:
 def skipped_scripts(node_modules: Path) -> list[str]:
     """The installed packages whose install scripts an ``--ignore-scripts`` install skipped, by name (npm's hidden
     lockfile marks them)."""
+    marked = (path for path, entry in (_hidden_lockfile(node_modules) or {}).items() if entry.get("hasInstallScript"))
+    return sorted({path.rpartition("node_modules/")[2] for path in marked})
+
+
+def _hidden_lockfile(node_modules: Path) -> dict[str, dict[str, Any]] | None:
+    """npm's hidden lockfile of an installed tree: each package's place and entry; None when it cannot be read."""
     try:
         packages = json.loads((node_modules / ".package-lock.json").read_text(encoding="utf-8"))["packages"]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
-        return []
-    marked = (path for path, entry in packages.items() if isinstance(entry, dict) and entry.get("hasInstallScript"))
-    return sorted({path.rpartition("node_modules/")[2] for path in marked})
+        return None
+    if not isinstance(packages, dict):
+        return None
+    return {path: entry for path, entry in packages.items() if isinstance(entry, dict)}
 
 
 def _manifests(root: Path) -> list[Path]:
