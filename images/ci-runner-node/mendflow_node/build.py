@@ -29,7 +29,7 @@ from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 
-from . import checks, command, installed, results, v8
+from . import checks, command, installed, results, tap_nyc, v8
 from .project import Project, ProjectError
 
 COVERAGE = "coverage.json"
@@ -490,10 +490,13 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
 
     def _reads_v8(self) -> bool:
         """Whether V8's coverage data of a command is read: by the repository's c8, else by mendflow (``v8.py``)
-        where the package does not measure with nyc (its own dependency, not tap 12's). A script measured with nyc
-        leaves nyc's data, and writing V8's too is not free (secure-json-parse 2.7.0, whose script runs nyc and
-        then tsd's type checker: 0.6-0.9 s of its 6 s)."""
-        return self.proj.bin("c8") is not None or not self.proj.depends_on("nyc")
+        where the package does not measure with nyc: its own dependency (not one tap 12 brings along), or that of
+        a node-tap that runs every suite under it (``tap_nyc``). A script measured with nyc leaves nyc's data, and
+        writing V8's too is not free (secure-json-parse 2.7.0, whose script runs nyc and then tsd's type checker:
+        0.6-0.9 s of its 6 s)."""
+        if self.proj.bin("c8") is not None:
+            return True
+        return not (self.proj.depends_on("nyc") or tap_nyc.measures_every_suite(self.proj))
 
     def _own_coverage_env(self) -> dict[str, str]:
         """For a script of its own, and for mocha with no c8 or nyc to wrap it: V8 writes the coverage of every

@@ -141,12 +141,30 @@ def read(script: str | None, scripts: dict[str, str] | None = None, depth: int =
 
 def _kept_chain(segments: list[tuple[list[str], str]], scripts: dict[str, str]) -> list[list[str]]:
     """The commands of an ``&&`` chain mendflow runs as the script, without the linters and audits it leaves to
-    its own steps (a pre-existing finding would fail the tests of a commit that did not make it); [] where it
-    leaves none out, or nothing would be left, or other operators join them (the script then runs whole)."""
-    if not _and_chain(segments):
+    its own steps (a pre-existing finding would fail the tests of a commit that did not make it), and without a
+    pipeline of them alone (pino-abstract-transport 2.0.0's ``standard | snazzy && tap && tsd``: standard ran
+    twice, beside mendflow's own lint step); [] where it leaves none out, or nothing would be left, or other
+    operators join them, or a pipe joins a command it keeps (the script then runs whole)."""
+    pipelines = _pipelines(segments)
+    if not all(operator in ("&&", "") for _, operator in pipelines):
         return []
-    kept = [words for words, _ in segments if not _left_to_mendflow(words, scripts)]
-    return kept if 0 < len(kept) < len(segments) else []
+    left = [all(_left_to_mendflow(words, scripts) for words in pipeline) for pipeline, _ in pipelines]
+    if any(len(pipeline) > 1 and not gone for (pipeline, _), gone in zip(pipelines, left, strict=True)):
+        return []
+    kept = [pipeline[0] for (pipeline, _), gone in zip(pipelines, left, strict=True) if not gone]
+    return kept if 0 < len(kept) < len(pipelines) else []
+
+
+def _pipelines(segments: list[tuple[list[str], str]]) -> list[tuple[list[list[str]], str]]:
+    """The script's commands joined into pipelines (``a | b``), each with the operator after it."""
+    pipelines: list[tuple[list[list[str]], str]] = []
+    current: list[list[str]] = []
+    for words, operator in segments:
+        current.append(words)
+        if operator != "|":
+            pipelines.append((current, operator))
+            current = []
+    return [*pipelines, (current, "")] if current else pipelines
 
 
 def _and_chain(segments: list[tuple[list[str], str]]) -> bool:
@@ -206,22 +224,38 @@ def _bare_globs(script: str) -> list[str]:
 
 def _runs_unread_runner(words: list[str], scripts: dict[str, str]) -> bool:
     """Whether a command, or the package script it runs, runs a test runner whose results mendflow does not read."""
-    return _runs(words, scripts, lambda rest: PurePosixPath(rest[0]).name in _UNREAD_RUNNERS)
+    return bool(_found(words, scripts, lambda rest: PurePosixPath(rest[0]).name in _UNREAD_RUNNERS))
 
 
 def runs_tests(words: list[str], scripts: dict[str, str]) -> bool:
     """Whether a command, or the package script it runs, runs a test runner, whether mendflow reads it or not (a
     type test's tsd or tstyche is none)."""
-    return _runs(words, scripts, lambda rest: PurePosixPath(rest[0]).name in _UNREAD_RUNNERS or bool(_runner_of(rest)))
+    return bool(_found(words, scripts, _is_suite))
 
 
-def _runs(words: list[str], scripts: dict[str, str], found: Callable[[list[str]], bool], depth: int = 0) -> bool:
+def suites(script: str, scripts: dict[str, str]) -> list[list[str]] | None:
+    """The commands ``script`` runs that run tests, through the package scripts it runs, with launchers and
+    wrappers passed (``npx tap --no-cov test/``: ``tap --no-cov test/``); None where it cannot be read."""
+    words = _words(script)
+    if words is None:
+        return None
+    return [suite for segment, _ in _segments(words) for suite in _found(segment, scripts, _is_suite)]
+
+
+def _is_suite(rest: list[str]) -> bool:
+    return PurePosixPath(rest[0]).name in _UNREAD_RUNNERS or bool(_runner_of(rest))
+
+
+def _found(
+    words: list[str], scripts: dict[str, str], found: Callable[[list[str]], bool], depth: int = 0
+) -> list[list[str]]:
+    """The commands, ``words`` or those of the package script it runs, for which ``found`` holds."""
     _, rest = _unwrapped(words)
     if rest and found(rest):
-        return True
+        return [rest]
     name = _script_named(rest)
     inner = _words(scripts[name]) if rest and name in scripts and depth < _MAX_DEPTH else None
-    return any(_runs(segment, scripts, found, depth + 1) for segment, _ in _segments(inner or []))
+    return [hit for segment, _ in _segments(inner or []) for hit in _found(segment, scripts, found, depth + 1)]
 
 
 def _chained_after(segments: list[tuple[list[str], str]], at: int, scripts: dict[str, str]) -> list[list[str]]:

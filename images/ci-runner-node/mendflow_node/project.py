@@ -146,6 +146,15 @@ class Project:
     def has_package(self, name: str) -> bool:
         return (self._tree / name / MANIFEST).is_file()
 
+    def package_major(self, name: str) -> int | None:
+        """The major version of the installed package ``name`` (None if it is not installed or says none)."""
+        try:
+            manifest = json.loads((self._tree / name / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            return None
+        major = str(manifest.get("version", "")).partition(".")[0] if isinstance(manifest, dict) else ""
+        return int(major) if major.isdigit() else None
+
     @property
     def _tree(self) -> Path:
         return self.installed or self.root / "node_modules"

@@ -969,6 +969,22 @@ def test_a_tap_suite_gets_the_coverage_tap_had_v8_write(tap_report: BuildReport)
     assert calc is not None and calc.missing_lines == [3]
 
 
+def test_a_script_whose_tap_measures_with_nyc_gets_nycs_coverage_and_no_v8_written(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """pino-abstract-transport 2.0.0's shape: tap 16 runs the suite under its own nyc, so V8's data of the same
+    processes would be written for nothing (2 s of its 8.7 s `npm test`)."""
+    manifest = json.loads(package_json("tap test/calc.test.js", tap="16.3.10"))
+    manifest["tap"] = {"check-coverage": False}  # tap's own 100 % gate would fail the script
+    calc = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => {\n  return a - b;\n};\n"
+    files: Files = {"package.json": json.dumps(manifest), "calc.js": calc, "test/calc.test.js": TAP_TESTS}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    calc_coverage = report.coverage.file("calc.js") if report.coverage else None
+    assert calc_coverage is not None and calc_coverage.missing_lines == [3]
+    assert not list((tmp_path / "work" / "results").rglob("coverage-*.json"))
+
+
 # -- tsconfig.json: a gate only when the project type-checks with its own TypeScript ---------------------------
 
 EDITOR_TSCONFIG = '{"compilerOptions":{"allowJs":true,"checkJs":true,"strict":true,"noEmit":true,"target":"es2015"}}'

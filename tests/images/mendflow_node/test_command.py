@@ -249,6 +249,17 @@ def test_a_script_run_as_it_is_runs_its_chain_without_its_linter() -> None:
     assert command.read("standard && tape test/*.js").script == [["tape", "test/*.js"]]
 
 
+def test_a_script_run_as_it_is_runs_its_chain_without_a_pipeline_of_linters() -> None:
+    # pino-abstract-transport 2.0.0: snazzy prints what standard found; the pair ran beside the lint step.
+    script = "standard | snazzy && tap test/*.test.js  && tsd"
+    assert command.read(script).script == [["tap", "test/*.test.js"], ["tsd"]]
+
+
+@pytest.mark.parametrize("script", ["standard | tee lint.txt && tape", "tape | tap-dot && standard"])
+def test_a_script_whose_pipe_joins_a_command_it_keeps_runs_whole(script: str) -> None:
+    assert command.read(script).script == []
+
+
 @pytest.mark.parametrize("script", ["standard || tape", "tape && make", "standard"])
 def test_a_script_leaving_nothing_out_or_joined_otherwise_runs_whole(script: str) -> None:
     assert command.read(script).script == []
