@@ -21,6 +21,7 @@ _TURNED_OFF = {"--no-coverage", "--no-cov"}
 _TURNED_OFF_IN_TAPRC = re.compile(
     r"""(?<![\w-])["']?(?: (?:cov|coverage)["']?\s*:\s*false | no-cov(?:erage)?["']?\s*:\s*true )\b""", re.X
 )
+_OFF_SAYS = (("coverage", False), ("cov", False), ("no-coverage", True))  # in package.json's `tap` field
 _HOOKED = ("pretest", "test", "posttest")  # what `npm test` runs
 
 
@@ -40,7 +41,7 @@ def measures_every_suite(proj: Project) -> bool:
 def _configured_off(proj: Project) -> bool:
     """package.json's ``tap`` field or ``.taprc`` turns coverage off."""
     own = proj.manifest.get("tap")
-    if isinstance(own, dict) and (own.get("coverage") is False or own.get("no-coverage") is True):
+    if isinstance(own, dict) and any(own.get(key) is said for key, said in _OFF_SAYS):
         return True
     try:
         return bool(_TURNED_OFF_IN_TAPRC.search((proj.root / ".taprc").read_text(encoding="utf-8")))
