@@ -13,6 +13,7 @@ no c8 or nyc to measure a script or mocha, from V8's own data, counted as c8 cou
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
 import json
 import re
@@ -488,12 +489,13 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def v8_dir(self) -> Path:
         return self.results_dir / "v8"
 
+    @functools.cached_property
     def _reads_v8(self) -> bool:
         """Whether V8's coverage data of a command is read: by the repository's c8, else by mendflow (``v8.py``)
         where the package does not measure with nyc: its own dependency (not one tap 12 brings along), or that of
         a node-tap that runs every suite under it (``tap_nyc``). A script measured with nyc leaves nyc's data, and
         writing V8's too is not free (secure-json-parse 2.7.0, whose script runs nyc and then tsd's type checker:
-        0.6-0.9 s of its 6 s)."""
+        0.6-0.9 s of its 6 s). Read once: the installed tree and the scripts do not change within a job."""
         if self.proj.bin("c8") is not None:
             return True
         return not (self.proj.depends_on("nyc") or tap_nyc.measures_every_suite(self.proj))
@@ -501,7 +503,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     def _own_coverage_env(self) -> dict[str, str]:
         """For a script of its own, and for mocha with no c8 or nyc to wrap it: V8 writes the coverage of every
         node process it starts (Node's own switch)."""
-        script = self.test.runner == "script" and self._reads_v8()
+        script = self.test.runner == "script" and self._reads_v8
         bare_mocha = self.test.runner == "mocha" and not (self.proj.bin("c8") or self.proj.bin("nyc"))
         return {"NODE_V8_COVERAGE": str(self.v8_dir)} if script or bare_mocha else {}
 
@@ -527,7 +529,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         """A suite the script runs after its runner is measured too, where its V8 data is read (``_reads_v8``:
         pino 10.4.0's `jest test/jest && npm run borp`); not a type test (tsd, tstyche: V8's data of the type
         checker made process-warning's c8 report 3.9 s, where its jest's took 1)."""
-        if self.test.runner == "script" or not self._reads_v8():
+        if self.test.runner == "script" or not self._reads_v8:
             return {}
         return {"NODE_V8_COVERAGE": str(self.chained_v8_dir)} if command.runs_tests(words, self.proj.scripts) else {}
 

@@ -148,10 +148,13 @@ def _kept_chain(segments: list[tuple[list[str], str]], scripts: dict[str, str]) 
     pipelines = _pipelines(segments)
     if not all(operator in ("&&", "") for _, operator in pipelines):
         return []
-    left = [all(_left_to_mendflow(words, scripts) for words in pipeline) for pipeline, _ in pipelines]
-    if any(len(pipeline) > 1 and not gone for (pipeline, _), gone in zip(pipelines, left, strict=True)):
-        return []
-    kept = [pipeline[0] for (pipeline, _), gone in zip(pipelines, left, strict=True) if not gone]
+    kept = []
+    for pipeline, _ in pipelines:
+        if all(_left_to_mendflow(words, scripts) for words in pipeline):
+            continue
+        if len(pipeline) > 1:
+            return []
+        kept.append(pipeline[0])
     return kept if 0 < len(kept) < len(pipelines) else []
 
 

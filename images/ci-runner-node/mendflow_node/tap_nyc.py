@@ -10,6 +10,7 @@ tap 18 measures with V8 itself, into ``.tap/coverage``.
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 from . import command
 from .project import Project
@@ -35,7 +36,11 @@ def measures_every_suite(proj: Project) -> bool:
         if (suites := command.suites(proj.scripts[name], proj.scripts)) is None:
             return False
         found += suites
-    return bool(found) and all(suite[0].rpartition("/")[2] == "tap" and not _TURNED_OFF & set(suite) for suite in found)
+    return bool(found) and all(_measuring_tap(suite) for suite in found)
+
+
+def _measuring_tap(suite: list[str]) -> bool:
+    return PurePosixPath(suite[0]).name == "tap" and not _TURNED_OFF & set(suite)
 
 
 def _configured_off(proj: Project) -> bool:
