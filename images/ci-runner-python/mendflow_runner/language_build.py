@@ -273,3 +273,8 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
 
     def where(self, path: Path) -> str:
         return path.relative_to(self.src).as_posix()
+
+    def in_repo(self, words: str) -> str:
+        """A tool's ``words`` with the repository's paths, not the job's (tsd: ``does not exist in `/…/ws/work/src```;
+        checkstyle: ``Unable to find suppressions file at location: /…/ws/work/src/../src/conf/…``)."""
+        return words.replace(f"{self.src}/", "").replace(str(self.src), ".")

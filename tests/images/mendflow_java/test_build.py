@@ -150,6 +150,35 @@ def test_a_reporting_plugin_that_cannot_resolve_leaves_the_test_phase_to_build(
     assert any("go-offline failed, and the test phase resolved all it loads" in a for a in report.lint_advisory)
 
 
+# commons-text 1.12.0 as its jars rebuild it: apache-rat's check, bound before `test`, fails the project's own
+# `mvn test`, and go-offline fails on a plugin bound after `test` (its spotbugs) whose release this repository lacks.
+FAILING_CHECK = """\
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-enforcer-plugin</artifactId>
+        <version>3.5.0</version>
+        <executions>
+          <execution>
+            <id>a-check</id>
+            <goals><goal>enforce</goal></goals>
+            <configuration><rules><requireProperty><property>no.such.property</property></requireProperty></rules></configuration>
+          </execution>
+        </executions>
+      </plugin>
+    </plugins>"""
+
+
+def test_a_check_of_the_build_that_stops_the_test_phase_fails_the_build_in_its_words(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    pom = POM.replace("</project>", REPORTING).replace("    </plugins>", FAILING_CHECK, 1)
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": pom}))
+    assert report.status is BuildStatus.FAILED, report.error_reason
+    assert "maven-enforcer-plugin:3.5.0:enforce (a-check)" in (report.error_reason or "")
+    said = "go-offline failed, and the test phase resolved all it loaded before a check of the build stopped it"
+    assert any(said in a for a in report.lint_advisory)
+
+
 def test_a_surefire_arg_line_that_drops_the_agent_says_why_there_is_no_coverage(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:

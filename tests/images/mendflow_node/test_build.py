@@ -642,6 +642,17 @@ def test_a_tap_script_naming_a_file_the_package_lacks_is_no_tests(
     assert report.error_reason == said
 
 
+def test_a_test_file_pattern_that_matches_nothing_is_no_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # once 1.4.0 as published: `tap test/*.js`, no test/ in its tarball; tap 7 then reads TAP from stdin and fails.
+    files = {"package.json": package_json("tap test/*.js", tap="7.1.2"), "once.js": "module.exports = 1;\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    said = "`npm run test` names test files the package does not have: test/*.js: add tests or check its test paths"
+    assert report.error_reason == said
+
+
 def test_a_script_running_a_file_the_package_lacks_is_no_tests(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
