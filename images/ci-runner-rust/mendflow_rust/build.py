@@ -209,7 +209,7 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
         """The workspace's compile errors, else a dependency's (a dependency that does not compile fails the own
         ``cargo test`` too: paste 1.0.15's ``paste-test-suite``), else cargo's own ``error:`` line."""
         said = messages.diagnostics(step.stdout, self.src) or messages.dependency_errors(step.stdout, self.src)
-        return "; ".join(said[:3]) or messages.cargo_error(step.stdout)
+        return "; ".join(said[:3]) or self.in_repo(messages.cargo_error(step.stdout))
 
     def _lint(self) -> list[str]:
         found: list[str] = []

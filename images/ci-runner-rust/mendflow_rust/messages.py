@@ -4,6 +4,7 @@ errors of dependencies, and the test binaries a build made."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,12 +87,19 @@ def _package_name(package_id: str) -> str:
     return f"{name or source.rstrip('/').rsplit('/', 1)[-1]} {version}"
 
 
+# cargo's closing line after the errors it printed: "could not compile … due to 2 previous target resolution errors"
+_SUMMARY = re.compile(r"due to \d+ previous (?:[\w ]+ )?errors?\b")
+
+
 def cargo_error(text: str) -> str:
-    """Cargo's own last ``error:`` line (``could not compile `paste-test-suite` (lib) due to 1 previous error``),
-    else the last line that is not one of its JSON messages (``{"reason":"build-finished",...}`` says nothing)."""
+    """Cargo's own ``error:`` lines that say what is wrong (log 0.4.22's manifest names a ``tests/integration.rs``
+    its published crate leaves out: ``can't find integration-test `integration` at path `…/tests/integration.rs```),
+    else its last one, a summary (``could not compile `paste-test-suite` (lib) due to 1 previous error``), else the
+    last line that is not one of its JSON messages (``{"reason":"build-finished",...}`` says nothing)."""
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("{")]
     errors = [line for line in lines if line.startswith("error")]
-    return (errors or lines or [""])[-1]
+    causes = [line for line in errors if not _SUMMARY.search(line)]
+    return "; ".join(dict.fromkeys(causes[:3])) if causes else (errors or lines or [""])[-1]
 
 
 def compiled_anew(text: str) -> bool:

@@ -55,4 +55,21 @@ def test_cargos_own_error_line_is_said_rather_than_its_last_json_message(
     broken_dependency_build: tuple[str, Path],
 ) -> None:
     out, _ = broken_dependency_build
-    assert messages.cargo_error(out) == "error: could not compile `placeholder-suite` (lib) due to 1 previous error"
+    said = "error: could not compile `placeholder-suite` (lib) due to 1 previous error"
+    assert messages.cargo_error(out) == said
+
+
+def test_cargos_errors_that_say_what_is_wrong_are_said_rather_than_its_summary(tmp_path: Path) -> None:
+    """log 0.4.22 as crates.io serves it: its manifest names integration tests its package leaves out."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text("", encoding="utf-8")
+    tests = "".join(f'[[test]]\nname = "{n}"\npath = "tests/{n}.rs"\n\n' for n in ("integration", "macros"))
+    (tmp_path / "Cargo.toml").write_text(MANIFEST.format(dependency="") + "\n" + tests, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}
+    env.update(CARGO_TARGET_DIR=str(tmp_path / "target"), CARGO_TERM_COLOR="never")
+    argv = ["cargo", "test", "--no-run", "--message-format=json", "--offline"]
+    built = subprocess.run(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert messages.cargo_error(built.stdout) == (
+        f"error: can't find integration-test `integration` at path `{tmp_path}/tests/integration.rs`; "
+        f"error: can't find integration-test `macros` at path `{tmp_path}/tests/macros.rs`"
+    )
