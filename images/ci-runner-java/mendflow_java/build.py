@@ -125,7 +125,7 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
             return True
         # go-offline resolves more than `mvn test` loads: the <reporting> plugins too (commons-io 2.6's cobertura
         # needs the tools.jar Java 9 dropped), and plugins bound after `test` (commons-text 1.12.0's spotbugs, whose
-        # version range names a release this repository lacks). When the test phase resolves all it loads, or
+        # version range names a release the Maven repository may lack). When the test phase resolves all it loads, or
         # all it loaded before a check of the build's own stopped it (apache-rat), the build goes on: the offline
         # run then fails where the project's own `mvn test` does, in its words.
         if (

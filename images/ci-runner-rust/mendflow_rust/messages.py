@@ -99,7 +99,7 @@ def cargo_error(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("{")]
     errors = [line for line in lines if line.startswith("error")]
     causes = [line for line in errors if not _SUMMARY.search(line)]
-    return "; ".join(dict.fromkeys(causes[:3])) if causes else (errors or lines or [""])[-1]
+    return "; ".join(list(dict.fromkeys(causes))[:3]) if causes else (errors or lines or [""])[-1]
 
 
 def compiled_anew(text: str) -> bool:

@@ -151,7 +151,7 @@ def test_a_reporting_plugin_that_cannot_resolve_leaves_the_test_phase_to_build(
 
 
 # commons-text 1.12.0 as its jars rebuild it: apache-rat's check, bound before `test`, fails the project's own
-# `mvn test`, and go-offline fails on a plugin bound after `test` (its spotbugs) whose release this repository lacks.
+# `mvn test`, and go-offline fails on a plugin bound after `test` (its spotbugs) the Maven repository lacks.
 FAILING_CHECK = """\
       <plugin>
         <groupId>org.apache.maven.plugins</groupId>

@@ -631,36 +631,24 @@ def test_a_test_script_that_finds_no_test_files_is_named_by_its_command(
     assert report.error_reason == "`npm run test` found no test files: add tests or check its test paths"
 
 
-def test_a_tap_script_naming_a_file_the_package_lacks_is_no_tests(
-    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+@pytest.mark.parametrize(
+    ("script", "dev", "missing"),
+    [
+        # safe-stable-stringify 2.5.0 as published: no test.js in its tarball (was FAILED tests)
+        ("tap test.js", {"tap": "15.2.3"}, "test.js"),
+        # json-stringify-safe 5.0.1 as published: Node cannot load the file (was FAILED tests)
+        ("node test.js", {}, "test.js"),
+        # once 1.4.0 as published: no test/, so the shell passes the pattern on and tap 7 reads TAP from stdin
+        ("tap test/*.js", {"tap": "7.1.2"}, "test/*.js"),
+    ],
+)
+def test_a_script_naming_test_files_the_package_lacks_is_no_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path, script: str, dev: dict[str, str], missing: str
 ) -> None:
-    # safe-stable-stringify 2.5.0 as published: `tap test.js`, and no test.js in its tarball (was FAILED tests).
-    files = {"package.json": package_json("tap test.js", tap="15.2.3"), "index.js": "module.exports = 1;\n"}
+    files = {"package.json": package_json(script, **dev), "index.js": "module.exports = 1;\n"}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
-    said = "`npm run test` names test files the package does not have: test.js: add tests or check its test paths"
-    assert report.error_reason == said
-
-
-def test_a_test_file_pattern_that_matches_nothing_is_no_tests(
-    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
-) -> None:
-    # once 1.4.0 as published: `tap test/*.js`, no test/ in its tarball; tap 7 then reads TAP from stdin and fails.
-    files = {"package.json": package_json("tap test/*.js", tap="7.1.2"), "once.js": "module.exports = 1;\n"}
-    report = _build(make_repo, tmp_path, node_cache, files)
-    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
-    said = "`npm run test` names test files the package does not have: test/*.js: add tests or check its test paths"
-    assert report.error_reason == said
-
-
-def test_a_script_running_a_file_the_package_lacks_is_no_tests(
-    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
-) -> None:
-    # json-stringify-safe 5.0.1 as published: `node test.js`, and no test.js in its tarball (was FAILED tests).
-    files = {"package.json": package_json("node test.js"), "index.js": "module.exports = 1;\n"}
-    report = _build(make_repo, tmp_path, node_cache, files)
-    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
-    said = "`npm run test` names test files the package does not have: test.js: add tests or check its test paths"
+    said = f"`npm run test` names test files the package does not have: {missing}: add tests or check its test paths"
     assert report.error_reason == said
 
 
