@@ -167,9 +167,10 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
             if filter_ is not None:
                 step = self._run(self._confined(), self._test_command(filter_, offline=False), self.src, self.env)
                 if not step.ok:
-                    self.log.write(f"dependencies: the resolving test run: {maven.failed_goal(step.stdout)}")
-                if not step.ok and not step.timed_out and not maven.offline_miss(step.stdout):
-                    self.build_stopped_it = maven.failed_goal(step.stdout)
+                    goal = maven.failed_goal(step.stdout)
+                    self.log.write(f"dependencies: the resolving test run: {goal}")
+                    if not step.timed_out and not maven.offline_miss(step.stdout):
+                        self.build_stopped_it = goal
             self.test_phase_resolved = step is None or step.ok
         return self.test_phase_resolved
 

@@ -104,6 +104,11 @@ def _last_words(step: StepResult) -> str:
     return step.last_stderr_line()
 
 
+def _command_line(step: StepResult) -> str:
+    """What a step ran: the commands of a script's chain (``sh -c``), else its argv."""
+    return step.argv[2] if step.argv[:2] == ["sh", "-c"] else " ".join(step.argv)
+
+
 def _said(lines: list[str]) -> str:
     """The last of a command's lines, or the error's when Node died of an uncaught error (its banner last)."""
     if len(lines) > 1 and _NODE_BANNER.match(lines[-1]):
@@ -629,7 +634,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         script's chain it ran (``tape test/*.js`` of ``standard && tape test/*.js``)."""
         if self.test.runner != "script":
             return f"`{self.test.runner}`"
-        return f"`{step.argv[2] if step.argv[:2] == ['sh', '-c'] else ' '.join(step.argv)}`"
+        return f"`{_command_line(step)}`"
 
     def _cause(self, step: StepResult) -> str:
         return _npm_cause(step) or super()._cause(step)
@@ -668,7 +673,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         """The glob patterns of the command that ran which match no file of the package: the shell passes such a
         word on as it is, and a runner may then do anything (once 1.4.0's `tap test/*.js`, whose tarball has no
         test/: tap 7 reads TAP from stdin)."""
-        ran = step.argv[2] if step.argv[:2] == ["sh", "-c"] else shlex.join(step.argv)
+        ran = _command_line(step)
         if step.argv[:2] == ["npm", "run"]:  # ``Project.script_argv``: the script's name is its last word
             ran = self.proj.scripts.get(step.argv[-1], ran)
         try:
