@@ -17,18 +17,25 @@ def parallel_files(coverage_file: Path) -> list[Path]:
     return sorted(coverage_file.parent.glob(f"{coverage_file.name}.*"))
 
 
-# ``coverage ARGS`` with the repository's configuration, but only the ``[paths]`` groups whose first entry (where
-# coverage.py says reports find the files) names something in this tree. pyjwt 2.10's first is
-# ".tox/*/site-packages": combining sent every measured file there, reporting refused a wildcard result, and the
-# build had no coverage. coverage.py has no option to leave ``[paths]`` out, hence the patched constructor.
-_OWN_PATHS_ONLY = """\
-import glob, sys
+# ``coverage ARGS`` with the repository's configuration read as this tree lays it out:
+# - only the ``[paths]`` groups whose first entry (where coverage.py says reports find the files) names something
+#   in this tree. pyjwt 2.10's first is ".tox/*/site-packages": combining sent every measured file there,
+#   reporting refused a wildcard result, and the build had no coverage;
+# - a ``[report] include`` pattern that names the package where tox installs it (python-dotenv 1.0.1's
+#   "*/site-packages/dotenv/*") names that package wherever it is ("*/dotenv/*"): the job installs the repository
+#   editable, so its code is measured in the tree, and the pattern as written left "No data to report".
+# coverage.py has no option for either, hence the patched constructor.
+_AS_THIS_TREE = """\
+import glob, re, sys
 from coverage import cmdline, control
 read = control.Coverage.__init__
-def own_paths_only(self, *args, **kwargs):
+INSTALLED = re.compile(r"^(?:.*[/\\\\])?(?:site|dist)-packages[/\\\\](?=.*[^*?/\\\\])")
+def as_this_tree(self, *args, **kwargs):
     read(self, *args, **kwargs)
     self.config.paths = {k: v for k, v in self.config.paths.items() if v and glob.glob(v[0])}
-control.Coverage.__init__ = own_paths_only
+    if self.config.report_include:
+        self.config.report_include = [INSTALLED.sub("*/", p) for p in self.config.report_include]
+control.Coverage.__init__ = as_this_tree
 sys.exit(cmdline.main(sys.argv[1:]))
 """
 
@@ -39,7 +46,7 @@ def command(
 ) -> StepResult:  # fmt: skip
     """``coverage ARGS`` on ``coverage_file`` in ``wrap`` (the repo's coverage plugins are its code): ``json``,
     or ``xml`` (Cobertura) for a coverage.py before 5.0, which has no ``json``."""
-    argv = wrap([python, "-c", _OWN_PATHS_ONLY, *args])
+    argv = wrap([python, "-c", _AS_THIS_TREE, *args])
     return run(argv, cwd=root, env={**env, "COVERAGE_FILE": str(coverage_file)}, timeout=timeout, log=log)
 
 

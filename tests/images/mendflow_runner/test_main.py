@@ -122,6 +122,15 @@ def test_a_paths_alias_to_a_tree_that_is_not_here_leaves_the_files_where_they_ar
     assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
 
 
+def test_a_report_include_naming_the_installed_package_reports_it_in_the_tree(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # python-dotenv 1.0.1's setup.cfg: tox measures the package where it installs it
+    include = '\n[tool.coverage.report]\ninclude = ["*/site-packages/demo/*"]\n'
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": PYPROJECT + include})
+    assert report.coverage is not None and [f.path for f in report.coverage.files] == ["demo/__init__.py"]
+
+
 def test_a_module_no_test_imports_counts_as_uncovered_in_a_src_layout(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
