@@ -68,6 +68,15 @@ def test_an_undeclared_unittest_file_named_test_py_is_run(
     assert report.coverage is not None and report.coverage.line_pct > 0
 
 
+def test_a_test_module_calling_unittest_main_unguarded_is_run_by_pytest(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """toposort 1.10's ``test/test_toposort.py`` ends in ``unittest.main()``: its Makefile runs it as a script."""
+    module = UNITTEST_MODULE.replace("class TestHelper:", "class Helper:") + "\n\nunittest.main()\n"
+    report = build_unittest(make_repo, tmp_path, uv_cache, {"tests/__init__.py": "", "tests/test_add.py": module})
+    assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
+
+
 SUBTESTS = """\
 import unittest
 
