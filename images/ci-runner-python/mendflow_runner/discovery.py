@@ -72,12 +72,25 @@ def rules(root: Path) -> Collection | None:
     ``unittest.main()``). Test files mendflow writes (``test_*.py``) match both patterns, so they change nothing.
     """
     configures_pytest = repo_config.configures_pytest(root)
-    for words in repo_config.test_commands(root):
+    commands = repo_config.test_commands(root)
+    for words in commands:
         if (found := pytest_command(words, root)) is not None:
+            found = _measuring(commands, root) or found
             return found if found.options or found.paths else None
         if not configures_pytest and (found := unittest_command(words, root)) is not None:
             return found
     return unittest_rules() if not configures_pytest and _has_unittest_only_file(root) else None
+
+
+def _measuring(commands: list[list[str]], root: Path) -> Collection | None:
+    """Of several pytest commands, the collection of the one that measures coverage (``--cov``, ``coverage run``):
+    the suite the repository's CI measures. natsort 8.4.0's tox runs its README's doctests first, then the
+    package's, then ``pytest --cov`` over its tests; the first alone ran 1 of its tests."""
+    for words in commands:
+        found = pytest_command(words, root)
+        if found is not None and any(w == "--cov" or w.startswith("--cov=") or w == "coverage" for w in words):
+            return found
+    return None
 
 
 def own_script(root: Path) -> list[str] | None:

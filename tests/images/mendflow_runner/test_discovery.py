@@ -121,3 +121,11 @@ def test_a_plain_pytest_command_keeps_pytests_configured_rules(tmp_path: Path) -
     tox = "[testenv]\ncommands =\n    pytest {posargs}\n    python -m unittest discover tests\n"
     root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
     assert rules(root) is None
+
+
+def test_of_several_pytest_commands_the_one_measuring_coverage_is_the_suite(tmp_path: Path) -> None:
+    # natsort 8.4.0: its README's doctests first, then the package's, then the measured suite
+    commands = "pytest README.rst\n    pytest --doctest-modules natsort\n    pytest --cov natsort --tb=short tests"
+    files = {"tox.ini": f"[testenv]\ncommands =\n    {commands}\n", "README.rst": "", "natsort/__init__.py": ""}
+    root = tree(tmp_path, {**files, "tests/test_a.py": ""})
+    assert rules(root) == Collection((), ("tests",))
