@@ -156,6 +156,16 @@ def test_packaging_and_documentation_scripts_are_not_code_under_test(
     assert [f.path for f in report.coverage.files] == ["demo/__init__.py"]
 
 
+def test_vendored_third_party_code_is_not_code_under_test(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """Without a coverage configuration; bleach ships html5lib in ``bleach/_vendor/``."""
+    vendored = {"demo/_vendor/__init__.py": "", "demo/_vendor/lib.py": "def f():\n    return 1\n"}
+    report = build(make_repo, tmp_path, uv_cache, **vendored)
+    assert report.coverage is not None
+    assert [f.path for f in report.coverage.files] == ["demo/__init__.py"]
+
+
 UNIX_SOCKET_TEST = """\
 import socket
 
