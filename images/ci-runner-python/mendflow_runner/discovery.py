@@ -67,9 +67,10 @@ def rules(root: Path) -> Collection | None:
     """How the repository's tox or nox test command collects, else None (pytest's configured rules).
 
     A pytest command gives its paths and the options that choose tests (``pytest --doctest-modules src
-    tests``). A unittest command gives unittest's rules when the repository configures no pytest; so does a
-    unittest test file only unittest's pattern finds, when nothing is declared (decorator's ``test.py``, run by
-    ``unittest.main()``). Test files mendflow writes (``test_*.py``) match both patterns, so they change nothing.
+    tests``); of several, the one that measures coverage does (``_measuring``). A unittest command gives
+    unittest's rules when the repository configures no pytest; so does a unittest test file only unittest's
+    pattern finds, when nothing is declared (decorator's ``test.py``, run by ``unittest.main()``). Test files
+    mendflow writes (``test_*.py``) match both patterns, so they change nothing.
     """
     configures_pytest = repo_config.configures_pytest(root)
     commands = repo_config.test_commands(root)
