@@ -99,6 +99,10 @@ OPTIONAL_TOOLS = ("golangci-lint",)
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
 _DELETING: list[subprocess.Popen[bytes]] = []  # the finished jobs' directories being removed (``_discard``)
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded before any fork: the child only calls into it
+# Every signal a process may catch or ignore. exec keeps a signal the trusted side ignores ignored in the job: one
+# started under nohup (SIGHUP) or in the background by a script (SIGINT, SIGQUIT) would pass that on to every
+# test, and a suite that signals its own children (sh 2.4.0's) would fail there and nowhere else.
+_RESETTABLE = tuple(s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP))
 
 # The launcher sets these itself; the spec cannot point them elsewhere.
 RESERVED_ENV = (
@@ -622,6 +626,8 @@ class LocalLauncher(Launcher):
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            for signum in _RESETTABLE:  # each as a fresh process has it
+                _LIBC.signal(signum, signal.SIG_DFL)
             if uid is not None:
                 os.setgroups(groups)  # its repository's cache group, nothing else
                 os.setgid(uid)

@@ -309,6 +309,24 @@ def test_nonzero_exit_is_failed_with_the_last_line(launcher: LocalLauncher, tmp_
     assert result.reason is not None and "it broke" in result.reason
 
 
+def test_a_job_ignores_no_signal_the_trusted_side_was_started_ignoring(launcher: LocalLauncher, tmp_path: Path) -> None:
+    # nohup ignores SIGHUP, a script's background command SIGINT and SIGQUIT; exec would keep each ignored
+    names = ("SIGHUP", "SIGINT", "SIGQUIT")
+    code = (
+        "import json, signal\n"
+        f"ignored = [n for n in {names!r} if signal.getsignal(getattr(signal, n)) == signal.SIG_IGN]\n"
+        "json.dump(ignored, open('out/result.json', 'w'))\n"
+    )
+    before = {name: signal.signal(getattr(signal, name), signal.SIG_IGN) for name in names}
+    try:
+        result = launcher.run(script_job(code, tmp_path))
+    finally:
+        for name, handler in before.items():
+            signal.signal(getattr(signal, name), handler)
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert json.loads((tmp_path / "result.json").read_text()) == []
+
+
 def test_timeout_kills_the_job_and_every_straggler(launcher: LocalLauncher, tmp_path: Path) -> None:
     tag = f"mendflow-straggler-{uuid.uuid4().hex}"
     # A daemon in its own session (escapes the process group) plus a busy parent.
