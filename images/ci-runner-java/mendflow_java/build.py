@@ -279,6 +279,16 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         (self.cfg.out / JACOCO_XML).write_text(xml, encoding="utf-8")
         (self.cfg.out / COVERAGE).write_text(json.dumps(self.rep.coverage), encoding="utf-8")
 
+    def _no_tests(self, step: StepResult | None) -> str:
+        if self.cfg.select:
+            return "`mvn test` ran no tests of the selected ids"
+        if step is not None and maven.SUREFIRE_SKIPPED in step.stdout:
+            return (
+                "`mvn test` ran no tests: the build skips Surefire's (`Tests are skipped.`); mendflow runs the tests "
+                "of the test phase, not those a later phase runs (failsafe's integration-test)"
+            )
+        return "`mvn test` ran no tests at all; add JUnit tests under src/test/java"
+
     def _judge(self, outcome: tuple[RunResults, StepResult | None]) -> None:
         run, step = outcome
         rep = self.rep
@@ -287,7 +297,6 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         elif run.failed:
             rep.failed("tests")
         elif run.counts["total"] == 0:
-            what = "of the selected ids" if self.cfg.select else "at all"
-            rep.failed("no_tests", f"`mvn test` ran no tests {what}; add JUnit tests under src/test/java")
+            rep.failed("no_tests", self._no_tests(step))
         elif rep.lint_errors:
             rep.failed("lint")

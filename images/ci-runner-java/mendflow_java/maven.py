@@ -31,6 +31,9 @@ BATCH = ["-B", "-ntp", "-Dstyle.color=never", "-Daether.connector.http.useSystem
 JOB_JAVA_OPTIONS = "-XX:-UsePerfData"
 # JaCoCo's report goal when no test JVM ran its agent (commons-io 2.6's surefire <argLine>-Xmx25M</argLine>).
 NO_EXECUTION_DATA = "Skipping JaCoCo execution due to missing execution data file"
+# Surefire's words where the build skips its tests (``<skip>``, ``skipTests``, ``maven.test.skip``): commons-logging
+# 1.3.4 runs them after ``package``, with failsafe, which ``mvn test`` never reaches.
+SUREFIRE_SKIPPED = "Tests are skipped."
 
 _FAILED_GOAL = re.compile(r"^\[ERROR\] (Failed to execute goal .*?)(?: -> \[Help 1\])?$")
 _OFFLINE_MISS = re.compile(

@@ -190,6 +190,17 @@ def test_a_surefire_arg_line_that_drops_the_agent_says_why_there_is_no_coverage(
     assert any("a Surefire argLine the pom sets replaces the agent's" in a for a in report.lint_advisory)
 
 
+def test_a_build_that_skips_surefire_says_so_for_running_no_tests(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    # commons-logging 1.3.4: <skip>true</skip>, and its tests run with failsafe after package
+    surefire = "<version>3.5.4</version>\n        <configuration><skip>true</skip></configuration>"
+    pom = POM.replace("<version>3.5.4</version>", surefire)
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": pom}))
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
+    assert "the build skips Surefire's (`Tests are skipped.`)" in (report.error_reason or "")
+
+
 def test_a_second_build_of_the_same_poms_reuses_the_resolution(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
