@@ -241,7 +241,7 @@ def run_tests(
     py_args = pytest_argv(paths, use, select)
     workspace = Path(os.path.commonpath([paths.root, paths.junit, paths.coverage_file, paths.events]))
     argv = sandbox(workspace, (PLUGIN_DIR,))(coverage_argv(paths.venv_python, paths.root) + py_args)
-    env = _with_sandbox_tmp(argv, env)
+    env = _tests_env(argv, env)
     paths.events.unlink(missing_ok=True)  # a journal left by an earlier run in this workspace would count twice
     with progress.TestCounter(paths.events):
         step = run(argv, cwd=paths.root, env=env, timeout=timeout, log=log)
@@ -259,13 +259,19 @@ def run_own_script(paths: Paths, script: list[str], env: dict[str, str], timeout
     """The repository's own test script (``discovery.own_script``), in the tests' sandbox, judged by its exit."""
     workspace = Path(os.path.commonpath([paths.root, paths.junit]))
     argv = sandbox(workspace)([paths.venv_python, *script])
-    return run(argv, cwd=paths.root, env=_with_sandbox_tmp(argv, env), timeout=timeout, log=log)
+    return run(argv, cwd=paths.root, env=_tests_env(argv, env), timeout=timeout, log=log)
 
 
-def _with_sandbox_tmp(argv: list[str], env: dict[str, str]) -> dict[str, str]:
-    """The sandbox's own /tmp as TMPDIR, as a pod's: under the job's deep workspace, a test's tmp_path is too long
-    for a Unix socket (107 bytes: werkzeug 3.1.3's test_server[unix socket])."""
-    return {**env, "TMPDIR": "/tmp"} if in_bwrap(argv) else env
+def _tests_env(argv: list[str], env: dict[str, str]) -> dict[str, str]:
+    """The tests' environment, as the repository's CI gives it:
+    - the sandbox's own /tmp as TMPDIR, as a pod's: under the job's deep workspace, a test's tmp_path is too long
+      for a Unix socket (107 bytes: werkzeug 3.1.3's test_server[unix socket]);
+    - Python writes bytecode, where a job's own processes do not (``PYTHONDONTWRITEBYTECODE``, the image's): into
+      that /tmp, not the tree (``PYTHONPYCACHEPREFIX``). execnet 2.1.2's test_dont_write_bytecode expects a child
+      interpreter not to be told to skip it."""
+    tmp = "/tmp" if in_bwrap(argv) else env.get("TMPDIR", "/tmp")
+    kept = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**kept, "TMPDIR": tmp, "PYTHONPYCACHEPREFIX": f"{tmp}/mendflow-pycache"}
 
 
 def _journal_events(path: Path) -> list[dict[str, object]]:

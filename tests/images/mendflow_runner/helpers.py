@@ -96,6 +96,7 @@ def runner_env(cache: Path, **extra: str) -> dict[str, str]:
         "SSL_CERT_FILE": os.environ.get("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"),
         "MENDFLOW_JOB_REPO": "demo",
         "MENDFLOW_JOB_COMMIT": "0" * 40,
+        "PYTHONDONTWRITEBYTECODE": "1",  # as every job has it: the images' ENV, the local launcher's
         **extra,
     }
 

@@ -166,6 +166,16 @@ def test_vendored_third_party_code_is_not_code_under_test(
     assert [f.path for f in report.coverage.files] == ["demo/__init__.py"]
 
 
+def test_the_tests_run_with_python_writing_bytecode_as_in_the_repositorys_ci(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """execnet 2.1.2's test_dont_write_bytecode: a child interpreter is not told to skip it."""
+    probe = "import sys\n\nimport pytest\n\n\n@pytest.mark.fast\ndef test_written():\n"
+    probe += "    assert not sys.dont_write_bytecode\n"
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_bytecode.py": probe})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), report.failures
+
+
 UNIX_SOCKET_TEST = """\
 import socket
 
