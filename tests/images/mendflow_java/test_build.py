@@ -179,13 +179,20 @@ def test_a_check_of_the_build_that_stops_the_test_phase_fails_the_build_in_its_w
     assert any(said in a for a in report.lint_advisory)
 
 
+def _surefire(configuration: str) -> str:
+    """The example's pom with ``configuration`` for its Surefire."""
+    return POM.replace(
+        "<version>3.5.4</version>", f"<version>3.5.4</version>\n        <configuration>{configuration}</configuration>"
+    )
+
+
 def test_a_surefire_arg_line_that_drops_the_agent_says_why_there_is_no_coverage(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
     # commons-io 2.6: <argLine>-Xmx25M</argLine> replaces the argLine JaCoCo's prepare-agent sets.
-    surefire = "<version>3.5.4</version>\n        <configuration><argLine>-Xmx256m</argLine></configuration>"
-    pom = POM.replace("<version>3.5.4</version>", surefire)
-    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": pom}))
+    report = _build(
+        make_repo, tmp_path, java_cache, example_files(**{"pom.xml": _surefire("<argLine>-Xmx256m</argLine>")})
+    )
     assert report.status is BuildStatus.PASSED and report.coverage is None
     assert any("a Surefire argLine the pom sets replaces the agent's" in a for a in report.lint_advisory)
 
@@ -194,9 +201,7 @@ def test_a_build_that_skips_surefire_says_so_for_running_no_tests(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
     # commons-logging 1.3.4: <skip>true</skip>, and its tests run with failsafe after package
-    surefire = "<version>3.5.4</version>\n        <configuration><skip>true</skip></configuration>"
-    pom = POM.replace("<version>3.5.4</version>", surefire)
-    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": pom}))
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": _surefire("<skip>true</skip>")}))
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
     assert "the build skips Surefire's (`Tests are skipped.`)" in (report.error_reason or "")
 
