@@ -105,6 +105,11 @@ class JobSpec(BaseModel):
     )
 
 
+# What to do about a job its memory limit ended, said by either launcher after what happened: a real suite may
+# need more than the default (fastjsonschema 2.22.3's peaks at 4.2 GB, where GitHub's runners give 16 GB).
+MEMORY_ADVICE = "raise MENDFLOW_SANDBOX__MEMORY_LIMIT_MB if its tests need more"
+
+
 class JobState(StrEnum):
     SUCCEEDED = "succeeded"  # exit code 0
     FAILED = "failed"  # non-zero exit code

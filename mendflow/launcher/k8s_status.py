@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mendflow.launcher.base import JobState
+from mendflow.launcher.base import MEMORY_ADVICE, JobState
 from mendflow.launcher.k8s_manifest import CONTAINER
 
 PULL_ERRORS = frozenset({"ErrImagePull", "ImagePullBackOff"})
@@ -70,7 +70,7 @@ def _failed(pod: Any, memory_mb: int) -> Verdict:
     if term.reason == "OOMKilled":
         return Verdict(
             JobState.OOM_KILLED,
-            f"OOMKilled: the job used more than its {memory_mb} MiB memory limit",
+            f"OOMKilled: the job used more than its {memory_mb} MiB memory limit; {MEMORY_ADVICE}",
             term.exit_code,
             message,
         )

@@ -62,6 +62,7 @@ from urllib.parse import unquote, urlsplit
 
 from mendflow.jobcode import IMAGE_PACKAGES, IMAGE_SYSROOTS, IMAGE_TOOLS, copy_package
 from mendflow.launcher.base import (
+    MEMORY_ADVICE,
     JobResult,
     JobSpec,
     JobState,
@@ -785,10 +786,10 @@ def _classify(
     if timed_out:
         return JobResult(state=JobState.TIMED_OUT, exit_code=rc, reason=f"exceeded its timeout of {spec.timeout_sec} s")
     if cgroups.oom_killed():
-        reason = f"killed by the kernel's OOM killer at its {spec.memory_limit_mb} MB memory limit"
+        reason = f"killed by the kernel's OOM killer at its {spec.memory_limit_mb} MB memory limit; {MEMORY_ADVICE}"
         return JobResult(state=JobState.OOM_KILLED, exit_code=rc, reason=reason)
     if rc == -signal.SIGKILL:
-        reason = f"killed by SIGKILL, most likely out of memory (limit {spec.memory_limit_mb} MB)"
+        reason = f"killed by SIGKILL, most likely out of memory (limit {spec.memory_limit_mb} MB); {MEMORY_ADVICE}"
         return JobResult(state=JobState.OOM_KILLED, exit_code=rc, reason=reason)
     if rc == 0:
         return JobResult(state=JobState.SUCCEEDED, exit_code=0, reason=None)

@@ -35,10 +35,10 @@ def test_a_job_past_its_timeout_is_timed_out(launcher: LauncherCase) -> None:
     assert result.state is JobState.TIMED_OUT, result.reason
 
 
-def test_a_job_over_its_memory_limit_is_oom_killed_naming_the_limit(launcher: LauncherCase) -> None:
+def test_a_job_over_its_memory_limit_is_oom_killed_naming_the_limit_and_its_setting(launcher: LauncherCase) -> None:
     result = launcher.run(Job(exhausts_memory=True, memory_limit_mb=256))
     assert result.state is JobState.OOM_KILLED, result.reason
-    assert "256" in str(result.reason)
+    assert "256" in str(result.reason) and "MENDFLOW_SANDBOX__MEMORY_LIMIT_MB" in str(result.reason)
 
 
 def test_a_job_that_cannot_start_is_an_error_naming_what(launcher: LauncherCase) -> None:

@@ -62,7 +62,7 @@ def test_non_zero_exit_is_failed_with_the_code() -> None:
 def test_oom_killed_names_the_memory_limit() -> None:
     v = _verdict(_pod("Failed", state=_terminated(137, "OOMKilled")))
     assert (v.state, v.exit_code) == (JobState.OOM_KILLED, 137)
-    assert "512 MiB" in v.reason
+    assert "512 MiB" in v.reason and "MENDFLOW_SANDBOX__MEMORY_LIMIT_MB" in v.reason
 
 
 def test_evicted_pod_is_an_error_with_the_kubelet_message() -> None:
