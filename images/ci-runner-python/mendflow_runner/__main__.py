@@ -114,6 +114,7 @@ class Build:
         self.env = dict(os.environ)
         self.src = cfg.workspace / "src"
         self.venv = cfg.workspace / "venv"
+        self.installed = [self.src, self.venv, deps.wheelhouse(self.venv)]  # what the dependency phase leaves
         self.remaining: Callable[[], float] = cfg.remaining
         self.phase = handoff.WHOLE
         self.installed_sec = 0.0  # the dependency phase's own install time, when another pod ran it
@@ -148,7 +149,7 @@ class Build:
         reruns.repeat(self.cfg, self.rep, lambda: self._judge(self._tests()))
 
     def _unpack(self) -> bool:
-        for stale in (self.src, self.venv):  # a re-run in the same workspace starts clean
+        for stale in self.installed:  # a re-run in the same workspace starts clean
             shutil.rmtree(stale, ignore_errors=True)
         self.cfg.workspace.mkdir(parents=True, exist_ok=True)
         try:
@@ -183,7 +184,7 @@ class Build:
         """Install (and, as a split job's first pod, pack what was installed), or restore what that pod packed."""
         try:
             if self.phase == handoff.OFFLINE:
-                meta = handoff.restore(self.cfg.workspace, [self.src, self.venv])
+                meta = handoff.restore(self.cfg.workspace, self.installed)
                 # The first pod's time counts against this job's budget; its install time, against this step.
                 self.cfg.started -= handoff.spent(meta, self.cfg.timeout_sec)
                 self.installed_sec = float(meta.get("installed_sec", 0.0))
@@ -192,7 +193,7 @@ class Build:
             if not self._install():
                 return False
             if self.phase == handoff.DEPENDENCIES:
-                handoff.pack(self.cfg.workspace, [self.src, self.venv], handoff.measures(self.cfg.started, started))
+                handoff.pack(self.cfg.workspace, self.installed, handoff.measures(self.cfg.started, started))
         except handoff.HandoffError as exc:
             self.rep.errored("infrastructure", str(exc))
             return False
@@ -247,6 +248,7 @@ class Build:
             **self.env,
             "VIRTUAL_ENV": str(self.venv),
             "PATH": f"{self.venv / 'bin'}:{self.env.get('PATH', '')}",
+            **deps.offline_pip_env(self.venv),
         }
         self.test_paths, self.test_env = paths, env  # the repository's own script runs alike (_own_script_passes)
         run = testing.run_tests(paths, self.cfg.marker, env, self.remaining(), self.log, self.cfg.select)

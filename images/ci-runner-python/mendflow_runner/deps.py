@@ -2,8 +2,9 @@
 
 What is installed: the project with the extras and dependency groups its tests need (never docs, release or
 publish ones: ``repo_config.for_tests``), frozen to its lockfile when it has one (``uv.lock`` synced; a
-``poetry.lock`` or ``pdm.lock`` as exact pins), its requirement files for tests, tox's and nox's test deps; then the
-linters its CI runs, at the versions it pins (``precommit``).
+``poetry.lock``, ``pdm.lock`` or ``Pipfile.lock`` as exact pins), its requirement files for tests, tox's and
+nox's test deps, Pipfile's packages when it has no lock; then the linters its CI runs, at the versions it pins
+(``precommit``); then, when the tests can build the project, its build requirements for pip offline.
 A failure says whether trying again can help: a resolution conflict, a missing package or a build error
 cannot (deterministic), a network error or a server's 5xx can (transient).
 """
@@ -91,6 +92,7 @@ _PER_REQUIREMENT_OPTION = re.compile(r"[ \t]+--(?:config-settings|global-option|
 class Installer:
     def __init__(self, root: Path, venv: Path, python: str, env: dict[str, str], log: Log) -> None:
         self.root, self.venv, self.python, self.log = root, venv, python, log
+        self.pip_cache = Path(env.get("PIP_CACHE_DIR") or Path(env.get("MENDFLOW_JOB_CACHE") or venv.parent) / "pip")
         self.env = {
             **env,
             "UV_PYTHON_DOWNLOADS": "never",
@@ -102,7 +104,12 @@ class Installer:
         # The repository's build backends run here, with the network: they may write only the job's own
         # directories and its own dependency cache (the launcher's, for this repository alone).
         venv.parent.mkdir(parents=True, exist_ok=True)  # bound writable, so it must exist before uv makes the venv
-        own = [root.parent, venv.parent, *(Path(env[k]) for k in ("UV_CACHE_DIR", "HOME") if env.get(k))]
+        own = [
+            root.parent,
+            venv.parent,
+            self.pip_cache,
+            *(Path(env[k]) for k in ("UV_CACHE_DIR", "HOME") if env.get(k)),
+        ]
         for path in own:  # only what exists can be bound writable (a pod's cache volume starts empty)
             path.mkdir(parents=True, exist_ok=True)
         tmp = Path(env.get("TMPDIR") or tempfile.gettempdir())
@@ -142,9 +149,11 @@ class Installer:
             for req in repo_config.requirement_files(root):
                 self._requirements(req, remaining())
             locked = self._locked()
-            if project := self._project(extras, groups):
+            project = self._project(extras, groups)
+            if project or locked[:1] == ["-r"]:  # a pipenv application has a lock and no project to install
                 self._pip([*project, *locked], remaining())
             declared = [
+                *([] if locked else repo_config.pipfile_deps(root)),
                 *poetry.test_requirements(root),
                 *repo_config.pdm_dev_deps(root),
                 *repo_config.tox_deps(root, python),
@@ -156,6 +165,7 @@ class Installer:
                 self._pip([*more, *(locked if only_constrains else [])], remaining())
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
+        self._add_build_wheelhouse(remaining())
 
     def _requirements(self, requirements: Path, timeout: float) -> None:
         """``-r`` a requirement file, without the per-requirement options pip reads and uv refuses (frozenlist's
@@ -236,6 +246,17 @@ class Installer:
             installed = self._installed(timeout)
             self._pip([w for w in wanted if _project_name(w) not in installed], timeout)
 
+    def _add_build_wheelhouse(self, timeout: float) -> None:
+        """The project's build requirements as files pip installs offline (``wheelhouse``), when the tests can
+        build the project in an isolated environment: PyPA ``build`` in the venv. pytest-checkdocs reads the
+        project's metadata that way (inflect 7.6.0, zipp): on the repository's CI pip fetches them then; a job's
+        tests have no network."""
+        if not (self._has_module("build", timeout) and self._has_module("pip", timeout)):
+            return
+        requires = [*repo_config.build_requires(self.root), "wheel"]  # setuptools < 70.1 asks for wheel too
+        dest = ["--cache-dir", str(self.pip_cache), "--dest", str(wheelhouse(self.venv))]
+        self._run([self.venv_python, "-m", "pip", "download", *PIP_QUIET, *dest, *requires], timeout)
+
     def _installed(self, timeout: float) -> set[str]:
         """The normalised names of the distributions in the venv."""
         probe = "import importlib.metadata as m; print(*{d.metadata['Name'] for d in m.distributions()}, sep='\\n')"
@@ -256,6 +277,20 @@ class Installer:
         missing = [tools[n] for n in r.stdout.split()]
         if missing:
             self._pip(missing, timeout)
+
+
+PIP_QUIET = ["--quiet", "--no-input", "--disable-pip-version-check"]  # no prompt, no call home for pip's own news
+
+
+def wheelhouse(venv: Path) -> Path:
+    """Where the dependency phase leaves the build requirements the tests' pip installs from, beside the venv."""
+    return venv.parent / "wheelhouse"
+
+
+def offline_pip_env(venv: Path) -> dict[str, str]:
+    """The tests' pip settings: install from the wheelhouse alone when there is one (the tests have no index)."""
+    found = wheelhouse(venv)
+    return {"PIP_FIND_LINKS": str(found), "PIP_NO_INDEX": "1"} if found.is_dir() else {}
 
 
 # Seeded with pip (and setuptools below Python 3.12), as tox's and ``python -m venv``'s environments are: tests

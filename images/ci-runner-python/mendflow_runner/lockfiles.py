@@ -1,4 +1,4 @@
-"""Exact pins from a poetry or pdm lockfile, for the groups a test run needs (uv cannot sync either format).
+"""Exact pins from a poetry, pdm or pipenv lockfile, for the groups a test run needs (uv cannot sync these).
 
 The pins are installed as requirements beside the project, so the run gets the versions the repository
 locked; a package's environment marker stays with its pin, so a Windows-only package is skipped, not built.
@@ -10,6 +10,7 @@ which only Python < 3.9 needs and which no longer builds on 3.11).
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,8 @@ from typing import Any
 from . import repo_config
 
 # The lock's name for the project's own dependencies.
-MAIN_GROUPS = {"poetry.lock": "main", "pdm.lock": "default"}
+MAIN_GROUPS = {"poetry.lock": "main", "pdm.lock": "default", "Pipfile.lock": "default"}
+PIPENV_GROUPS = ("default", "develop")  # what ``pipenv sync --dev`` installs
 
 
 class LockfileError(repo_config.RepoConfigError):
@@ -41,6 +43,8 @@ class Locked:
 
 def read(path: Path) -> Locked:
     """The lock's pins, and whether it says which group needs each package."""
+    if path.name == "Pipfile.lock":
+        return Locked(_pipenv_pins(path), by_group=True)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -49,6 +53,26 @@ def read(path: Path) -> Locked:
     if any("groups" in p or "category" in p for p in packages):
         return Locked(_pins(packages, MAIN_GROUPS[path.name]), by_group=True)
     return Locked(sorted(f"{p['name']}=={p['version']}" for p in packages if p.get("name") and p.get("version")), False)
+
+
+def _pipenv_pins(path: Path) -> list[str]:
+    """``name[extras]==version ; markers`` for each package of Pipfile.lock's default and develop sections; an
+    entry with no version (the project itself, a git checkout) is left out."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LockfileError(f"{path.name} is not valid JSON: {exc}") from exc
+    out = set()
+    for group in PIPENV_GROUPS:
+        entries = data.get(group) if isinstance(data, dict) else None
+        for name, entry in entries.items() if isinstance(entries, dict) else ():
+            version = entry.get("version") if isinstance(entry, dict) else None
+            if isinstance(version, str) and version.startswith("=="):
+                extras = entry.get("extras")
+                wanted = f"[{','.join(map(str, extras))}]" if isinstance(extras, list) and extras else ""
+                marker = entry.get("markers")
+                out.add(f"{name}{wanted}{version}" + (f" ; {marker}" if isinstance(marker, str) and marker else ""))
+    return sorted(out)
 
 
 def _pins(packages: list[dict[str, Any]], main: str) -> list[str]:

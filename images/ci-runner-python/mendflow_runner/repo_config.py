@@ -257,6 +257,18 @@ def build_backend_dirs(root: Path) -> list[str]:
     return [p for p in found if p not in (".", "src") and not Path(p).is_absolute() and ".." not in Path(p).parts]
 
 
+# What a PEP 517 frontend builds with when pyproject.toml names no build system (pip's and build's default).
+_DEFAULT_BUILD_REQUIRES = ["setuptools>=40.8.0"]
+
+
+def build_requires(root: Path) -> list[str]:
+    """The project's ``[build-system] requires``, or the frontends' default when it declares none."""
+    requires = pyproject(root).get("build-system", {}).get("requires")
+    if not isinstance(requires, list):
+        return list(_DEFAULT_BUILD_REQUIRES)
+    return [r for r in requires if isinstance(r, str)]
+
+
 def is_installable(root: Path) -> bool:
     """Whether the repository is a project pip can install: PEP 621, poetry, setup.py, or setup.cfg with a
     build system."""
@@ -401,6 +413,40 @@ def pdm_dev_deps(root: Path) -> list[str]:
         return []
     found = [str(r) for name, reqs in groups.items() if for_tests(name) and isinstance(reqs, list) for r in reqs]
     return sorted({r for r in found if not r.startswith("-")})
+
+
+def pipfile_deps(root: Path) -> list[str]:
+    """Pipfile's ``[packages]`` and ``[dev-packages]``, as ``pipenv install --dev`` installs them for the tests, as
+    PEP 508 strings; a git, path or file entry is left out (the project itself is installed on its own)."""
+    path = root / "Pipfile"
+    if not path.is_file():
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RepoConfigError(f"Pipfile is not valid TOML: {exc}") from exc
+    found = []
+    for section in ("packages", "dev-packages"):
+        entries = data.get(section)
+        for name, spec in entries.items() if isinstance(entries, dict) else ():
+            if requirement := _pipfile_requirement(str(name), spec):
+                found.append(requirement)
+    return sorted(set(found))
+
+
+def _pipfile_requirement(name: str, spec: object) -> str | None:
+    """``name = "*"``, ``name = ">=1.2"`` or ``name = {version = "...", extras = [...], markers = "..."}``."""
+    if isinstance(spec, str):
+        spec = {"version": spec}
+    if not isinstance(spec, dict) or spec.keys() & {"git", "hg", "svn", "path", "file", "editable"}:
+        return None
+    version = str(spec.get("version", "*")).strip()
+    extras = spec.get("extras")
+    wanted = f"[{','.join(map(str, extras))}]" if isinstance(extras, list) and extras else ""
+    marker = spec.get("markers")
+    return f"{name}{wanted}{'' if version in ('', '*') else version}" + (
+        f" ; {marker}" if isinstance(marker, str) else ""
+    )
 
 
 def tox_deps(root: Path, python: tuple[int, int]) -> list[str]:

@@ -14,10 +14,12 @@ from mendflow_runner.deps import DependencyError, Installer
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.repo_config import (
     RepoConfigError,
+    build_requires,
     coverage_plugins,
     for_tests,
     nox_deps,
     pdm_dev_deps,
+    pipfile_deps,
     requirement_files,
     setup_py_tests_require,
     tox_deps,
@@ -94,6 +96,16 @@ def test_extras_an_sdists_pkg_info_provides_are_read(tmp_path: Path) -> None:
         "Metadata-Version: 2.1\nName: x\nProvides-Extra: testing\n\nProvides-Extra: body\n"
     )
     assert wanted_extras(tmp_path, PY311) == ["testing"]
+
+
+def test_build_requires_are_the_frontends_default_when_pyproject_names_none(tmp_path: Path) -> None:
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    assert build_requires(tmp_path) == ["setuptools>=40.8.0"]
+
+
+def test_build_requires_are_the_build_systems(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["hatchling>=1.25", "hatch-vcs"]\n')
+    assert build_requires(tmp_path) == ["hatchling>=1.25", "hatch-vcs"]
 
 
 def test_setup_pys_tests_require_is_a_declared_test_dependency(tmp_path: Path) -> None:
@@ -282,6 +294,37 @@ def test_a_lock_that_names_no_groups_only_constrains(tmp_path: Path) -> None:
     assert (locked.pins, locked.option) == (["attrs==23.1.0", "backports-zoneinfo==0.2.1"], "-c")
 
 
+PIPFILE = """\
+[packages]
+requests = "*"
+project = {path = ".", editable = true}
+
+[dev-packages]
+pytest-mock = ">=3"
+rich = {version = "==13.7.1", extras = ["jupyter"], markers = "python_version >= '3.8'"}
+tool = {git = "https://example.org/tool.git"}
+"""
+
+
+def test_pipfiles_packages_and_dev_packages_are_installed_as_pipenv_install_dev_would(tmp_path: Path) -> None:
+    (tmp_path / "Pipfile").write_text(PIPFILE)
+    assert pipfile_deps(tmp_path) == [
+        "pytest-mock>=3",
+        "requests",
+        "rich[jupyter]==13.7.1 ; python_version >= '3.8'",
+    ]
+
+
+def test_a_pipfile_lock_pins_default_and_develop_with_their_markers(tmp_path: Path) -> None:
+    lock = tmp_path / "Pipfile.lock"
+    lock.write_text(
+        '{"_meta": {}, "default": {"six": {"version": "==1.16.0"}, "x": {"editable": true, "path": "."}},'
+        ' "develop": {"colorama": {"version": "==0.4.6", "markers": "sys_platform == \'win32\'"}}}'
+    )
+    locked = lockfiles.read(lock)
+    assert (locked.pins, locked.option) == (["colorama==0.4.6 ; sys_platform == 'win32'", "six==1.16.0"], "-r")
+
+
 @pytest.mark.slow
 def install(tmp_path: Path, uv_cache: Path) -> Path:
     """The Installer's run on ``tmp_path/src``; the venv's site-packages."""
@@ -305,6 +348,15 @@ def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tm
     site = install(tmp_path, uv_cache)
     assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.15.0.dist-info"]
     assert not list(site.glob("idna*"))
+
+
+def test_a_pipenv_application_gets_its_locked_packages(tmp_path: Path, uv_cache: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/Pipfile").write_text('[packages]\nsix = "*"\n')
+    (tmp_path / "src/Pipfile.lock").write_text('{"default": {"six": {"version": "==1.15.0"}}, "develop": {}}')
+    (tmp_path / "src/app.py").write_text("import six\n")
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.15.0.dist-info"]
 
 
 def test_per_requirement_options_uv_refuses_are_left_out(tmp_path: Path, uv_cache: Path) -> None:

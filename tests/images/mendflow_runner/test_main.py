@@ -53,6 +53,29 @@ def test_parallel_coverage_data_is_combined(make_repo: RepoFactory, tmp_path: Pa
     assert demo is not None and 0 < demo.line_pct < 100
 
 
+BUILDS_ITSELF = """\
+from pathlib import Path
+
+import pytest
+from build.util import project_wheel_metadata
+
+
+@pytest.mark.fast
+def test_the_metadata_names_the_project() -> None:
+    assert project_wheel_metadata(Path(__file__).parents[1])["Name"] == "demo"
+"""
+
+
+def test_a_test_building_the_project_in_isolation_installs_its_build_backend_offline(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # inflect 7.6.0's pytest-checkdocs builds the project's metadata with PyPA build, whose pip fetches hatchling
+    # or setuptools: its one failure, "pip install … returned non-zero exit status 1", with no network.
+    pyproject = PYPROJECT.replace("dependencies = []", 'dependencies = []\n[dependency-groups]\ntest = ["build"]')
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject, "tests/test_meta.py": BUILDS_ITSELF})
+    assert (report.status, report.tests.passed, report.failed_tests) == (BuildStatus.PASSED, 3, [])
+
+
 def test_tests_xdist_would_distribute_are_measured(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     # yarl 1.18.3 as published: `--numprocesses=auto` in pytest.ini's addopts; 1,466 tests passed, 0 % measured.
     group = 'dependencies = []\n[dependency-groups]\ntest = ["pytest-xdist"]'
