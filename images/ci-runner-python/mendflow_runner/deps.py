@@ -92,7 +92,8 @@ _PER_REQUIREMENT_OPTION = re.compile(r"[ \t]+--(?:config-settings|global-option|
 class Installer:
     def __init__(self, root: Path, venv: Path, python: str, env: dict[str, str], log: Log) -> None:
         self.root, self.venv, self.python, self.log = root, venv, python, log
-        self.pip_cache = Path(env.get("PIP_CACHE_DIR") or Path(env.get("MENDFLOW_JOB_CACHE") or venv.parent) / "pip")
+        # pip's cache (the wheelhouse's downloads) is kept with the repository's other dependency caches
+        self.pip_cache = Path(env.get("PIP_CACHE_DIR") or f"{env.get('MENDFLOW_JOB_CACHE') or venv.parent}/pip")
         self.env = {
             **env,
             "UV_PYTHON_DOWNLOADS": "never",

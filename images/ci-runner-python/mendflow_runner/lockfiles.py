@@ -68,10 +68,7 @@ def _pipenv_pins(path: Path) -> list[str]:
         for name, entry in entries.items() if isinstance(entries, dict) else ():
             version = entry.get("version") if isinstance(entry, dict) else None
             if isinstance(version, str) and version.startswith("=="):
-                extras = entry.get("extras")
-                wanted = f"[{','.join(map(str, extras))}]" if isinstance(extras, list) and extras else ""
-                marker = entry.get("markers")
-                out.add(f"{name}{wanted}{version}" + (f" ; {marker}" if isinstance(marker, str) and marker else ""))
+                out.add(repo_config.requirement(name, version, entry.get("extras"), entry.get("markers")))
     return sorted(out)
 
 

@@ -441,12 +441,14 @@ def _pipfile_requirement(name: str, spec: object) -> str | None:
     if not isinstance(spec, dict) or spec.keys() & {"git", "hg", "svn", "path", "file", "editable"}:
         return None
     version = str(spec.get("version", "*")).strip()
-    extras = spec.get("extras")
+    return requirement(name, "" if version == "*" else version, spec.get("extras"), spec.get("markers"))
+
+
+def requirement(name: str, version: str, extras: object = None, marker: object = None) -> str:
+    """``name[extras]version ; marker``, from a Pipfile's or a lock's table (a list of extras, a marker string)."""
     wanted = f"[{','.join(map(str, extras))}]" if isinstance(extras, list) and extras else ""
-    marker = spec.get("markers")
-    return f"{name}{wanted}{'' if version in ('', '*') else version}" + (
-        f" ; {marker}" if isinstance(marker, str) else ""
-    )
+    when = f" ; {marker}" if isinstance(marker, str) and marker.strip() else ""
+    return f"{name}{wanted}{version}{when}"
 
 
 def tox_deps(root: Path, python: tuple[int, int]) -> list[str]:
