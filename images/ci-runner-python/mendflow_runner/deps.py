@@ -248,11 +248,12 @@ class Installer:
             self._pip([w for w in wanted if _project_name(w) not in installed], timeout)
 
     def _add_build_wheelhouse(self, timeout: float) -> None:
-        """The project's build requirements as files pip installs offline (``wheelhouse``), when the tests can
-        build the project in an isolated environment: PyPA ``build`` in the venv. pytest-checkdocs reads the
-        project's metadata that way (inflect 7.6.0, zipp): on the repository's CI pip fetches them then; a job's
-        tests have no network."""
-        if not (self._has_module("build", timeout) and self._has_module("pip", timeout)):
+        """The project's build requirements as files pip installs offline (``wheelhouse``), when the tests build
+        the project in an isolated environment: jaraco.packaging's ``metadata.load`` does, for pytest-checkdocs on
+        every jaraco/skeleton project (inflect 7.6.0, zipp), and on the repository's CI its pip fetches them then;
+        a job's tests have no network. Not for any venv with PyPA ``build``: the tests' pip then ignores every
+        index (``offline_pip_env``), and pip-tools' tests, for one, point pip at indexes of their own."""
+        if not (self._has_module("jaraco.packaging", timeout) and self._has_module("pip", timeout)):
             return
         requires = [*repo_config.build_requires(self.root), "wheel"]  # setuptools < 70.1 asks for wheel too
         dest = ["--cache-dir", str(self.pip_cache), "--dest", str(wheelhouse(self.venv))]

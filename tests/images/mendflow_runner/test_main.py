@@ -57,23 +57,44 @@ BUILDS_ITSELF = """\
 from pathlib import Path
 
 import pytest
-from build.util import project_wheel_metadata
+from jaraco.packaging import metadata
 
 
 @pytest.mark.fast
 def test_the_metadata_names_the_project() -> None:
-    assert project_wheel_metadata(Path(__file__).parents[1])["Name"] == "demo"
+    assert metadata.load(Path(__file__).parents[1])["Name"] == "demo"
 """
 
 
 def test_a_test_building_the_project_in_isolation_installs_its_build_backend_offline(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
-    # inflect 7.6.0's pytest-checkdocs builds the project's metadata with PyPA build, whose pip fetches hatchling
-    # or setuptools: its one failure, "pip install … returned non-zero exit status 1", with no network.
-    pyproject = PYPROJECT.replace("dependencies = []", 'dependencies = []\n[dependency-groups]\ntest = ["build"]')
+    # inflect 7.6.0's pytest-checkdocs reads the metadata with jaraco.packaging, whose isolated build's pip fetches
+    # the build backend: its one failure, "pip install … returned non-zero exit status 1", with no network.
+    group = 'dependencies = []\n[dependency-groups]\ntest = ["jaraco.packaging"]'
+    pyproject = PYPROJECT.replace("dependencies = []", group)
     report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject, "tests/test_meta.py": BUILDS_ITSELF})
     assert (report.status, report.tests.passed, report.failed_tests) == (BuildStatus.PASSED, 3, [])
+
+
+SEES_ITS_INDEXES = """\
+import os
+
+import pytest
+
+
+@pytest.mark.fast
+def test_pip_may_use_an_index() -> None:
+    assert "PIP_NO_INDEX" not in os.environ
+"""
+
+
+def test_tests_with_pypa_build_alone_keep_pips_indexes(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    # pip-tools' tests point pip at indexes of their own, and pip-tools requires build
+    pyproject = PYPROJECT.replace("dependencies = []", 'dependencies = []\n[dependency-groups]\ntest = ["build"]')
+    files = {"pyproject.toml": pyproject, "tests/test_index.py": SEES_ITS_INDEXES}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3)
 
 
 def test_tests_xdist_would_distribute_are_measured(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
