@@ -44,8 +44,9 @@ class DependencyError(Exception):
 
 
 def cause(step: StepResult) -> str:
-    """uv's own words for the failure: its error and cause lines (``No solution found …``, ``Because …``),
-    not the hint it prints last."""
+    """uv's own words for the failure: its error and cause lines (``No solution found …``, ``Because …``), the
+    build backend's error line when one failed, and which requirement brought the package in; not its other
+    hints."""
     if step.timed_out:
         return "timed out"
     lines = step.stderr.splitlines()
@@ -53,19 +54,34 @@ def cause(step: StepResult) -> str:
     if start is None:
         return step.last_stderr_line()[:600]
     said: list[str] = []
-    backend: list[str] = []  # a build backend's own output, which uv quotes under "[stderr]"
+    backend: list[tuple[str, str]] = []  # a build backend's own output, which uv quotes under "[stdout]"/"[stderr]"
+    stream, brought_in = "", ""
     for line in lines[start:]:
         text = line.strip().strip(_TREE).strip()
-        if text.startswith("hint:"):
+        if text.startswith("hint:"):  # the first hint; when it says so, why (keyring[type] → … → pycairo)
+            brought_in = text.removeprefix("hint:").strip() if _BROUGHT_IN in text else ""
             break
-        if text == "[stderr]" or backend:
-            backend += [text] if text else []
+        if text in ("[stdout]", "[stderr]"):
+            stream = text
+        elif stream and text:
+            backend.append((stream, text))
         elif text:
             said.append(text)
-    if backend:  # its traceback's last exception, not the frames that would fill the line first (html5lib 1.1)
-        raised = [t for t in backend if _RAISED.match(t)]
-        said.append(f"[stderr] {raised[-1] if raised else backend[-1]}")
-    return " ".join(said)[:600]
+    if backend:  # one line for the backend, not its output that would fill the line first (pycairo's meson setup)
+        said.append(" ".join(_backend_error(backend)))
+    return " ".join([*said, brought_in]).strip()[:600]
+
+
+_BROUGHT_IN = "was included because"
+_BACKEND_ERROR = re.compile(r"(?:^|\s)(?:ERROR|error|Error):")  # meson's, a compiler's, setuptools'
+
+
+def _backend_error(backend: list[tuple[str, str]]) -> tuple[str, str]:
+    """The backend's last exception (html5lib 1.1's ModuleNotFoundError), else its last error line (pycairo
+    1.29.2's meson: ``ERROR: Dependency "cairo" not found``), else its last line."""
+    raised = [b for b in backend if _RAISED.match(b[1])]
+    errors = [b for b in backend if _BACKEND_ERROR.search(b[1])]
+    return (raised or errors or backend)[-1]
 
 
 REFUSALS = "mendflow-egress-refused"  # in the job's temp dir: where relay.py notes a host the proxy refused

@@ -402,6 +402,33 @@ error: Failed to fetch: `http://127.0.0.1:9/simple/x/`
 """
 
 
+# keyring 25.7.0's type extra, abridged: meson prints to stdout, and its error comes after 40 lines of probing.
+UV_BACKEND_STDOUT = (
+    """\
+error: Failed to build `pycairo==1.29.2`
+  cause: The build backend returned an error
+  cause: Call to `mesonpy.build_wheel` failed (exit status: 1)
+
+         [stdout]
+         + meson setup /cache/pycairo/src /cache/pycairo/src/.mesonpy-nc2kzpq7 -Dbuildtype=release
+         The Meson build system
+"""
+    + "         Compiler for C supports arguments -Wall: YES\n" * 40
+    + """\
+         Run-time dependency cairo found: NO  (tried pkg-config and cmake)
+
+         ../cairo/meson.build:31:12: ERROR: Dependency "cairo" not found (tried pkg-config and cmake)
+
+         A full log can be found at /cache/pycairo/src/.mesonpy-nc2kzpq7/meson-logs/meson-log.txt
+
+hint: `pycairo` (v1.29.2) was included because `keyring[type]` (v25.7.0) depends on `pygobject-stubs` (v2.20.0) \
+which depends on `pygobject` (v3.58.1) which depends on `pycairo`
+
+hint: Build failures usually indicate a problem with the package or the build environment
+"""
+)
+
+
 def failed(stderr: str) -> StepResult:
     return StepResult(["uv", "pip", "install", "-r", "requirements.txt"], 1, "", stderr, 0.1)
 
@@ -413,6 +440,12 @@ def test_no_solution_is_deterministic_and_names_uvs_cause_not_its_hint(stderr: s
     assert "No solution found when resolving dependencies" in str(error) and "was not found" in str(error)
     assert "your requirements are unsatisfiable" in str(error)
     assert "hint" not in str(error)
+
+
+def test_a_build_backend_failure_names_its_error_line_and_what_brought_the_package_in() -> None:
+    said = str(DependencyError(failed(UV_BACKEND_STDOUT)))
+    assert '[stdout] ../cairo/meson.build:31:12: ERROR: Dependency "cairo" not found' in said, said
+    assert "was included because `keyring[type]`" in said and "Compiler for C" not in said
 
 
 def test_a_connection_refused_is_transient() -> None:
