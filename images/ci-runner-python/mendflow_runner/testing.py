@@ -86,6 +86,13 @@ class Paths:
     events: Path
 
 
+def cache_options(workspace: Path) -> list[str]:
+    """pytest's cache in the job's workspace, outside the tree: kept on, since plugins read it (pytest-isort's
+    ``config.cache``: dictdiffer 0.10.0's run ended in an INTERNALERROR without it), and out of the tree, where
+    it would be one more file the job wrote."""
+    return ["-o", f"cache_dir={workspace / 'pytest-cache'}"]
+
+
 def pytest_argv(paths: Paths, marker: str | None, select: list[str] | None = None) -> list[str]:
     """pytest's arguments: the marker's suite, or exactly the ``select``ed node ids (then no marker)."""
     argv = [
@@ -93,8 +100,7 @@ def pytest_argv(paths: Paths, marker: str | None, select: list[str] | None = Non
         "pytest",
         "-p",
         "mendflow_job_plugin",
-        "-p",
-        "no:cacheprovider",
+        *cache_options(paths.events.parent),
         f"--junitxml={paths.junit}",
         "--continue-on-collection-errors",  # a module that fails to import is one failure, not the whole run
     ]

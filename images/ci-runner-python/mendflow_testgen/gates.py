@@ -184,7 +184,7 @@ class Gates:
         )
 
     def _pytest_options(self) -> list[str]:
-        return ["-p", "no:cacheprovider", "-p", "mendflow_job_plugin", *testing.collection_options(self.src)]
+        return [*testing.cache_options(self.work), "-p", "mendflow_job_plugin", *testing.collection_options(self.src)]
 
     def _pytest(self, args: list[str], extra_env: dict[str, str] | None = None) -> StepResult:
         return self._run(

@@ -97,6 +97,18 @@ def test_tests_with_pypa_build_alone_keep_pips_indexes(make_repo: RepoFactory, t
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3)
 
 
+READS_ITS_CACHE = """\
+def pytest_configure(config):
+    config.cache.set("demo/configured", True)
+"""
+
+
+def test_a_plugin_reading_pytests_cache_has_one(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    # dictdiffer 0.10.0's pytest-isort: "AttributeError: 'Config' object has no attribute 'cache'", exit 3
+    report = build(make_repo, tmp_path, uv_cache, **{"conftest.py": READS_ITS_CACHE})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 2)
+
+
 def test_tests_xdist_would_distribute_are_measured(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     # yarl 1.18.3 as published: `--numprocesses=auto` in pytest.ini's addopts; 1,466 tests passed, 0 % measured.
     group = 'dependencies = []\n[dependency-groups]\ntest = ["pytest-xdist"]'
