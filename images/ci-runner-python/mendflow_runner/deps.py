@@ -255,7 +255,7 @@ class Installer:
         wanted = []
         if not (self.venv / "bin" / "ruff").exists():
             wanted += precommit.pinned(self.root, "ruff")
-        if repo_config.mypy_config(self.root) is not None and not self._has_modules(["mypy"], timeout):
+        if repo_config.mypy_config(self.root) is not None and not self._has_module("mypy", timeout):
             wanted += precommit.pinned(self.root, "mypy") or ["mypy"]
         if wanted:
             # A hook's pin of a package the tests already have (iniconfig's mypy hook pins pytest 7.2.0 against
@@ -269,7 +269,7 @@ class Installer:
         every jaraco/skeleton project (inflect 7.6.0, zipp), and on the repository's CI its pip fetches them then;
         a job's tests have no network. Not for any venv with PyPA ``build``: the tests' pip then ignores every
         index (``offline_pip_env``), and pip-tools' tests, for one, point pip at indexes of their own."""
-        if not self._has_modules(["jaraco.packaging", "pip"], timeout):
+        if not self._site_has("jaraco/packaging", "pip"):  # a look at the venv, not one more process a job
             return
         requires = [*repo_config.build_requires(self.root), "wheel"]  # setuptools < 70.1 asks for wheel too
         dest = ["--cache-dir", str(self.pip_cache), "--dest", str(wheelhouse(self.venv))]
@@ -280,10 +280,14 @@ class Installer:
         probe = "import importlib.metadata as m; print(*{d.metadata['Name'] for d in m.distributions()}, sep='\\n')"
         return {_normalise(n) for n in self._run([self.venv_python, "-c", probe], timeout).stdout.split()}
 
-    def _has_modules(self, names: list[str], timeout: float) -> bool:
-        """Whether the venv has every module of ``names`` (a dotted one's parent package may be missing too)."""
-        argv = self.wrap([self.venv_python, "-c", _HAS_MODULES, *names])
+    def _has_module(self, name: str, timeout: float) -> bool:
+        probe = f"import importlib.util as u; raise SystemExit(u.find_spec({name!r}) is None)"
+        argv = self.wrap([self.venv_python, "-c", probe])
         return run(argv, cwd=self.root, env=self.env, timeout=timeout, log=self.log).ok
+
+    def _site_has(self, *packages: str) -> bool:
+        """Whether the venv's site-packages holds every one of these package directories."""
+        return all(any(self.venv.glob(f"lib/python*/site-packages/{p}")) for p in packages)
 
     def _add_runner_tools(self, timeout: float) -> None:
         """pytest and coverage.py when the repository lacks them, the coverage plugins its configuration loads
@@ -297,15 +301,6 @@ class Installer:
             self._pip(missing, timeout)
 
 
-# Exits 0 when every module its arguments name can be imported.
-_HAS_MODULES = """\
-import importlib.util as u, sys
-try:
-    found = all(map(u.find_spec, sys.argv[1:]))
-except ImportError:
-    found = False
-raise SystemExit(not found)
-"""
 PIP_QUIET = ["--quiet", "--no-input", "--disable-pip-version-check"]  # no prompt, no call home for pip's own news
 
 

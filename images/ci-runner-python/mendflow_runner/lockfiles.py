@@ -66,9 +66,9 @@ def _pipenv_pins(path: Path) -> list[str]:
     for group in PIPENV_GROUPS:
         entries = data.get(group) if isinstance(data, dict) else None
         for name, entry in entries.items() if isinstance(entries, dict) else ():
-            version = entry.get("version") if isinstance(entry, dict) else None
-            if isinstance(version, str) and version.startswith("=="):
-                out.add(repo_config.requirement(name, version, entry.get("extras"), entry.get("markers")))
+            pinned = isinstance(entry, dict) and str(entry.get("version", "")).startswith("==")
+            if pinned and (pin := repo_config.pipfile_requirement(name, entry)):
+                out.add(pin)
     return sorted(out)
 
 

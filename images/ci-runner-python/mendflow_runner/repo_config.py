@@ -429,26 +429,23 @@ def pipfile_deps(root: Path) -> list[str]:
     for section in ("packages", "dev-packages"):
         entries = data.get(section)
         for name, spec in entries.items() if isinstance(entries, dict) else ():
-            if requirement := _pipfile_requirement(str(name), spec):
+            if requirement := pipfile_requirement(str(name), spec):
                 found.append(requirement)
     return sorted(set(found))
 
 
-def _pipfile_requirement(name: str, spec: object) -> str | None:
-    """``name = "*"``, ``name = ">=1.2"`` or ``name = {version = "...", extras = [...], markers = "..."}``."""
+def pipfile_requirement(name: str, spec: object) -> str | None:
+    """``name = "*"``, ``name = ">=1.2"`` or ``name = {version = "...", extras = [...], markers = "..."}`` (a
+    Pipfile's entry, or Pipfile.lock's) as ``name[extras]version ; marker``; None for a git, path or file one."""
     if isinstance(spec, str):
         spec = {"version": spec}
     if not isinstance(spec, dict) or spec.keys() & {"git", "hg", "svn", "path", "file", "editable"}:
         return None
     version = str(spec.get("version", "*")).strip()
-    return requirement(name, "" if version == "*" else version, spec.get("extras"), spec.get("markers"))
-
-
-def requirement(name: str, version: str, extras: object = None, marker: object = None) -> str:
-    """``name[extras]version ; marker``, from a Pipfile's or a lock's table (a list of extras, a marker string)."""
+    extras, marker = spec.get("extras"), spec.get("markers")
     wanted = f"[{','.join(map(str, extras))}]" if isinstance(extras, list) and extras else ""
     when = f" ; {marker}" if isinstance(marker, str) and marker.strip() else ""
-    return f"{name}{wanted}{version}{when}"
+    return f"{name}{wanted}{'' if version == '*' else version}{when}"
 
 
 def tox_deps(root: Path, python: tuple[int, int]) -> list[str]:
