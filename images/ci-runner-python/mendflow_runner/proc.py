@@ -229,6 +229,12 @@ def _this_job_alone() -> list[str]:
     return ["--tmpfs", str(Path(job).parent), "--ro-bind", job, job] if job else []
 
 
+# A sandboxed command's umask, a developer's (tempfile 3.27.0's doctest checks that a file it makes is readable by
+# others). The local launcher's job umask, 007, keeps other uids out of what the runner writes outside a sandbox;
+# inside one, none sees the job's private /tmp, its workspace (0700) or its repository's cache (2770). A pod has 022.
+SANDBOX_UMASK = 0o002
+
+
 def in_bwrap(argv: list[str]) -> bool:
     """A wrapped command runs in bubblewrap (a wrap leaves it as it is where there is none: a pod)."""
     return os.path.basename(argv[0]) == "bwrap"
@@ -329,7 +335,14 @@ def _run_once(argv: list[str], *, cwd: Path | None, env: dict[str, str], timeout
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, process_group=0
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                process_group=0,
+                umask=SANDBOX_UMASK if in_bwrap(argv) else -1,
             )
         except OSError as exc:
             r = StepResult(argv, 127, "", f"could not start: {exc}", time.monotonic() - start)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,27 @@ def test_a_command_failing_in_its_sandbox_runs_once(tmp_path: Path) -> None:
     argv = sandbox(tmp_path)([sys.executable, "-c", fail])
     r = run(argv, cwd=tmp_path, env={}, timeout=60, log=Log(tmp_path / "log"))
     assert (r.returncode, (tmp_path / "ran").read_text()) == (1, "x")
+
+
+MAKE_FILE = "import pathlib; pathlib.Path('made').write_text('x')"
+
+
+def _mode_made(tmp_path: Path, wrap: Callable[[list[str]], list[str]]) -> int:
+    old = os.umask(0o007)  # the local launcher's job umask
+    try:
+        r = run(wrap([sys.executable, "-c", MAKE_FILE]), cwd=tmp_path, env={}, timeout=60, log=Log(tmp_path / "log"))
+    finally:
+        os.umask(old)
+    assert r.ok, r.stderr
+    return (tmp_path / "made").stat().st_mode & 0o777
+
+
+def test_a_file_a_sandboxed_command_makes_is_readable_by_others_as_a_developers_umask_makes_it(
+    tmp_path: Path,
+) -> None:
+    # tempfile 3.27.0's doctest: a file it makes with 0o666 must be world-readable after the umask
+    assert _mode_made(tmp_path, sandbox(tmp_path)) == 0o664
+
+
+def test_a_command_outside_a_sandbox_keeps_the_jobs_umask(tmp_path: Path) -> None:
+    assert _mode_made(tmp_path, lambda argv: argv) == 0o660
