@@ -3,8 +3,9 @@
 What is installed: the project with the extras and dependency groups its tests need (never docs, release or
 publish ones: ``repo_config.for_tests``), frozen to its lockfile when it has one (``uv.lock`` synced; a
 ``poetry.lock``, ``pdm.lock`` or ``Pipfile.lock`` as exact pins), its requirement files for tests, tox's and
-nox's test deps, Pipfile's packages when it has no lock; then the linters its CI runs, at the versions it pins
-(``precommit``); then, when the tests can build the project, its build requirements for pip offline.
+nox's test deps, Pipfile's packages when it has no lock, the plugins its pytest configuration requires; then
+the linters its CI runs, at the versions it pins (``precommit``); then, when the tests can build the project,
+its build requirements for pip offline.
 A failure says whether trying again can help: a resolution conflict, a missing package or a build error
 cannot (deterministic), a network error or a server's 5xx can (transient).
 """
@@ -103,6 +104,8 @@ def refused_hosts(refusals: Path) -> str | None:
 
 # Options pip reads after a requirement on its line and uv does not (`--hash` it reads).
 _PER_REQUIREMENT_OPTION = re.compile(r"[ \t]+--(?:config-settings|global-option|install-option)(?:=|[ \t]+)\S+")
+# A short option with its value attached, as pip reads it and uv does not (astunparse 1.6.3's ``-rrequirements.txt``).
+_ATTACHED_VALUE = re.compile(r"^([ \t]*-[rce])(?=[^\s=])", re.MULTILINE)
 
 
 class Installer:
@@ -155,7 +158,7 @@ class Installer:
         self._create_venv(remaining())
         root = self.root
         python = self._venv_version(remaining())
-        groups = [f"--group={g}" for g in repo_config.wanted_groups(root)]
+        groups = [f"--group={g}" for g in repo_config.wanted_groups(root, python)]
         extras = repo_config.wanted_extras(root, python)
         if (root / "uv.lock").is_file():
             chosen = [*groups, *(f"--extra={e}" for e in extras)]
@@ -176,6 +179,7 @@ class Installer:
                 *repo_config.tox_deps(root, python),
                 *repo_config.nox_deps(root),
                 *repo_config.setup_py_tests_require(root),
+                *repo_config.pytest_required_plugins(root),
             ]
             if more := sorted(set(declared)):
                 only_constrains = locked[:1] == ["-c"]  # such a lock's pins hold for these too
@@ -185,17 +189,20 @@ class Installer:
         self._add_build_wheelhouse(remaining())
 
     def _requirements(self, requirements: Path, timeout: float) -> None:
-        """``-r`` a requirement file, without the per-requirement options pip reads and uv refuses (frozenlist's
-        ``-e . --config-settings=pure-python=false``): from a copy beside it, so its relative ``-r`` and ``-c``
-        paths still hold, removed after."""
+        """``-r`` a requirement file as pip reads it, where uv reads it otherwise: without the per-requirement
+        options uv refuses (frozenlist's ``-e . --config-settings=pure-python=false``), and with a space between
+        a short option and its value (``-rrequirements.txt``). From a copy beside it, so its relative ``-r`` and
+        ``-c`` paths still hold, removed after."""
         text = requirements.read_text(encoding="utf-8", errors="replace")
         dropped = " ".join(option.strip() for option in _PER_REQUIREMENT_OPTION.findall(text))
-        if not dropped:
+        as_uv_reads = _ATTACHED_VALUE.sub(r"\1 ", _PER_REQUIREMENT_OPTION.sub("", text))
+        if as_uv_reads == text:
             self._pip(["-r", str(requirements)], timeout)
             return
-        self.log.write(f"{requirements.name}: uv reads no per-requirement options; left out: {dropped}")
+        if dropped:
+            self.log.write(f"{requirements.name}: uv reads no per-requirement options; left out: {dropped}")
         copy = requirements.with_name(f".{requirements.stem}.uv{requirements.suffix}")
-        copy.write_text(_PER_REQUIREMENT_OPTION.sub("", text), encoding="utf-8")
+        copy.write_text(as_uv_reads, encoding="utf-8")
         try:
             self._pip(["-r", str(copy)], timeout)
         finally:

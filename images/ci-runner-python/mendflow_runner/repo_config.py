@@ -90,6 +90,13 @@ def pytest_addopts(root: Path) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else shlex.split(str(value))
 
 
+def pytest_required_plugins(root: Path) -> list[str]:
+    """The pytest configuration's ``required_plugins``: distributions, each with its version specifier if any
+    (pycountry 26.2.16's ``pytest-cov>=4.0.0``); pytest stops before collecting when one is not loaded."""
+    value = pytest_ini(root).get("required_plugins", "")
+    return [str(v) for v in value] if isinstance(value, list) else str(value).split()
+
+
 # Options only a plugin defines, as (its module, its distribution): a configuration that sets one says its tests
 # need that plugin, which an sdist may not declare (aiosignal 1.3.2's `asyncio_mode`, with `filterwarnings =
 # error`: without pytest-asyncio, pytest stops at the unknown option).
@@ -179,12 +186,22 @@ def _tox_words(line: str) -> list[str]:
 
 
 def _nox_runs(root: Path) -> list[list[str]]:
-    runs: list[list[str]] = []
-    for session in _nox_test_sessions(root):
-        for call in (c for c in ast.walk(session) if isinstance(c, ast.Call)):
-            if isinstance(call.func, ast.Attribute) and call.func.attr == "run":
-                runs.append([a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)])
-    return runs
+    return [_strings(args) for args in _nox_calls(root, "run")]
+
+
+def _nox_calls(root: Path, *methods: str) -> list[list[ast.expr]]:
+    """The arguments of each ``session.<method>(...)`` call in the noxfile's test sessions."""
+    return [
+        call.args
+        for session in _nox_test_sessions(root)
+        for call in ast.walk(session)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in methods
+    ]
+
+
+def _strings(args: list[ast.expr]) -> list[str]:
+    """The string literals among ``args``: what a computed argument would be is not guessed."""
+    return [a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
 
 
 def _nox_test_sessions(root: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -301,7 +318,7 @@ def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
     if cfg is not None and cfg.has_section("options.extras_require"):
         names |= set(cfg.options("options.extras_require"))
     names |= _setup_py_extras(root) | _pkg_info_extras(root)
-    tox = {*tox_extras(root, python), *commanded_extras(root, python)}
+    tox = {*_tox_names(root, "extras", python), *commanded_extras(root, python)}
     return sorted(e for e in names if for_tests(e) or e in tox or ALL_EXTRAS in tox)
 
 
@@ -354,10 +371,13 @@ def setup_py_tests_require(root: Path) -> list[str]:
     return sorted(set(_plain_requirements(listed.elts))) if isinstance(listed, ast.List | ast.Tuple) else []
 
 
-def wanted_groups(root: Path) -> list[str]:
-    """The PEP 735 dependency groups a test run needs (see ``for_tests``)."""
+def wanted_groups(root: Path, python: tuple[int, int]) -> list[str]:
+    """The PEP 735 dependency groups a test run needs (see ``for_tests``), and those tox's test environment
+    installs (tox 4.22's ``dependency_groups``: lazy-object-proxy 1.13.0's ``benchmark``, whose pytest-benchmark
+    its tests use)."""
     groups = pyproject(root).get("dependency-groups", {})
-    return sorted(g for g in groups if for_tests(g)) if isinstance(groups, dict) else []
+    tox = set(_tox_names(root, "dependency_groups", python))
+    return sorted(g for g in groups if for_tests(g) or g in tox) if isinstance(groups, dict) else []
 
 
 _REQUIREMENTS = re.compile(
@@ -383,12 +403,7 @@ def nox_deps(root: Path) -> list[str]:
     """What ``noxfile.py``'s test sessions ``session.install`` by name (sessions named for tests, or any when
     none is): plain requirements only; ``.``, ``-e``/``-r`` and computed arguments are left out (the project and
     its requirement files are installed on their own). Read with ``ast``: the noxfile is never run."""
-    found: list[str] = []
-    for session in _nox_test_sessions(root):
-        for call in (c for c in ast.walk(session) if isinstance(c, ast.Call)):
-            if isinstance(call.func, ast.Attribute) and call.func.attr == "install":
-                found += _plain_requirements(call.args)
-    return sorted(set(found))
+    return sorted({req for args in _nox_calls(root, "install") for req in _plain_requirements(args)})
 
 
 def _plain_requirements(args: list[ast.expr]) -> list[str]:
@@ -458,10 +473,10 @@ def tox_deps(root: Path, python: tuple[int, int]) -> list[str]:
     return [v for v in found if v and not v.startswith("-") and "{" not in v and "://" not in v]
 
 
-def tox_extras(root: Path, python: tuple[int, int]) -> list[str]:
-    """The ``extras`` of tox's ``[testenv]`` for this interpreter's environment, installed with the project
-    for its tests; a ``{...}`` substitution is left out."""
-    lines = [_for_env(line.split("#", 1)[0], python) for line in _testenv_lines(root, "extras")]
+def _tox_names(root: Path, key: str, python: tuple[int, int]) -> list[str]:
+    """The names tox's ``[testenv]`` lists under ``key`` (``extras``, ``dependency_groups``) for this
+    interpreter's environment; a ``{...}`` substitution is left out."""
+    lines = [_for_env(line.split("#", 1)[0], python) for line in _testenv_lines(root, key)]
     return [e for line in lines if "{" not in line for e in re.split(r"[,\s]+", line) if e]
 
 
@@ -472,7 +487,8 @@ _PIP_EXTRAS = re.compile(r"^\.?/?\[(?P<names>[^\]]+)\]$")  # pip install -e .[ya
 
 def commanded_extras(root: Path, python: tuple[int, int]) -> set[str]:
     """The extras and groups the test environment's own install commands name (cattrs' ``commands_pre = pdm
-    sync -G :all,test``; poetry's ``-E``/``--all-extras``, uv's ``--extra``, pip's ``.[a,b]``)."""
+    sync -G :all,test``; poetry's ``-E``/``--all-extras``, uv's ``--extra``, pip's ``.[a,b]``), and those a
+    noxfile's test sessions install (deepdiff 9.1.0's ``session.install(".[cli,dev,static,test]")``)."""
     found: set[str] = set()
     for key in ("commands_pre", "commands"):
         for line in _testenv_lines(root, key):
@@ -481,6 +497,8 @@ def commanded_extras(root: Path, python: tuple[int, int]) -> set[str]:
             except ValueError:
                 continue
             found |= _extras_named(words)
+    for args in _nox_calls(root, "install", "run"):
+        found |= _extras_named(_strings(args))
     return found
 
 

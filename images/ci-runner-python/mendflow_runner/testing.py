@@ -151,11 +151,22 @@ def addopts_without_cov(root: Path) -> list[str]:
     data over ours (pytest-enabler adds ``--cov`` whenever pytest-cov is installed: zipp's coverage was 0 %),
     and where the plugin is not installed its options end the run as a usage error. xdist's workers are
     processes ``coverage run`` does not follow (yarl 1.18.3's ``--numprocesses=auto``: 1,466 tests passed,
-    0 % measured), so the tests run in pytest's own process.
+    0 % measured), so the tests run in pytest's own process. A configuration that requires pytest-cov
+    (``required_plugins``) has that requirement dropped too: pytest would stop at the blocked plugin.
     """
     addopts = repo_config.pytest_addopts(root)
     kept = without_distribution(without_cov(addopts))
-    return ["-p", "no:cov", *([] if kept == addopts else ["-o", f"addopts={shlex.join(kept)}"])]
+    required = repo_config.pytest_required_plugins(root)
+    others = [r for r in required if not _PYTEST_COV.match(r)]
+    return [
+        "-p",
+        "no:cov",
+        *([] if kept == addopts else ["-o", f"addopts={shlex.join(kept)}"]),
+        *([] if others == required else ["-o", f"required_plugins={' '.join(others)}"]),
+    ]
+
+
+_PYTEST_COV = re.compile(r"pytest[-_.]+cov(?![\w.-])", re.IGNORECASE)  # its name, before any version specifier
 
 
 def without_cov(args: list[str]) -> list[str]:

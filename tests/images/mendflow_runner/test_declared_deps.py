@@ -46,7 +46,7 @@ def test_groups_and_extras_are_read_from_pyproject(tmp_path: Path) -> None:
         '[project]\nname = "x"\n[project.optional-dependencies]\ntests = ["a"]\ndocs = ["b"]\n'
         '[dependency-groups]\ndev = ["c"]\nrelease = ["d"]\n'
     )
-    assert (wanted_extras(tmp_path, PY311), wanted_groups(tmp_path)) == (["tests"], ["dev"])
+    assert (wanted_extras(tmp_path, PY311), wanted_groups(tmp_path, PY311)) == (["tests"], ["dev"])
 
 
 def test_test_requirement_files_are_installed_and_docs_ones_are_not(tmp_path: Path) -> None:
@@ -75,6 +75,13 @@ def test_extras_tox_installs_for_the_tests_are_installed(tmp_path: Path) -> None
     )
     (tmp_path / "tox.ini").write_text("[testenv]\ndeps = pytest\nextras = diagrams, undeclared\n    py38: yaml\n")
     assert wanted_extras(tmp_path, PY311) == ["diagrams"]
+
+
+def test_groups_tox_installs_for_the_tests_are_installed(tmp_path: Path) -> None:
+    # lazy-object-proxy 1.13.0: its tests use pytest-benchmark, from the `benchmark` group tox 4.22 installs
+    (tmp_path / "pyproject.toml").write_text('[dependency-groups]\nbenchmark = ["a"]\ndocs = ["b"]\ntest = ["c"]\n')
+    (tmp_path / "tox.ini").write_text("[testenv]\ndependency_groups =\n    test\n    benchmark\n")
+    assert wanted_groups(tmp_path, PY311) == ["benchmark", "test"]
 
 
 # zope.interface 7.1.1's setup.py: its extras a dict literal, a value by name.
@@ -375,6 +382,15 @@ def test_per_requirement_options_uv_refuses_are_left_out(tmp_path: Path, uv_cach
     assert "left out: --config-settings=pure-python=false" in (tmp_path / "log").read_text()
 
 
+def test_a_short_option_with_its_value_attached_is_read_as_pip_reads_it(tmp_path: Path, uv_cache: Path) -> None:
+    # astunparse 1.6.3 as published: test_requirements.txt is `-rrequirements.txt`, which uv alone refuses.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/test_requirements.txt").write_text("-rrequirements.txt\n")
+    (tmp_path / "src/requirements.txt").write_text("six==1.16.0\n")
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.16.0.dist-info"]
+
+
 def test_the_plugin_a_pytest_option_belongs_to_is_installed(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\n")
@@ -546,6 +562,29 @@ def docs(session):
 def test_nox_test_sessions_installs_are_read_without_running_the_noxfile(tmp_path: Path) -> None:
     (tmp_path / "noxfile.py").write_text(NOXFILE)
     assert nox_deps(tmp_path) == ["hypothesis", "pytest>=8"]
+
+
+# deepdiff 9.1.0's noxfile: its tests import click and pydantic, which only these extras bring.
+NOX_EXTRAS = """\
+import nox
+
+
+@nox.session
+def pytest(session):
+    session.install(".[yaml,bson]")
+    session.run("pytest")
+
+
+@nox.session
+def docs(session):
+    session.install(".[msgspec]")
+"""
+
+
+def test_extras_a_nox_test_session_installs_are_installed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT)
+    (tmp_path / "noxfile.py").write_text(NOX_EXTRAS)
+    assert wanted_extras(tmp_path, PY311) == ["bson", "yaml"]
 
 
 def test_pdm_dev_groups_for_tests_are_read_and_editable_paths_left_out(tmp_path: Path) -> None:

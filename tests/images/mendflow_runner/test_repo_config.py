@@ -27,6 +27,19 @@ def test_xdists_distribution_options_are_dropped(args: list[str]) -> None:
     assert testing.without_distribution(args) == ["-x"]
 
 
+def test_a_required_pytest_cov_is_no_longer_required_where_the_runner_blocks_it(tmp_path: Path) -> None:
+    # pycountry 26.2.16: pytest stopped at "Missing required plugins: pytest-cov>=4.0.0", no test ran
+    (tmp_path / "pytest.ini").write_text("[pytest]\nrequired_plugins = pytest-cov>=4.0.0 pytest-timeout\n")
+    assert testing.addopts_without_cov(tmp_path) == ["-p", "no:cov", "-o", "required_plugins=pytest-timeout"]
+
+
+def test_required_plugins_are_read_in_either_form(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nrequired_plugins = ["pytest-cov>=4"]\n')
+    assert repo_config.pytest_required_plugins(tmp_path) == ["pytest-cov>=4"]
+    (tmp_path / "pytest.ini").write_text("[pytest]\nrequired_plugins = pytest-mock pytest-cov\n")
+    assert repo_config.pytest_required_plugins(tmp_path) == ["pytest-mock", "pytest-cov"]
+
+
 def test_pytest_ini_wins_over_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --cov=pkg -x\n")
