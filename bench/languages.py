@@ -51,6 +51,8 @@ GO_SUBJECTS = [
     # a golangci-lint configuration of its own (19 linters: the repository's golangci-lint caches) and a suite of
     # seconds
     ("github.com/shopspring/decimal", "github.com/shopspring/decimal@v1.6.0"),
+    # no dependencies; a suite of seconds, its scheduler's tests waiting on real time
+    ("github.com/robfig/cron/v3", "github.com/robfig/cron/v3@v3.0.1"),
     # With dependencies from the module proxy; two of its tests fail as published here (TestDirExists and
     # TestNoDirExists), and its suite package takes half a minute.
     ("github.com/stretchr/testify", "github.com/stretchr/testify@v1.9.0"),
@@ -98,6 +100,8 @@ JAVA_SUBJECTS = [
     ("java-isbn (example)", None),
     # JUnit 5, no runtime dependencies; commons-parent 72 binds apache-rat, build-plan and bundle checks before test.
     ("commons-cli", "commons-cli:commons-cli:1.9.0:sources"),
+    # JUnit 5, no runtime dependencies; about 850 tests in seconds
+    ("commons-csv", "org.apache.commons:commons-csv:1.14.1:sources"),
     # JUnit 4 with hamcrest, five dependencies; maven-parent 39 binds spotless, checkstyle and apache-rat before test,
     # and one test class (StreamPollFeederTest) sleeps for seconds.
     ("maven-shared-utils", "org.apache.maven.shared:maven-shared-utils:3.4.2:source-release"),
