@@ -507,7 +507,7 @@ def test_pytest_cov_enabled_by_a_plugin_does_not_take_the_coverage_over(
 def test_a_configuration_requiring_pytest_cov_builds_with_it_blocked(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
-    # pycountry 26.2.16: `required_plugins = "pytest-cov>=4.0.0"`, with pytest-cov in a poetry dev group
+    # pycountry 26.2.16's requirement; here nothing else declares pytest-cov, so the requirement installs it
     required = 'required_plugins = "pytest-cov>=4.0.0"\n'
     report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": PYPROJECT + required})
     assert report.status is BuildStatus.PASSED, report.error_reason
