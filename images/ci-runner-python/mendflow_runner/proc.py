@@ -157,18 +157,19 @@ def _sandbox_hosts() -> str | None:
 
 
 @functools.cache  # read once: every sandboxed command asks
-def sandbox_passwd(uid: int, gid: int) -> str | None:
+def sandbox_passwd(uid: int, gid: int, home: str) -> str | None:
     """A sandbox's ``/etc/passwd``, naming ``uid`` as a container image names its user, where the
     machine's does not (None where it does): the local launcher runs each job as a uid of its own, and a process
     started without ``HOME`` asks for its home by the uid (pino-pretty 13.0.0's CLI tests spawn it with ``TERM``
-    and ``TZ`` alone; Node's ``os.homedir()`` then threw ENOENT). The home is the sandbox's own ``/tmp``."""
+    and ``TZ`` alone; Node's ``os.homedir()`` then threw ENOENT). The home is the job's ``HOME``, as on a
+    developer's machine, where the two agree (go-homedir 1.1.0's TestDir compares them)."""
     try:
         machine = Path("/etc/passwd").read_text(encoding="utf-8", errors="replace")
     except OSError:
         machine = ""
     if any(line.split(":")[2:3] == [str(uid)] for line in machine.splitlines()):
         return None
-    return f"{machine.rstrip()}\nmendflow:x:{uid}:{gid}:mendflow job:/tmp:/usr/sbin/nologin\n".lstrip()
+    return f"{machine.rstrip()}\nmendflow:x:{uid}:{gid}:mendflow job:{home}:/usr/sbin/nologin\n".lstrip()
 
 
 _written_etc: dict[str, Path] = {}  # the files this process wrote, written again if a temp cleaner removed one
@@ -180,8 +181,8 @@ def _loopback_hosts() -> list[str]:
 
 
 def _named_user() -> list[str]:
-    """bwrap arguments that bind ``sandbox_passwd`` of this process's uid over ``/etc/passwd``."""
-    return _bound_over("/etc/passwd", sandbox_passwd(os.getuid(), os.getgid()))
+    """bwrap arguments that bind ``sandbox_passwd`` of this process's uid and home over ``/etc/passwd``."""
+    return _bound_over("/etc/passwd", sandbox_passwd(os.getuid(), os.getgid(), os.environ.get("HOME") or "/tmp"))
 
 
 def _bound_over(place: str, text: str | None) -> list[str]:

@@ -48,15 +48,15 @@ def test_a_mounted_tree_is_seen_in_place_and_read_only(tmp_path: Path) -> None:
     assert (tree / "pkg" / "index.js").read_text() == "kept"
 
 
-def test_a_uid_the_machine_does_not_name_gets_an_entry_with_the_sandboxs_tmp_as_home() -> None:
+def test_a_uid_the_machine_does_not_name_gets_an_entry_with_the_jobs_home() -> None:
     unnamed = 1_600_999_999  # the local launcher's job ids start at 1,600,000,000; no account uses them
-    passwd = sandbox_passwd(unnamed, unnamed)
-    entry = f"mendflow:x:{unnamed}:{unnamed}:mendflow job:/tmp:/usr/sbin/nologin\n"
+    passwd = sandbox_passwd(unnamed, unnamed, "/w/ws/home")
+    entry = f"mendflow:x:{unnamed}:{unnamed}:mendflow job:/w/ws/home:/usr/sbin/nologin\n"
     assert passwd is not None and passwd.endswith(entry)
 
 
 def test_a_uid_the_machine_names_keeps_the_machines_passwd() -> None:
-    assert sandbox_passwd(0, 0) is None
+    assert sandbox_passwd(0, 0, "/w/ws/home") is None
 
 
 # A stand-in for bwrap, named so: it fails its first ``LOST`` starts as bwrap 0.8.0 does when a mount goes while it

@@ -113,8 +113,9 @@ def test_each_job_runs_as_a_uid_of_its_own(launcher: LocalLauncher, tmp_path: Pa
 
 
 # A test that starts a process with no environment at all: it finds its home by its uid (pino-pretty 13.0.0's CLI
-# tests spawn it with TERM and TZ alone, and Node's os.homedir() threw ENOENT for a job's uid).
-HOMELESS_TEST = """import subprocess, sys
+# tests spawn it with TERM and TZ alone, and Node's os.homedir() threw ENOENT for a job's uid); the one its uid names
+# is the job's HOME, as on a developer's machine (go-homedir 1.1.0's TestDir compares the two).
+HOMELESS_TEST = """import os, subprocess, sys
 
 import pytest
 
@@ -123,7 +124,7 @@ import pytest
 def test_a_process_started_without_home_finds_one():
     said = subprocess.run([sys.executable, "-c", "import os.path; print(os.path.expanduser('~'))"], env={},
                           capture_output=True, text=True, check=True)
-    assert said.stdout.strip() == "/tmp"
+    assert said.stdout.strip() == os.environ["HOME"]
 """
 
 
