@@ -262,7 +262,7 @@ class Installer:
         wanted = []
         if not (self.venv / "bin" / "ruff").exists():
             wanted += precommit.pinned(self.root, "ruff")
-        if repo_config.mypy_config(self.root) is not None and not self._has_module("mypy", timeout):
+        if repo_config.mypy_config(self.root) is not None and not self._site_has("mypy"):
             wanted += precommit.pinned(self.root, "mypy") or ["mypy"]
         if wanted:
             # A hook's pin of a package the tests already have (iniconfig's mypy hook pins pytest 7.2.0 against
@@ -286,11 +286,6 @@ class Installer:
         """The normalised names of the distributions in the venv."""
         probe = "import importlib.metadata as m; print(*{d.metadata['Name'] for d in m.distributions()}, sep='\\n')"
         return {_normalise(n) for n in self._run([self.venv_python, "-c", probe], timeout).stdout.split()}
-
-    def _has_module(self, name: str, timeout: float) -> bool:
-        probe = f"import importlib.util as u; raise SystemExit(u.find_spec({name!r}) is None)"
-        argv = self.wrap([self.venv_python, "-c", probe])
-        return run(argv, cwd=self.root, env=self.env, timeout=timeout, log=self.log).ok
 
     def _site_has(self, *packages: str) -> bool:
         """Whether the venv's site-packages holds every one of these package directories."""
