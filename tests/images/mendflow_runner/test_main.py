@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from mendflow_runner.plugin import mendflow_job_plugin
 
 from mendflow.contracts import BuildReport, BuildStatus, FailReason
 from tests.fixtures.repos import RepoFactory
@@ -511,6 +512,66 @@ def test_a_configuration_requiring_pytest_cov_builds_with_it_blocked(
     required = 'required_plugins = "pytest-cov>=4.0.0"\n'
     report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": PYPROJECT + required})
     assert report.status is BuildStatus.PASSED, report.error_reason
+
+
+ONLINE_TEST = """\
+import socket
+
+import pytest
+
+
+@pytest.mark.network
+def test_resolves_a_public_name():
+    assert socket.gethostbyname("pypi.org")
+"""
+
+
+def test_a_test_the_repository_marks_as_needing_the_internet_is_skipped_saying_so(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # email-validator 2.4.0's marker; a job's tests have no network, so the test failed whatever the commit did
+    markers = 'markers = ["network: marks tests as requiring Internet access"]\n'
+    pyproject = PYPROJECT.replace('markers = ["fast: quick tests"]\n', markers)
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject, "tests/test_online.py": ONLINE_TEST})
+    assert (report.status, report.tests.skipped) == (BuildStatus.PASSED, 1), report.failures
+    assert "registers as needing the Internet" in (tmp_path / "out" / "junit.xml").read_text()
+
+
+OWN_COVERAGE_TEST = """\
+import subprocess
+import sys
+
+
+def test_coverage_writes_its_data_where_it_runs(tmp_path):
+    (tmp_path / "script.py").write_text("done = True\\n")
+    subprocess.run([sys.executable, "-m", "coverage", "run", "script.py"], cwd=tmp_path, check=True)
+    assert (tmp_path / ".coverage").is_file()
+"""
+
+
+def test_a_tests_own_coverage_run_keeps_its_data_apart_from_the_runners(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # beartype 0.23.1: the runner's COVERAGE_FILE reached its test's `coverage report`, which combined the
+    # runner's data files
+    files = {"pyproject.toml": _no_markers(), "tests/test_own_coverage.py": OWN_COVERAGE_TEST}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), report.failures
+    assert report.coverage is not None and report.coverage.line_pct > 0
+
+
+@pytest.mark.parametrize(
+    ("line", "needs_it"),
+    [
+        ("network: marks tests as requiring Internet access", True),
+        ("online: talks to the real service", True),
+        ("slow(reason): needs a network connection", True),
+        ("socket: tests of the network module", False),
+        ("fast: quick tests", False),
+    ],
+)
+def test_a_marker_needs_the_internet_by_its_name_or_its_description(line: str, needs_it: bool) -> None:
+    assert bool(mendflow_job_plugin.internet_markers([line])) is needs_it
 
 
 NO_COVER_CONFTEST = """\

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import traceback
 import unittest
 from collections.abc import Iterator
@@ -32,6 +33,11 @@ try:
 except ImportError:  # pragma: no cover - the runner installs coverage
     coverage = None  # type: ignore[assignment]
 
+# The data file the runner names for the measuring coverage.py, which took it as it started: the tests' own
+# coverage commands find none, as on a developer's machine (beartype 0.23.1's test runs `coverage run` and
+# `coverage report` in a temp dir; the report combined the runner's data files there, and deleted them). A
+# subprocess coverage.py measures (``[run] patch = subprocess``) has the name in the configuration it is handed.
+os.environ.pop("COVERAGE_FILE", None)
 _EVENTS = os.environ.get("MENDFLOW_PYTEST_EVENTS", "")
 _CONTEXTS = bool(os.environ.get("MENDFLOW_TEST_CONTEXTS"))  # testing.CONTEXTS_VARIABLE (stdlib only here)
 TEXT_MAX = 4096  # bytes of a failure's text kept (its end: the error is there)
@@ -122,6 +128,38 @@ def _failure_fields(report: Any) -> dict[str, Any]:
         "text": cap_tail(_relative(text)),
         "location": _report_location(report),
     }
+
+
+# A marker the repository registers for tests that need the Internet, by its name or its description's words.
+_INTERNET_NAMES = frozenset({"internet", "network", "online", "requires_internet", "requires_network"})
+_NEEDS_INTERNET = re.compile(
+    r"\binternet\b|\bnetwork (?:access|connection|connectivity)\b|\b(?:requires?|needs?) (?:an? |the )?network\b", re.I
+)
+
+
+def internet_markers(registered: list[str]) -> list[str]:
+    """The names of the markers, among pytest's ``markers`` lines (``name: description``, ``name(args): …``),
+    that the repository registers as needing the Internet."""
+    names = []
+    for line in registered:
+        name, _, description = line.partition(":")
+        name = name.split("(")[0].strip()
+        if name in _INTERNET_NAMES or _NEEDS_INTERNET.search(description):
+            names.append(name)
+    return names
+
+
+@pytest.hookimpl(trylast=True)  # after the repository's own hooks have marked its items
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """A test the repository marks as needing the Internet is skipped, saying so: a job's tests run without a
+    network, so it would fail whatever the commit changed (email-validator 2.4.0's ``network`` marker:
+    "requires Internet access")."""
+    names = internet_markers(config.getini("markers"))
+    for item in items:
+        marked = next((name for name in names if item.get_closest_marker(name) is not None), None)
+        if marked is not None:
+            reason = f"marked {marked!r}, which the repository registers as needing the Internet: a job has none"
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 def pytest_configure(config: Any) -> None:
