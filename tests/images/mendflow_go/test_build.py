@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mendflow_go import warm
+from mendflow_go import build, warm
 
 from mendflow.ci.job import COMPILED_PHASES
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
@@ -474,6 +474,49 @@ def test_a_second_job_in_another_workspace_compiles_nothing_new(
     report = BuildReport.model_validate(run_go_runner(source, tmp_path / "second" / "out", cache, **seed))
     assert report.status is BuildStatus.PASSED
     assert _cache_entries(cache) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "has_them"),
+    [
+        ("cmd/tool/main.go", "// Copyright the authors.\n\npackage main\n", True),
+        ("gen.go", "//go:build ignore\n\npackage main\n", False),
+        ("cmd/tool/main_test.go", "package main\n", False),
+        ("limit.go", "package ratelimit\n", False),
+    ],
+)
+def test_a_module_has_commands_where_a_file_declares_package_main_under_no_constraint(
+    tmp_path: Path, name: str, text: str, has_them: bool
+) -> None:
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text(text)
+    assert build.has_commands(tmp_path) is has_them
+
+
+COMMAND = 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("ratelimit") }\n'
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap: without it paths are the host's")
+def test_a_second_job_links_no_command_whose_inputs_did_not_change(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    """gorilla/websocket 1.5.3's four examples: `go build ./...` linked each one again in every job (2.1 s)."""
+    source = snapshot(make_repo(example_files(**{"cmd/ratelimit/main.go": COMMAND})), tmp_path / "src.tar.gz")
+    cache, seed = tmp_path / "cache", {warm.SEED_ENV: str(go_std_seed)}
+    run_go_runner(source, tmp_path / "first" / "out", cache, **seed)
+    (linked,) = (cache / "go" / "bin").glob("*/ratelimit")
+    with linked.open("ab") as binary:  # past its build ID, which the go command compares: a new link drops it
+        binary.write(b"first job")
+    report = BuildReport.model_validate(run_go_runner(source, tmp_path / "second" / "out", cache, **seed))
+    assert (report.status, linked.read_bytes()[-9:]) == (BuildStatus.PASSED, b"first job")
+
+
+def test_a_command_built_on_another_system_alone_leaves_the_build_as_it_was(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    # no build constraint line, so it looks like a command, but its file name leaves nothing to build here
+    report = _build(make_repo, tmp_path, go_cache, **{"cmd/win/main_windows.go": COMMAND})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 4), report.error_reason
 
 
 def test_a_new_repositorys_first_job_compiles_its_own_packages_not_the_standard_library(

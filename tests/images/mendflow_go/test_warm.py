@@ -1,9 +1,13 @@
-"""The warm-up's build modes: which ones a module's test files run the go command in."""
+"""The warm-up: which build modes a module's test files run the go command in, and what it runs."""
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
 from mendflow_go import warm
 
 
@@ -39,6 +43,20 @@ def test_the_warm_up_compiles_each_named_mode_beside_vet_and_the_tests(tmp_path:
     assert build == [["go", "build", "./..."]]
     assert [argv[:3] for argv in beside[2:]] == [["go", "test", "-race"], ["go", "build", "-buildmode=plugin"]]
     assert all(f"-toolexec={warm.NO_LINK}" in argv for argv in beside[1:]) and beside[3][-1] == str(main)
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
+def test_the_warm_ups_tool_line_runs_no_covdata_and_every_other_go_command() -> None:
+    line = shlex.split(warm.NO_LINK)  # as the go command splits -toolexec, then hands it the tool's argv
+    covdata = subprocess.run([*line, "go", "tool", "covdata", "percent", "-i=/nonexistent"], capture_output=True)
+    version = subprocess.run([*line, "go", "version"], capture_output=True)
+    assert (covdata.returncode, covdata.stdout + covdata.stderr) == (0, b"")
+    assert version.returncode == 0 and version.stdout.startswith(b"go version")
+
+
+def test_the_build_writes_the_commands_into_the_directory_it_is_given(tmp_path: Path) -> None:
+    (build,), _ = warm.stages(tmp_path / "cover.out", commands=tmp_path / "bin")
+    assert build == ["go", "build", "-o", f"{tmp_path / 'bin'}/", "./..."]
 
 
 def test_without_a_named_mode_the_warm_up_is_vet_beside_the_tests(tmp_path: Path) -> None:
