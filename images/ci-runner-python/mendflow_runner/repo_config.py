@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import posixpath
 import re
 import shlex
 import tomllib
@@ -129,7 +130,7 @@ def test_commands(root: Path) -> list[list[str]]:
     """The commands tox's ``[testenv]`` (see ``tox_config``) and noxfile.py's test sessions run, as words: tox's
     ``{toxinidir}`` becomes ``.``, ``{env:NAME}`` its ``setenv`` value, ``{envsitepackagesdir}/PACKAGE`` the
     package's source, and other substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition
-    (``py38: …``) are left out, as are a noxfile's computed arguments."""
+    (``py38: …``) are left out, as are a noxfile's computed arguments but its names of paths (``_nox_runs``)."""
     setenv = _tox_setenv(root)
     lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
     return [words for words in map(_tox_words, lines) if words] + _nox_runs(root)
@@ -186,7 +187,56 @@ def _tox_words(line: str) -> list[str]:
 
 
 def _nox_runs(root: Path) -> list[list[str]]:
-    return [_strings(args) for args in _nox_calls(root, "run")]
+    """The words of each ``session.run``: its string literals and the noxfile's names of paths in the repository
+    (``_noxfile_paths``)."""
+    paths = _noxfile_paths(root)
+    words = ((_word(arg, paths) for arg in args) for args in _nox_calls(root, "run"))
+    return [[w for w in run if w is not None] for run in words]
+
+
+def _word(arg: ast.expr, paths: dict[str, str]) -> str | None:
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    return paths.get(arg.id) if isinstance(arg, ast.Name) else None
+
+
+def _noxfile_paths(root: Path) -> dict[str, str]:
+    """The noxfile's module-level names of paths in the repository, relative to it as nox runs there:
+    ``ROOT = Path(__file__).parent`` is ``.``, ``REFERENCING = ROOT / "referencing"`` is ``referencing`` (the path
+    referencing 0.37.0's test session runs pytest on, leaving out its ``suite/`` checkout's own tests)."""
+    paths: dict[str, str] = {}
+    for node in _noxfile(root).body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        if (path := _repo_path(node.value, paths)) is not None:
+            paths[node.targets[0].id] = path
+    return paths
+
+
+def _repo_path(node: ast.expr, paths: dict[str, str]) -> str | None:
+    """What a path expression of the noxfile is, relative to it: a known name, ``Path(__file__).parent``, or
+    either joined to a string with ``/``; None for anything else."""
+    if isinstance(node, ast.Name):
+        return paths.get(node.id)
+    if isinstance(node, ast.Attribute) and node.attr == "parent" and _is_this_file(node.value):
+        return "."
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant):
+        base = _repo_path(node.left, paths)
+        if base is not None and isinstance(node.right.value, str):
+            return posixpath.normpath(posixpath.join(base, node.right.value))
+    return None
+
+
+def _is_this_file(node: ast.expr) -> bool:
+    """``Path(__file__)``, ``pathlib.Path(__file__)``, either ``.resolve()``-d or ``.absolute()``-d."""
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") and not node.args:
+        return _is_this_file(node.func.value)
+    named = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+    return (
+        named == "Path" and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == "__file__"
+    )
 
 
 def _nox_calls(root: Path, *methods: str) -> list[list[ast.expr]]:
@@ -205,14 +255,18 @@ def _strings(args: list[ast.expr]) -> list[str]:
 
 
 def _nox_test_sessions(root: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """noxfile.py's sessions named for tests, or all when none is; read with ``ast``: the noxfile is never run."""
+    """noxfile.py's sessions named for tests, or all when none is."""
+    sessions = [n for n in _noxfile(root).body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
+
+
+def _noxfile(root: Path) -> ast.Module:
+    """noxfile.py read with ``ast`` (the noxfile is never run); an empty module where there is none to read."""
     path = root / "noxfile.py"
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else None
+        return ast.parse(path.read_text(encoding="utf-8")) if path.is_file() else ast.Module(body=[], type_ignores=[])
     except (SyntaxError, UnicodeDecodeError):
-        return []
-    sessions = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)] if tree else []
-    return [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
+        return ast.Module(body=[], type_ignores=[])
 
 
 def mypy_config(root: Path) -> dict[str, str] | None:

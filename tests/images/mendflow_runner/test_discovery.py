@@ -36,6 +36,32 @@ def test_a_nox_session_running_unittest_is_read(tmp_path: Path) -> None:
     assert rules(root) == unittest_rules()
 
 
+NOX_ON_A_PATH = """\
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+PACKAGE = ROOT / "pkg"
+
+
+@nox.session
+def tests(session):
+    session.run("coverage", "run", "-m", "pytest", *session.posargs, PACKAGE)
+"""
+
+
+def test_a_nox_session_running_pytest_on_a_path_the_noxfile_names_collects_that_path(tmp_path: Path) -> None:
+    # referencing 0.37.0: its suite/ checkout's own test_sanity.py imports jsonschema, which depends on referencing
+    files = {"noxfile.py": NOX_ON_A_PATH, "pkg/tests/test_a.py": "def test_a():\n    pass\n", "suite/test_x.py": ""}
+    assert rules(tree(tmp_path, files)) == Collection((), ("pkg",))
+
+
+def test_a_path_the_noxfile_computes_otherwise_is_not_guessed(tmp_path: Path) -> None:
+    nox = NOX_ON_A_PATH.replace('ROOT / "pkg"', 'ROOT / os.environ["PACKAGE"]')
+    assert rules(tree(tmp_path, {"noxfile.py": nox, "pkg/tests/test_a.py": ""})) is None
+
+
 def test_a_repository_configuring_pytest_keeps_pytests_rules(tmp_path: Path) -> None:
     tox = "[testenv]\ncommands = python -m unittest discover tests\n"
     pyproject = "[tool.pytest.ini_options]\naddopts = '-ra'\n"
