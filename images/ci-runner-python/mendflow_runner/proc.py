@@ -172,6 +172,20 @@ def sandbox_passwd(uid: int, gid: int, home: str) -> str | None:
     return f"{machine.rstrip()}\nmendflow:x:{uid}:{gid}:mendflow job:{home}:/usr/sbin/nologin\n".lstrip()
 
 
+@functools.cache
+def sandbox_group(gid: int) -> str | None:
+    """A sandbox's ``/etc/group``, naming ``gid`` as a container image names its user's group, where the
+    machine's does not (None where it does): a job's gid is its own uid's, and a test may ask for the name of the
+    group of a file it made (anyio 4.16.0's ``test_group``: ``getgrgid(): gid not found``)."""
+    try:
+        machine = Path("/etc/group").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        machine = ""
+    if any(line.split(":")[2:3] == [str(gid)] for line in machine.splitlines()):
+        return None
+    return f"{machine.rstrip()}\nmendflow:x:{gid}:\n".lstrip()
+
+
 _written_etc: dict[str, Path] = {}  # the files this process wrote, written again if a temp cleaner removed one
 
 
@@ -181,8 +195,11 @@ def _loopback_hosts() -> list[str]:
 
 
 def _named_user() -> list[str]:
-    """bwrap arguments that bind ``sandbox_passwd`` of this process's uid and home over ``/etc/passwd``."""
-    return _bound_over("/etc/passwd", sandbox_passwd(os.getuid(), os.getgid(), os.environ.get("HOME") or "/tmp"))
+    """bwrap arguments that bind ``sandbox_passwd`` of this process's uid and home over ``/etc/passwd``, and
+    ``sandbox_group`` of its gid over ``/etc/group``."""
+    home = os.environ.get("HOME") or "/tmp"
+    passwd = _bound_over("/etc/passwd", sandbox_passwd(os.getuid(), os.getgid(), home))
+    return [*passwd, *_bound_over("/etc/group", sandbox_group(os.getgid()))]
 
 
 def _bound_over(place: str, text: str | None) -> list[str]:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mendflow_runner.proc import SANDBOX_STARTS, Log, _loopback_hosts, run, sandbox, sandbox_passwd
+from mendflow_runner.proc import SANDBOX_STARTS, Log, _loopback_hosts, run, sandbox, sandbox_group, sandbox_passwd
 
 RESOLVE = "import socket, sys; print(socket.getaddrinfo('localhost', 80, int(sys.argv[1]))[0][4][0])"
 
@@ -53,6 +53,16 @@ def test_a_uid_the_machine_does_not_name_gets_an_entry_with_the_jobs_home() -> N
     passwd = sandbox_passwd(unnamed, unnamed, "/w/ws/home")
     entry = f"mendflow:x:{unnamed}:{unnamed}:mendflow job:/w/ws/home:/usr/sbin/nologin\n"
     assert passwd is not None and passwd.endswith(entry)
+
+
+def test_a_gid_the_machine_does_not_name_gets_a_group() -> None:
+    unnamed = 1_600_999_999
+    group = sandbox_group(unnamed)
+    assert group is not None and group.endswith(f"mendflow:x:{unnamed}:\n")
+
+
+def test_a_gid_the_machine_names_keeps_the_machines_group() -> None:
+    assert sandbox_group(0) is None
 
 
 def test_a_uid_the_machine_names_keeps_the_machines_passwd() -> None:

@@ -139,6 +139,27 @@ def test_a_jobs_uid_has_a_name_and_a_home_in_its_sandbox(
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), result.log_tail
 
 
+# anyio 4.16.0's test_group: the group of a file a test makes has a name, as in a container (getgrgid() failed)
+GROUP_TEST = """import grp, os
+
+import pytest
+
+
+@pytest.mark.fast
+def test_the_group_of_a_file_made_has_a_name(tmp_path):
+    assert grp.getgrgid(os.stat(tmp_path).st_gid).gr_name
+"""
+
+
+@pytest.mark.slow
+@ROOT_ONLY
+def test_a_jobs_gid_has_a_name_in_its_sandbox(launcher: LocalLauncher, make_repo: RepoFactory, tmp_path: Path) -> None:
+    repo = make_repo(demo_files(**{"tests/test_group.py": GROUP_TEST}))
+    result = launcher.run(build_job(repo, tmp_path))
+    report = BuildReport.model_validate_json((tmp_path / "report.json").read_text())
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), result.log_tail
+
+
 def _cache_job(scope: str, code: str, tmp_path: Path) -> JobSpec:
     return script_job(code + "\nopen('out/result.json', 'w').write(json.dumps(res))", tmp_path, cache_scope=scope)
 
