@@ -166,12 +166,10 @@ class Installer:
                 ["uv", "sync", "--frozen", "--no-default-groups", *chosen, "--python", self.venv_python], remaining()
             )
         else:
-            for req in repo_config.requirement_files(root):
+            requirements = repo_config.requirement_files(root)
+            for req in requirements:
                 self._requirements(req, remaining())
             locked = self._locked()
-            project = self._project(extras, groups)
-            if project or locked[:1] == ["-r"]:  # a pipenv application has a lock and no project to install
-                self._pip([*project, *locked], remaining())
             declared = [
                 *([] if locked else repo_config.pipfile_deps(root)),
                 *poetry.test_requirements(root),
@@ -181,12 +179,35 @@ class Installer:
                 *repo_config.setup_py_tests_require(root),
                 *repo_config.pytest_required_plugins(root),
             ]
+            if not (requirements or locked or declared or extras or groups):
+                self._install_featured(remaining)
+            elif project := self._project(extras, groups):
+                self._pip([*project, *locked], remaining())
+            elif locked[:1] == ["-r"]:  # a pipenv application has a lock and no project to install
+                self._pip(locked, remaining())
             if more := sorted(set(declared)):
                 only_constrains = locked[:1] == ["-c"]  # such a lock's pins hold for these too
                 self._pip([*more, *(locked if only_constrains else [])], remaining())
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
         self._add_build_wheelhouse(remaining())
+
+    def _install_featured(self, remaining: Callable[[], float]) -> None:
+        """The project with every feature it declares as an extra, where nothing says what its tests need
+        (httpcore 1.0.9's sdist ships none of its requirements, and its tests import h2's hpack, anyio's pytest
+        plugin, trio and socksio, each an extra): the tests cover every optional feature. When that install fails
+        for good (an extra no index serves, or that does not build here), the project alone."""
+        if not repo_config.is_installable(self.root):
+            return
+        if features := repo_config.feature_extras(self.root):
+            try:
+                self._pip(self._project(features, []), remaining())
+                return
+            except DependencyError as exc:
+                if exc.transient:
+                    raise
+                self.log.write(f"dependencies: the project with its extras failed ({exc}); the project alone\n")
+        self._pip(self._project([], []), remaining())
 
     def _requirements(self, requirements: Path, timeout: float) -> None:
         """``-r`` a requirement file as pip reads it, where uv reads it otherwise: without the per-requirement

@@ -356,6 +356,10 @@ def is_installable(root: Path) -> bool:
 _FOR_TESTS = re.compile(r"^(?:.*test.*|dev|devel|develop|development|lint|linting|typing|types|mypy|check|checks|qa)$")
 
 
+# Extras that are no feature of the project's: its documentation's, release's and benchmarks' tools.
+_NOT_A_FEATURE = re.compile(r"^(?:.*docs?|documentation|sphinx|release|publish|deploy|dist|build|bench\w*)$")
+
+
 def for_tests(name: str) -> bool:
     """Whether a dependency group or extra of this name is one a test run installs."""
     return bool(_FOR_TESTS.match(re.sub(r"[-_.]+", "-", name).lower()))
@@ -365,15 +369,24 @@ def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
     """The project's extras a test run installs (PEP 621's, poetry's, or setup.cfg's ``extras_require``): those
     named for tests, and those tox.ini's test environment installs (pyparsing's ``diagrams``), by its ``extras``
     or by its own install commands."""
+    tox = {*_tox_names(root, "extras", python), *commanded_extras(root, python)}
+    return sorted(e for e in _extras(root) if for_tests(e) or e in tox or ALL_EXTRAS in tox)
+
+
+def feature_extras(root: Path) -> list[str]:
+    """The extras that are features of the project (not its docs', release's or benchmarks' tools)."""
+    return sorted(e for e in _extras(root) if not _NOT_A_FEATURE.match(re.sub(r"[-_.]+", "-", e).lower()))
+
+
+def _extras(root: Path) -> set[str]:
+    """Every extra the project declares."""
     data = pyproject(root)
     names = set(data.get("project", {}).get("optional-dependencies", {}) or {})
     names |= set(data.get("tool", {}).get("poetry", {}).get("extras", {}) or {})
     cfg = _ini(root / "setup.cfg")
     if cfg is not None and cfg.has_section("options.extras_require"):
         names |= set(cfg.options("options.extras_require"))
-    names |= _setup_py_extras(root) | _pkg_info_extras(root)
-    tox = {*_tox_names(root, "extras", python), *commanded_extras(root, python)}
-    return sorted(e for e in names if for_tests(e) or e in tox or ALL_EXTRAS in tox)
+    return names | _setup_py_extras(root) | _pkg_info_extras(root)
 
 
 def _setup_py_keywords(root: Path) -> dict[str, ast.expr]:

@@ -357,6 +357,30 @@ def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tm
     assert not list(site.glob("idna*"))
 
 
+def _project_with_extras(tmp_path: Path, extras: str) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/pyproject.toml").write_text(
+        f'[project]\nname = "x"\nversion = "0"\n[project.optional-dependencies]\n{extras}'
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    (tmp_path / "src/x.py").write_text("")
+
+
+def test_a_project_declaring_nothing_for_its_tests_gets_its_features_not_its_docs_tools(
+    tmp_path: Path, uv_cache: Path
+) -> None:
+    # httpcore 1.0.9's sdist: no requirements; its tests import what its http2, socks, trio and asyncio extras bring
+    _project_with_extras(tmp_path, 'http2 = ["six"]\ndocs = ["idna"]\n')
+    site = install(tmp_path, uv_cache)
+    assert (bool(list(site.glob("six-*.dist-info"))), list(site.glob("idna*"))) == (True, [])
+
+
+def test_extras_that_cannot_install_leave_the_project_alone(tmp_path: Path, uv_cache: Path) -> None:
+    _project_with_extras(tmp_path, 'gone = ["mendflow-no-such-distribution-anywhere"]\n')
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("x-*.dist-info")] == ["x-0.dist-info"]
+
+
 def test_a_pipenv_application_gets_its_locked_packages(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/Pipfile").write_text('[packages]\nsix = "*"\n')
