@@ -66,8 +66,8 @@ def go_files(module: Path) -> list[Path]:
 
 
 def has_commands(module: Path) -> bool:
-    """Whether the module builds a command everywhere: a file not a test's declaring ``package main`` under no
-    build constraint (a generator's ``//go:build ignore`` is none). A GOOS or GOARCH in a file's name may still
+    """Whether the module builds a command everywhere: a file, not a test, that declares ``package main`` under no
+    build constraint (a generator's ``//go:build ignore`` has one). A GOOS or GOARCH in a file's name may still
     leave none to build here: the go command then says ``NO_COMMANDS``."""
     for path in go_files(module):
         if path.name.endswith("_test.go"):
