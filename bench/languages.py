@@ -53,6 +53,8 @@ GO_SUBJECTS = [
     ("github.com/shopspring/decimal", "github.com/shopspring/decimal@v1.6.0"),
     # no dependencies; a suite of seconds, its scheduler's tests waiting on real time
     ("github.com/robfig/cron/v3", "github.com/robfig/cron/v3@v3.0.1"),
+    # four example commands, which `go build ./...` links: the repository's cache keeps them linked
+    ("github.com/gorilla/websocket", "github.com/gorilla/websocket@v1.5.3"),
     # With dependencies from the module proxy; two of its tests fail as published here (TestDirExists and
     # TestNoDirExists), and its suite package takes half a minute.
     ("github.com/stretchr/testify", "github.com/stretchr/testify@v1.9.0"),

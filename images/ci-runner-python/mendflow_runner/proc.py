@@ -163,13 +163,7 @@ def sandbox_passwd(uid: int, gid: int, home: str) -> str | None:
     started without ``HOME`` asks for its home by the uid (pino-pretty 13.0.0's CLI tests spawn it with ``TERM``
     and ``TZ`` alone; Node's ``os.homedir()`` then threw ENOENT). The home is the job's ``HOME``, as on a
     developer's machine, where the two agree (go-homedir 1.1.0's TestDir compares them)."""
-    try:
-        machine = Path("/etc/passwd").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        machine = ""
-    if any(line.split(":")[2:3] == [str(uid)] for line in machine.splitlines()):
-        return None
-    return f"{machine.rstrip()}\nmendflow:x:{uid}:{gid}:mendflow job:{home}:/usr/sbin/nologin\n".lstrip()
+    return _naming("/etc/passwd", uid, f"mendflow:x:{uid}:{gid}:mendflow job:{home}:/usr/sbin/nologin")
 
 
 @functools.cache
@@ -177,13 +171,19 @@ def sandbox_group(gid: int) -> str | None:
     """A sandbox's ``/etc/group``, naming ``gid`` as a container image names its user's group, where the
     machine's does not (None where it does): a job's gid is its own uid's, and a test may ask for the name of the
     group of a file it made (anyio 4.16.0's ``test_group``: ``getgrgid(): gid not found``)."""
+    return _naming("/etc/group", gid, f"mendflow:x:{gid}:")
+
+
+def _naming(place: str, number: int, entry: str) -> str | None:
+    """The machine's ``place`` (``/etc/passwd``, ``/etc/group``) with ``entry`` added, where none of its lines
+    has ``number`` as its id (None where one has)."""
     try:
-        machine = Path("/etc/group").read_text(encoding="utf-8", errors="replace")
+        machine = Path(place).read_text(encoding="utf-8", errors="replace")
     except OSError:
         machine = ""
-    if any(line.split(":")[2:3] == [str(gid)] for line in machine.splitlines()):
+    if any(line.split(":")[2:3] == [str(number)] for line in machine.splitlines()):
         return None
-    return f"{machine.rstrip()}\nmendflow:x:{gid}:\n".lstrip()
+    return f"{machine.rstrip()}\n{entry}\n".lstrip()
 
 
 _written_etc: dict[str, Path] = {}  # the files this process wrote, written again if a temp cleaner removed one
