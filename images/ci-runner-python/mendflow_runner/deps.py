@@ -306,7 +306,9 @@ class Installer:
     def _installed(self, timeout: float) -> set[str]:
         """The normalised names of the distributions in the venv."""
         probe = "import importlib.metadata as m; print(*{d.metadata['Name'] for d in m.distributions()}, sep='\\n')"
-        return {_normalise(n) for n in self._run([self.venv_python, "-c", probe], timeout).stdout.split()}
+        return {
+            repo_config.normalised_name(n) for n in self._run([self.venv_python, "-c", probe], timeout).stdout.split()
+        }
 
     def _site_has(self, *packages: str) -> bool:
         """Whether the venv's site-packages holds every one of these package directories."""
@@ -346,8 +348,4 @@ UV_VENV = ["uv", "venv", "--seed"]
 def _project_name(requirement: str) -> str:
     """The normalised project name a requirement string starts with (``mypy==1.10`` → ``mypy``)."""
     m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-    return _normalise(m[1]) if m else requirement
-
-
-def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+    return repo_config.normalised_name(m[1]) if m else requirement

@@ -189,8 +189,9 @@ def _tox_words(line: str) -> list[str]:
 def _nox_runs(root: Path) -> list[list[str]]:
     """The words of each ``session.run``: its string literals and the noxfile's names of paths in the repository
     (``_noxfile_paths``)."""
-    paths = _noxfile_paths(root)
-    words = ((_word(arg, paths) for arg in args) for args in _nox_calls(root, "run"))
+    noxfile = _noxfile(root)
+    paths = _noxfile_paths(noxfile)
+    words = ((_word(arg, paths) for arg in args) for args in _nox_calls(noxfile, "run"))
     return [[w for w in run if w is not None] for run in words]
 
 
@@ -200,12 +201,12 @@ def _word(arg: ast.expr, paths: dict[str, str]) -> str | None:
     return paths.get(arg.id) if isinstance(arg, ast.Name) else None
 
 
-def _noxfile_paths(root: Path) -> dict[str, str]:
+def _noxfile_paths(noxfile: ast.Module) -> dict[str, str]:
     """The noxfile's module-level names of paths in the repository, relative to it as nox runs there:
     ``ROOT = Path(__file__).parent`` is ``.``, ``REFERENCING = ROOT / "referencing"`` is ``referencing`` (the path
     referencing 0.37.0's test session runs pytest on, leaving out its ``suite/`` checkout's own tests)."""
     paths: dict[str, str] = {}
-    for node in _noxfile(root).body:
+    for node in noxfile.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
         if (path := _repo_path(node.value, paths)) is not None:
@@ -239,11 +240,11 @@ def _is_this_file(node: ast.expr) -> bool:
     )
 
 
-def _nox_calls(root: Path, *methods: str) -> list[list[ast.expr]]:
+def _nox_calls(noxfile: ast.Module, *methods: str) -> list[list[ast.expr]]:
     """The arguments of each ``session.<method>(...)`` call in the noxfile's test sessions."""
     return [
         call.args
-        for session in _nox_test_sessions(root)
+        for session in _nox_test_sessions(noxfile)
         for call in ast.walk(session)
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in methods
     ]
@@ -254,9 +255,9 @@ def _strings(args: list[ast.expr]) -> list[str]:
     return [a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
 
 
-def _nox_test_sessions(root: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+def _nox_test_sessions(noxfile: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """noxfile.py's sessions named for tests, or all when none is."""
-    sessions = [n for n in _noxfile(root).body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    sessions = [n for n in noxfile.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     return [n for n in sessions if for_tests(n.name) or n.name in ("tests", "unit")] or sessions
 
 
@@ -362,7 +363,7 @@ _NOT_A_FEATURE = re.compile(r"^(?:.*docs?|documentation|sphinx|release|publish|d
 
 def for_tests(name: str) -> bool:
     """Whether a dependency group or extra of this name is one a test run installs."""
-    return bool(_FOR_TESTS.match(re.sub(r"[-_.]+", "-", name).lower()))
+    return bool(_FOR_TESTS.match(normalised_name(name)))
 
 
 def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
@@ -375,7 +376,13 @@ def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
 
 def feature_extras(root: Path) -> list[str]:
     """The extras that are features of the project (not its docs', release's or benchmarks' tools)."""
-    return sorted(e for e in _extras(root) if not _NOT_A_FEATURE.match(re.sub(r"[-_.]+", "-", e).lower()))
+    return sorted(e for e in _extras(root) if not _NOT_A_FEATURE.match(normalised_name(e)))
+
+
+def normalised_name(name: str) -> str:
+    """A project's, group's or extra's name as PEP 503 and 685 compare them: lower case, each run of ``-_.`` one
+    ``-``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _extras(root: Path) -> set[str]:
@@ -470,7 +477,7 @@ def nox_deps(root: Path) -> list[str]:
     """What ``noxfile.py``'s test sessions ``session.install`` by name (sessions named for tests, or any when
     none is): plain requirements only; ``.``, ``-e``/``-r`` and computed arguments are left out (the project and
     its requirement files are installed on their own). Read with ``ast``: the noxfile is never run."""
-    return sorted({req for args in _nox_calls(root, "install") for req in _plain_requirements(args)})
+    return sorted({req for args in _nox_calls(_noxfile(root), "install") for req in _plain_requirements(args)})
 
 
 def _plain_requirements(args: list[ast.expr]) -> list[str]:
@@ -564,7 +571,7 @@ def commanded_extras(root: Path, python: tuple[int, int]) -> set[str]:
             except ValueError:
                 continue
             found |= _extras_named(words)
-    for args in _nox_calls(root, "install", "run"):
+    for args in _nox_calls(_noxfile(root), "install", "run"):
         found |= _extras_named(_strings(args))
     return found
 
