@@ -537,6 +537,28 @@ def test_a_test_the_repository_marks_as_needing_the_internet_is_skipped_saying_s
     assert "registers as needing the Internet" in (tmp_path / "out" / "junit.xml").read_text()
 
 
+PERF_EXERCISES = """\
+from pytest_perf.deco import extras
+
+
+def add_perf():
+    "adding"
+    import demo  # end warmup
+
+    demo.add(1, 2)
+"""
+
+
+def test_a_pytest_perf_experiment_is_skipped_saying_so(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    # importlib_metadata 10.2.0: each experiment of its exercises.py failed on `git remote get-url origin`; it
+    # installs the upstream code to time against from there, which no job could do
+    group = 'dependencies = []\n[dependency-groups]\ntest = ["pytest-perf"]'
+    files = {"pyproject.toml": _no_markers().replace("dependencies = []", group), "exercises.py": PERF_EXERCISES}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert (report.status, report.tests.passed, report.tests.skipped) == (BuildStatus.PASSED, 2, 1), report.failures
+    assert "a pytest-perf experiment" in (tmp_path / "out" / "junit.xml").read_text()
+
+
 OWN_COVERAGE_TEST = """\
 import subprocess
 import sys
