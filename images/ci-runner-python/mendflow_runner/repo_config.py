@@ -316,8 +316,25 @@ def coverage_plugins(root: Path) -> list[str]:
 
 
 def coverage_chooses_files(root: Path) -> bool:
-    """Whether the repo's coverage configuration says which files are measured (``source`` or ``include``)."""
-    return bool(coverage_run_section(root).keys() & {"source", "include", "source_pkgs"})
+    """Whether the repo's coverage configuration says which files are measured: ``include`` or ``source_pkgs``,
+    or a ``source`` naming something the tree has. A ``source`` naming only what it has not measures nothing
+    (orderly-set 5.5.0's ``orderly_set.py``, a module since made a package, which its CI's ``--cov`` overrides)."""
+    run = coverage_run_section(root)
+    if run.keys() & {"include", "source_pkgs"}:
+        return True
+    sources = run.get("source", [])
+    named = sources if isinstance(sources, list) else re.split(r"[\s,]+", str(sources))
+    return any(_in_tree(root, str(source).strip()) for source in named if str(source).strip())
+
+
+def _in_tree(root: Path, source: str) -> bool:
+    """Whether a coverage ``source`` (a directory, or an importable name) is in the tree, flat or under ``src``."""
+    if (root / source).exists():
+        return True
+    module = Path(*source.split("."))
+    return any(
+        (base / module).is_dir() or (base / module).with_suffix(".py").is_file() for base in (root, root / "src")
+    )
 
 
 def build_backend_dirs(root: Path) -> list[str]:

@@ -68,25 +68,47 @@ def test_only_the_configuration_pytest_reads_names_plugins(tmp_path: Path) -> No
 
 def test_coverage_source_in_pyproject_chooses_the_files(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.coverage.run]\nsource = ["pkg"]\n')
+    (tmp_path / "pkg").mkdir()
     assert coverage_chooses_files(tmp_path)
     assert not any(a.startswith("--source") for a in coverage_argv("python", tmp_path))
 
 
 @pytest.mark.parametrize(
-    ("addopts", "named"),
+    ("source", "chooses"),
+    [("orderly_set.py", False), ("orderly_set.py, gone", False), ("orderly_set", True), ("gone\n orderly_set", True)],
+)
+def test_a_coverage_source_chooses_files_only_where_it_names_something_in_the_tree(
+    tmp_path: Path, source: str, chooses: bool
+) -> None:
+    # orderly-set 5.5.0: `source = orderly_set.py` names the module its package replaced; coverage.py measured
+    # nothing, and the report had no coverage
+    (tmp_path / ".coveragerc").write_text(f"[run]\nsource = {source}\n")
+    (tmp_path / "orderly_set").mkdir()
+    assert coverage_chooses_files(tmp_path) is chooses
+
+
+def test_a_coverage_source_may_name_a_module_under_src(tmp_path: Path) -> None:
+    (tmp_path / "setup.cfg").write_text("[coverage:run]\nsource = pkg.sub\n")
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "sub.py").write_text("")
+    assert coverage_chooses_files(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("addopts", "measured"),
     [
-        ("--doctest-modules --cov portalocker --cov-report html", ["portalocker"]),
-        ("--cov=pkg --cov=tools -x", ["pkg", "tools"]),
-        ("--cov -x --cov=pkg", ["pkg"]),
-        ("-x --cov", []),
+        ("--doctest-modules --cov portalocker --cov-report html", "portalocker"),
+        ("--cov=pkg --cov=tools -x", "pkg,tools"),
+        ("--cov -x --cov=pkg", "pkg"),
+        ("-x --cov", "."),  # a bare --cov measures the configured source, here none there is: the tree then
     ],
 )
-def test_what_pytest_covs_cov_options_name_is_measured(tmp_path: Path, addopts: str, named: list[str]) -> None:
+def test_what_pytest_covs_cov_options_name_is_measured(tmp_path: Path, addopts: str, measured: str) -> None:
     # portalocker 2.10: its .coveragerc says source = src, a directory it does not have; its pytest run says
     (tmp_path / ".coveragerc").write_text("[run]\nsource = src\n")
     (tmp_path / "pytest.ini").write_text(f"[pytest]\naddopts = {addopts}\n")
     sources = [a for a in coverage_argv("python", tmp_path) if a.startswith("--source")]
-    assert sources == ([f"--source={','.join(named)}"] if named else [])
+    assert sources == [f"--source={measured}"]
 
 
 def test_a_coveragerc_hides_pyprojects_coverage_settings(tmp_path: Path) -> None:
