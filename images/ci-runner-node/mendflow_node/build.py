@@ -89,14 +89,22 @@ _SPEC_FAILED = re.compile(
     r"^✖ failing tests:\s*\n(?:.*\n)*?✖ (?P<name>.+?)(?: \([\d.]+m?s\))?\s*\n\s*(?P<error>\S.*)$", re.M
 )
 
+# @jsumners/line-reporter's: "Failed tests:", a blank line, the file, "\tline: 4, column: 1", "\t\t" and the error.
+_LINE_REPORTER_FAILED = re.compile(
+    r"^Failed tests:\s*\n\s*\n(?P<file>\S.*)\n\tline: (?P<line>\d+), column: \d+\n\t\t(?P<error>.*)$", re.M
+)
+
 
 def _last_words(step: StepResult) -> str:
     """The step's last line on stderr, else stdout, passing over npm's own warnings: what the failing command
     said, not what npm did.
     When Node died of an uncaught error (its output ends with the ``Node.js v20…`` banner), the error's line;
-    when node:test's spec reporter listed failing tests (borp), the first one and its error."""
+    when node:test's spec reporter listed failing tests (borp), the first one and its error; when
+    line-reporter did, the first one's file, line and error."""
     if failed := _SPEC_FAILED.search(step.stdout):
         return f"{failed['name']}: {failed['error'].strip()}"
+    if failed := _LINE_REPORTER_FAILED.search(step.stdout):
+        return f"{failed['file']}:{failed['line']}: {failed['error'].strip()}"
     for text in (step.stderr, step.stdout):
         lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NPM_CHATTER.match(ln.strip())]
         if lines:

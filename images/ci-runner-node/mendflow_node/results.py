@@ -199,20 +199,23 @@ _TAP_FIELD = re.compile(r"(?P<what>\w+): (?P<n>\d+)")
 _SPEC_COUNT = re.compile(r"^\u2139 (?P<what>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)\s*$", re.MULTILINE)
 # uvu closes each run with "  Total:     2", "  Passed:    1", "  Skipped:   1": its total leaves the skipped out.
 _UVU_COUNT = re.compile(r"^  (?P<what>Total|Passed|Skipped):\s+(?P<n>\d+)\s*$", re.MULTILINE)
+# @jsumners/line-reporter, a node:test reporter (@fastify/sensible 6.0.6's `borp --reporter=@jsumners/line-reporter`),
+# closes with "Passed: 3", "Failed: 1", "Total: 4": a skipped test is one that passed.
+_LINE_REPORTER_COUNT = re.compile(r"^Passed: (?P<passed>\d+)\nFailed: (?P<failed>\d+)\nTotal: (?P<total>\d+)\s*$", re.M)
 _TAP_KEYS = {"tests": "total", "total": "total", "pass": "passed", "fail": "failed", "cancelled": "errors"}
 _TAP_KEYS |= dict.fromkeys(("skip", "skipped", "todo"), "skipped")
 
 
 def from_tap(stdout: str, root: Path) -> TestRun:
     """The tests of a TAP stream with subtests (node-tap's), each with its id; else the counts of the TAP
-    summaries a test script printed, node:test's spec summaries or uvu's (summed: a script may run several
-    suites), which name no test; not read when there is none."""
+    summaries a test script printed, node:test's spec summaries, uvu's or line-reporter's (summed: a script may
+    run several suites), which name no test; not read when there is none."""
     text = _ANSI.sub("", stdout)
     if tests := tap.outcomes(tap.parse(text)):
         return _from_tap_tests(tests, root)
-    run = _from_uvu_counts(text)
-    if run.read:
-        return run
+    for counted in (_from_uvu_counts, _from_line_reporter_counts):
+        if (run := counted(text)).read:
+            return run
     found = [(m["what"], int(m["n"])) for pattern in (_TAP_COUNT, _SPEC_COUNT) for m in pattern.finditer(text)]
     for summary in _TAP_SUMMARY.finditer(text):
         found += [(m["what"], int(m["n"])) for m in _TAP_FIELD.finditer(summary["fields"])]
@@ -222,6 +225,15 @@ def from_tap(stdout: str, root: Path) -> TestRun:
     for what, n in found:
         if what in _TAP_KEYS:  # a field tap may add later is not a count mendflow knows
             run.counts[_TAP_KEYS[what]] += n
+    return run
+
+
+def _from_line_reporter_counts(text: str) -> TestRun:
+    run = TestRun()
+    for found in _LINE_REPORTER_COUNT.finditer(text):
+        run.read = True
+        for what in ("total", "passed", "failed"):
+            run.counts[what] += int(found[what])
     return run
 
 

@@ -452,6 +452,20 @@ def test_a_script_printing_node_tests_spec_report_is_counted_and_names_its_faili
     )
 
 
+def test_a_script_printing_line_reporters_report_is_counted_and_names_its_failing_test(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """@fastify/sensible 6.0.6's `borp --reporter=@jsumners/line-reporter`: 168 tests ran, and the report said
+    none, the script judged by its exit code."""
+    runner = SPEC_RUNNER.replace("--test-reporter=spec", "--test-reporter=@jsumners/line-reporter")
+    manifest = json.loads(package_json("node run.js", **{"@jsumners/line-reporter": "1.0.1"}))
+    files = {"package.json": json.dumps(manifest), "run.js": runner, "test/add.test.js": SPEC_SUITE}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed, report.tests.failed) == (BuildStatus.FAILED, 1, 1)
+    assert report.error_reason is not None
+    assert report.error_reason.endswith("test/add.test.js:6: Error: lookup failed"), report.error_reason
+
+
 def test_a_script_that_dies_of_an_uncaught_error_is_failed_with_that_error(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:

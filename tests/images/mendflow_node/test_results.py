@@ -209,6 +209,32 @@ SPEC_FAILED = """\
 """
 
 
+# @jsumners/line-reporter 1.0.1's close (node --test --test-reporter=@jsumners/line-reporter, two files): a file's
+# failing test, and the counts, a skipped test among those passed.
+LINE_REPORTER_FAILED = """\
+failed: /tmp/lr/t/a.test.js (153.4 ms)
+passed: /tmp/lr/t/b.test.js (173.9 ms)
+
+
+Failed tests:
+
+/tmp/lr/t/a.test.js
+\tline: 4, column: 1
+\t\tAssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+
+
+Passed: 3
+Failed: 1
+Total: 4
+"""
+
+
+def test_line_reporters_closing_counts_are_read() -> None:
+    run = results.from_tap(LINE_REPORTER_FAILED, Path())
+    assert run.read
+    assert run.counts == {"total": 4, "passed": 3, "failed": 1, "skipped": 0, "errors": 0}
+
+
 def test_node_tests_spec_summary_is_read_as_counts() -> None:
     run = results.from_tap(SPEC_FAILED, Path())
     assert run.read
