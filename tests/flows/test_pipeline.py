@@ -109,8 +109,9 @@ def test_a_repo_given_by_url_gets_the_merge_pushed_and_the_builder_branch_delete
 
 
 def test_a_b1_that_measured_nothing_ends_no_coverage_not_a_crash(make_repo) -> None:
-    # The repo's own coverage config names a source that does not exist (ordered-set 4.1.0 ships one such).
-    repo = make_repo({**PASSING, ".coveragerc": "[run]\nsource = no_such_module.py\n"})
+    # The repo's own coverage config includes only a file it does not have. (A `source` naming none, as
+    # ordered-set 4.1.0's does, now measures the tree.)
+    repo = make_repo({**PASSING, ".coveragerc": "[run]\ninclude = no_such_module.py\n"})
     state = self_healing_pipeline(repo=str(repo), branch="main", return_state=True)
     result = pipeline_result(state)
     assert state.is_completed() and result.outcome is PipelineOutcome.NO_COVERAGE

@@ -323,8 +323,8 @@ def coverage_chooses_files(root: Path) -> bool:
     if run.keys() & {"include", "source_pkgs"}:
         return True
     sources = run.get("source", [])
-    named = sources if isinstance(sources, list) else re.split(r"[\s,]+", str(sources))
-    return any(_in_tree(root, str(source).strip()) for source in named if str(source).strip())
+    named = [str(s).strip() for s in (sources if isinstance(sources, list) else re.split(r"[\s,]+", str(sources)))]
+    return any(_in_tree(root, source) for source in named if source)
 
 
 def _in_tree(root: Path, source: str) -> bool:

@@ -537,6 +537,7 @@ def test_a_test_the_repository_marks_as_needing_the_internet_is_skipped_saying_s
     assert "registers as needing the Internet" in (tmp_path / "out" / "junit.xml").read_text()
 
 
+# pytest-perf collects a module that names it, as exercises.py's import does.
 PERF_EXERCISES = """\
 from pytest_perf.deco import extras
 

@@ -100,7 +100,7 @@ def test_a_coverage_source_may_name_a_module_under_src(tmp_path: Path) -> None:
         ("--doctest-modules --cov portalocker --cov-report html", "portalocker"),
         ("--cov=pkg --cov=tools -x", "pkg,tools"),
         ("--cov -x --cov=pkg", "pkg"),
-        ("-x --cov", "."),  # a bare --cov measures the configured source, here none there is: the tree then
+        ("-x --cov", "."),  # a bare --cov measures the configured source, which the tree has not: the tree then
     ],
 )
 def test_what_pytest_covs_cov_options_name_is_measured(tmp_path: Path, addopts: str, measured: str) -> None:
