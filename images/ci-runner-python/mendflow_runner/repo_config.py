@@ -310,9 +310,15 @@ def coverage_run_section(root: Path) -> dict[str, Any]:
 def coverage_plugins(root: Path) -> list[str]:
     """The plugin modules coverage.py's configuration loads (pycodestyle's ``covdefaults``): a run without
     them fails, and a repository declares them only in its CI's own requirements, which its sdist may lack."""
-    plugins = coverage_run_section(root).get("plugins", [])
-    names = re.split(r"[,\s]+", plugins) if isinstance(plugins, str) else [str(p) for p in plugins]
+    names = _coverage_list(coverage_run_section(root).get("plugins", []))
     return [n for n in names if re.fullmatch(r"[A-Za-z_][\w.]*", n)]
+
+
+def _coverage_list(value: Any) -> list[str]:
+    """A coverage.py option that holds several values, as its INI files write one (comma- or line-separated) or
+    its pyproject.toml (a list)."""
+    words = re.split(r"[,\s]+", value) if isinstance(value, str) else [str(v).strip() for v in value or []]
+    return [w for w in words if w]
 
 
 def coverage_chooses_files(root: Path) -> bool:
@@ -322,9 +328,7 @@ def coverage_chooses_files(root: Path) -> bool:
     run = coverage_run_section(root)
     if run.keys() & {"include", "source_pkgs"}:
         return True
-    sources = run.get("source", [])
-    named = [str(s).strip() for s in (sources if isinstance(sources, list) else re.split(r"[\s,]+", str(sources)))]
-    return any(_in_tree(root, source) for source in named if source)
+    return any(_in_tree(root, source) for source in _coverage_list(run.get("source", [])))
 
 
 def _in_tree(root: Path, source: str) -> bool:
