@@ -30,12 +30,14 @@ from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 
-from . import checks, command, installed, results, tap_nyc, v8
+from . import borp, checks, command, installed, results, tap_nyc, v8
 from .project import Project, ProjectError
 
 COVERAGE = "coverage.json"
 LCOV = "lcov.info"
 VITEST_PROVIDERS = ("@vitest/coverage-v8", "@vitest/coverage-istanbul")
+# mendflow's node:test reporter (`node --test`, borp): each test's end, a JSON line (results.from_node_events).
+REPORTER = resources.files(__package__).joinpath("reporter.mjs")
 # Where a test script's own tool has V8 write its test processes' coverage, past the NODE_V8_COVERAGE mendflow
 # gives the script: c8's default temp directory, and tap 15+'s (@tapjs/coverage).
 OWN_V8_DIRS = ("coverage/tmp", ".tap/coverage")
@@ -381,7 +383,10 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.rep.test_command = argv
         if before := self._chained(self.test.before, results.TestRun()):
             return results.TestRun(), before
-        step = self._node(argv, {**self._script_env(), **self.test.env, **self._own_coverage_env()})
+        env = {**self._script_env(), **self.test.env, **self._own_coverage_env()}
+        if runner == "borp":
+            env |= borp.config_env(self.src, self.results_dir, bool(self.cfg.select))
+        step = self._node(argv, env)
         mocha_json = self.results_dir / "mocha.json"
         if runner == "mocha" and not mocha_json.is_file() and (printed := results.mocha_json_from_stdout(step.stdout)):
             mocha_json.write_text(printed, encoding="utf-8")
@@ -425,6 +430,10 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return self.proj.script_argv("test", hooks=not self.test.hooks_apart)
         if runner == "node":
             return self._node_test_argv(files or args)
+        if runner == "borp":
+            options, own_files, _ = borp.words(args)
+            events = f"--reporter={REPORTER}:{out / 'node-events.jsonl'}"
+            return [str(self.proj.bin(runner) or runner), *options, *(files or own_files), "--reporter=spec", events]
         tool = str(self.proj.bin(runner) or runner)
         cover = str(out / "coverage")
         if runner == "jest":
@@ -472,11 +481,10 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return found
 
     def _node_test_argv(self, files: list[str]) -> list[str]:
-        reporter = resources.files(__package__).joinpath("reporter.mjs")
         out = self.results_dir
         argv = ["node", "--test", "--experimental-test-coverage"]
         argv += ["--test-reporter=lcov", f"--test-reporter-destination={self.lcov}"]
-        argv += [f"--test-reporter={reporter}", f"--test-reporter-destination={out / 'node-events.jsonl'}"]
+        argv += [f"--test-reporter={REPORTER}", f"--test-reporter-destination={out / 'node-events.jsonl'}"]
         argv += ["--test-reporter=spec", "--test-reporter-destination=stdout"]
         if names := results.selection(self.cfg.select)[1] if self.cfg.select else []:
             argv.append(f"--test-name-pattern={results.own_name_pattern(names)}")
@@ -490,7 +498,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             return results.from_jest_json(out / "vitest.json", self.src)
         if runner == "mocha":
             return results.from_mocha_json(out / "mocha.json", self.src)
-        if runner == "node":
+        if runner in ("node", "borp"):
             return results.from_node_events(out / "node-events.jsonl", self.src)
         run = results.from_tap(step.stdout, self.src)  # a script of its own: tap, tape and node:test print TAP
         if not run.read:
@@ -519,7 +527,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         node process it starts (Node's own switch)."""
         script = self.test.runner == "script" and self._reads_v8
         bare_mocha = self.test.runner == "mocha" and not (self.proj.bin("c8") or self.proj.bin("nyc"))
-        return {"NODE_V8_COVERAGE": str(self.v8_dir)} if script or bare_mocha else {}
+        return {"NODE_V8_COVERAGE": str(self.v8_dir)} if script or bare_mocha or self.test.runner == "borp" else {}
 
     def _v8_lcov(self, v8_dir: Path) -> str:
         """mendflow's LCOV of V8's data in ``v8_dir``, where the repository has no c8 to report it ('' if none);
@@ -590,7 +598,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             shutil.copy(data, self.v8_dir)
         if c8 := self.proj.bin("c8"):
             report = ["report", "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={self.v8_dir}"]
-            self._node([str(c8), *report])
+            self._node([str(c8), *report, *(f"--exclude={glob}" for glob in self.test.coverage_exclude)])
         else:
             self._write_v8_lcov()
 
@@ -598,12 +606,12 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         """A test script (or a bare mocha) left no LCOV, or one of no file (``from_lcov`` refuses it): no
         coverage, not 100 % of nothing. c8 writes one of no file when it saw only npm's and the runner's processes,
         or the test files it excludes."""
-        if self.test.runner in ("script", "mocha"):
+        if self.test.runner in ("script", "mocha", "borp"):
             self.rep.lint_advisory.append(".:0:0 coverage the tests measured no script of the package: no coverage")
 
     def _coverage(self) -> None:
         """The runner's LCOV read into the Coverage contract (``coverage.json`` and the report)."""
-        if self.test.runner == "script":
+        if self.test.runner in ("script", "borp"):
             self._script_lcov()
         elif self.test.runner == "mocha" and not self.lcov.is_file():
             self._write_v8_lcov()

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
+from . import borp
+
 RUNNERS = ("vitest", "jest", "mocha")
 # Words before the runner that only pass it along.
 _LAUNCHERS = {"npx", "cross-env", "dotenv", "--", "exec"}
@@ -39,7 +41,7 @@ _VITEST_MODES = {"run", "watch", "dev"}  # vitest's first word
 
 @dataclass(frozen=True)
 class TestCommand:
-    runner: str  # vitest | jest | mocha | node (node --test) | script (the test script as it is)
+    runner: str  # vitest | jest | mocha | node (node --test) | borp | script (the test script as it is)
     args: list[str] = field(default_factory=list)  # the repository's own arguments to the runner
     env: dict[str, str] = field(default_factory=dict)  # the script's VAR=value assignments
     then: list[list[str]] = field(default_factory=list)  # commands chained after the runner's with `&&`, as words
@@ -51,6 +53,8 @@ class TestCommand:
     # A script run as it is, but for what mendflow does in steps of its own: the rest of its `&&` chain
     # (`standard && tape test/*.js`: tape); [] runs the script whole.
     script: list[list[str]] = field(default_factory=list)
+    # What the repository leaves out of its coverage, where the runner's options say it (borp's -X).
+    coverage_exclude: list[str] = field(default_factory=list)
 
 
 _MANAGERS = {"npm", "pnpm", "yarn"}
@@ -71,7 +75,7 @@ _QUOTED = re.compile(r"[\"'\\]")
 # Test runners whose per-test results mendflow does not read. Run before the runner it reads, such a suite still
 # runs, after the tests, judged by its exit code: process-warning 4.0.0's `npm run test:unit && npm run test:jest`
 # runs tap's 18 files, then jest's one test.
-_UNREAD_RUNNERS = {"tap", "tape", "ava", "borp", "uvu", "jasmine", "lab", "brittle", "zora"}
+_UNREAD_RUNNERS = {"tap", "tape", "ava", "uvu", "jasmine", "lab", "brittle", "zora"}
 
 
 def read_test(scripts: dict[str, str]) -> TestCommand:
@@ -358,4 +362,7 @@ def _runner_of(words: list[str]) -> TestCommand | None:
         return TestCommand(name, [a for a in args if a not in _DROPPED], env)
     if name == "node" and "--test" in rest[1:]:
         return TestCommand("node", [a for a in rest[1:] if a != "--test"], env)
+    if name == "borp":
+        options, files, excluded = borp.words(rest[1:])
+        return TestCommand("borp", [*options, *files], env, coverage_exclude=excluded)
     return None

@@ -169,7 +169,7 @@ def from_mocha_json(path: Path, root: Path) -> TestRun:
 
 def from_node_events(path: Path, root: Path) -> TestRun:
     if not path.is_file():
-        raise ResultsError(f"node --test wrote no results ({path.name})")
+        raise ResultsError(f"node:test's runner wrote no results ({path.name})")
     run = TestRun(read=True)
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
@@ -199,8 +199,8 @@ _TAP_FIELD = re.compile(r"(?P<what>\w+): (?P<n>\d+)")
 _SPEC_COUNT = re.compile(r"^\u2139 (?P<what>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)\s*$", re.MULTILINE)
 # uvu closes each run with "  Total:     2", "  Passed:    1", "  Skipped:   1": its total leaves the skipped out.
 _UVU_COUNT = re.compile(r"^  (?P<what>Total|Passed|Skipped):\s+(?P<n>\d+)\s*$", re.MULTILINE)
-# @jsumners/line-reporter, a node:test reporter (@fastify/sensible 6.0.6's `borp --reporter=@jsumners/line-reporter`),
-# closes with "Passed: 3", "Failed: 1", "Total: 4": a skipped test is one that passed.
+# @jsumners/line-reporter, a node:test reporter (the fastify family's, given to a borp the script runs after its
+# runner), closes with "Passed: 3", "Failed: 1", "Total: 4": a skipped test is one that passed.
 _LINE_REPORTER_COUNT = re.compile(r"^Passed: (?P<passed>\d+)\nFailed: (?P<failed>\d+)\nTotal: (?P<total>\d+)\s*$", re.M)
 _TAP_KEYS = {"tests": "total", "total": "total", "pass": "passed", "fail": "failed", "cancelled": "errors"}
 _TAP_KEYS |= dict.fromkeys(("skip", "skipped", "todo"), "skipped")

@@ -1041,3 +1041,89 @@ def test_a_javascript_package_whose_script_runs_tsc_fails_its_build_on_a_type_er
     report = _build(make_repo, tmp_path, node_cache, _checkjs_package(**{"lint:types": "tsc -p tsconfig.json"}))
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.BUILD)
     assert report.error_reason is not None and "src/index.js:1:21 TS7006" in report.error_reason
+
+
+# -- borp: run by mendflow, as node --test is ---------------------------------------------------------------
+
+BORP = "0.21.0"  # the last borp whose engines name Node 20
+BORP_LIB = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => {\n  return a - b;\n};\n"
+BORP_TESTS = """\
+const test = require("node:test");
+const assert = require("node:assert");
+const { add } = require("../lib.js");
+
+test("adds", () => assert.strictEqual(add(1, 1), 2));
+test("adds wrongly", () => assert.strictEqual(add(1, 1), 3));
+"""
+PASSING_ADD = BORP_TESTS.replace("add(1, 1), 3", "add(1, 1), 2")
+BORP_PASSING = """\
+const test = require("node:test");
+const { sub } = require("../lib.js");
+
+test("subtracts", () => sub(2, 1));
+"""
+
+
+def _borp_project(script: str, **files: str) -> Files:
+    return {
+        "package.json": package_json(script, borp=BORP),
+        "lib.js": BORP_LIB,
+        "test/add.test.js": BORP_TESTS,
+        "test/sub.test.js": BORP_PASSING,
+        **files,
+    }
+
+
+def test_borps_tests_are_read_by_name_in_place_of_its_reporters(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """@fastify/sensible 6.0.6's `borp -C --check-coverage --reporter=@jsumners/line-reporter`."""
+    report = _build(make_repo, tmp_path, node_cache, _borp_project("borp -C --check-coverage --reporter=dot"))
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/add.test.js::adds wrongly"])
+    assert (report.tests.passed, report.tests.failed) == (2, 1)
+
+
+def test_borps_coverage_is_measured_where_its_own_c8_would_delete_it(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """borp -C points V8 at a directory of its own and deletes it: @fastify/sensible 6.0.6 had no coverage."""
+    project = _borp_project("borp -C --check-coverage --lines 100", **{"test/add.test.js": PASSING_ADD})
+    report = _build(make_repo, tmp_path, node_cache, project)
+    lib = report.coverage.file("lib.js") if report.coverage else None
+    assert report.status is BuildStatus.PASSED, report.error_reason  # --check-coverage judges no commit
+    assert lib is not None and lib.missing_lines == []
+
+
+def test_borps_coverage_excludes_are_left_out_of_the_coverage(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """As borp's c8 reads them: they take the place of c8's defaults (borp's own `unit` script names its tests)."""
+    generated = "exports.table = [1, 2, 3];\n"
+    uses = BORP_PASSING.replace('require("../lib.js")', 'require("../lib.js");\nrequire("../generated.js")')
+    files = {"test/sub.test.js": uses, "generated.js": generated}
+    project = _borp_project("borp -C -X generated.js -X 'test/**'", **files)
+    del project["test/add.test.js"]
+    report = _build(make_repo, tmp_path, node_cache, project)
+    assert report.coverage is not None and [f.path for f in report.coverage.files] == ["lib.js"]
+
+
+BORP_YAML = "coverage:\n  check-coverage: true\n  lines: 100\nreporters:\n  - dot\nfiles:\n  - 'test/*.test.js'\n"
+
+
+def test_a_borp_yaml_that_turns_coverage_on_leaves_mendflows_in_place(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    project = _borp_project("borp", **{".borp.yaml": BORP_YAML, "test/add.test.js": PASSING_ADD})
+    report = _build(make_repo, tmp_path, node_cache, project)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert report.coverage is not None and report.coverage.file("lib.js") is not None
+
+
+def test_a_borp_selection_runs_the_named_tests_files_only(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """borp has no test name filter (Node 20 refuses --test-name-pattern in NODE_OPTIONS): the files run whole,
+    and not those its .borp.yaml names."""
+    project = _borp_project("borp", **{".borp.yaml": BORP_YAML})
+    report = _build(make_repo, tmp_path, node_cache, project, "--select", '["test/sub.test.js::subtracts"]')
+    assert (report.status, report.tests.passed, report.tests.failed) == (BuildStatus.PASSED, 1, 0), report.error_reason

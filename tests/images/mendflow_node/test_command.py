@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mendflow_node import command
+from mendflow_node import borp, command
 
 
 @pytest.mark.parametrize(
@@ -18,11 +18,32 @@ from mendflow_node import command
         ("c8 --reporter=lcov mocha -r ts-node/register", "mocha", ["-r", "ts-node/register"]),
         ("npx jest", "jest", []),
         ("./node_modules/.bin/jest --ci", "jest", ["--ci"]),
+        ("borp -C --check-coverage --reporter=@jsumners/line-reporter", "borp", []),
+        (
+            "borp --coverage --timeout 60000 --lines=90 -r tap test/*.test.js",
+            "borp",
+            ["--timeout", "60000", "test/*.test.js"],
+        ),
+        ("borp -p 'test/**/*.js' --watch --no-timeout", "borp", ["-p", "test/**/*.js", "--no-timeout"]),
     ],
 )
 def test_the_runner_and_its_arguments_are_the_scripts(script: str, runner: str, args: list[str]) -> None:
     read = command.read(script)
     assert (read.runner, read.args) == (runner, args)
+
+
+def test_borps_coverage_excludes_are_kept_apart_from_its_arguments() -> None:
+    read = command.read("borp -C -X 'fixtures/**/*' --coverage-exclude=test*/** --ignore 'fixtures/**/*'")
+    assert (read.args, read.coverage_exclude) == (["--ignore", "fixtures/**/*"], ["fixtures/**/*", "test*/**"])
+
+
+def test_a_borp_configurations_entries_are_left_out_whole() -> None:
+    yaml = "# borp\ncoverage:\n  lines: 100\nfiles:\n- 'test/*.test.js'\n- 'test/*.test.mjs'\ntimeout: 60000\n"
+    assert borp.without_keys(yaml, {"coverage", "files"}) == "# borp\ntimeout: 60000\n"
+
+
+def test_a_borp_configuration_left_with_no_entry_is_an_empty_mapping() -> None:
+    assert borp.without_keys("# borp\ncoverage: true\n", {"coverage"}) == "{}\n"
 
 
 def test_a_build_before_the_tests_is_passed_over_for_the_runner() -> None:
