@@ -80,6 +80,8 @@ TS_SUBJECTS = [
     ("minimist", "minimist@1.2.8", ["npm", "test"]),
     # standard, then tape piped to tap-dot in child processes, then tsd: no c8 or nyc, so V8's data is mendflow's
     ("close-with-grace", "close-with-grace@2.1.0", ["npm", "test"]),
+    # borp -C --check-coverage with @jsumners/line-reporter, then tstyche: mendflow runs the borp itself
+    ("@fastify/sensible", "@fastify/sensible@6.0.6", ["npm", "test"]),
 ]
 RUST_SUBJECTS = [
     ("rust-duration (example)", None),

@@ -7,7 +7,7 @@ there is no ``junit.xml`` (``go test -json``'s events are read instead). Fix mod
 Steps (``mendflow_go.build``): unpack → dependencies (``go mod download`` into the module cache, the module
 proxy being the phase's only way out; then everything the later steps compile, compiled and run by none) →
 build (``go build ./...``) → lint (``go vet``, ``gofmt -l``) → tests (``go test -short -json -covermode=atomic
--coverprofile``; ``--select`` takes ``DIR::TestName`` ids) → coverage.
+-coverpkg=./... -coverprofile``; ``--select`` takes ``DIR::TestName`` ids) → coverage.
 """
 
 from __future__ import annotations

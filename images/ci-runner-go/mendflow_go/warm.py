@@ -31,8 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-# The flags of the suite's run, so the dependency phase's compile-only run leaves exactly what it will need.
-TEST_FLAGS = ("-short", "-covermode=atomic")
+# The flags of the suite's run, so the dependency phase's compile-only run leaves exactly what it will need. Each
+# package's coverage counts what any test of its module ran (-coverpkg): olekukonko/tablewriter 1.1.5 tests its
+# packages from a package of tests (tests/), and measured each by its own tests alone it was 19.3 % covered, not 65.2.
+TEST_FLAGS = ("-short", "-covermode=atomic", "-coverpkg=./...")
 # Where an image keeps its seed (a directory with COMPLETE in it); unset or absent: no seed.
 SEED_ENV = "MENDFLOW_GO_STD_CACHE"
 COMPLETE = ".complete"

@@ -52,6 +52,34 @@ def test_coverage_names_the_functions_and_says_it_has_no_branches(
     assert allow.line_pct == 100.0
 
 
+SHAPES = "package shapes\n\nfunc Area(w, h int) int {\n\treturn w * h\n}\n"
+SHAPES_TESTED_ELSEWHERE = """\
+package suite
+
+import (
+\t"testing"
+
+\t"example.com/ratelimit/shapes"
+)
+
+func TestArea(t *testing.T) {
+\tif shapes.Area(2, 3) != 6 {
+\t\tt.Fatal("wrong area")
+\t}
+}
+"""
+
+
+def test_a_package_tested_from_another_package_of_the_module_is_covered(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    """olekukonko/tablewriter 1.1.5 tests its packages from tests/: measured by their own tests, 19.3 %."""
+    files = {"shapes/shapes.go": SHAPES, "suite/shapes_test.go": SHAPES_TESTED_ELSEWHERE}
+    report = _build(make_repo, tmp_path, go_cache, **files)
+    shapes = report.coverage.file("shapes/shapes.go") if report.coverage else None
+    assert shapes is not None and (shapes.line_pct, shapes.missing_lines) == (100.0, [])
+
+
 FAILING = """\
 package ratelimit
 
