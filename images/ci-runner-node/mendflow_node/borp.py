@@ -19,7 +19,7 @@ _VALUED = {"-p", "--pattern", "-c", "--concurrency", "-t", "--timeout", "-i", "-
 _EXCLUDE = {"-X", "--coverage-exclude"}
 _LEFT_VALUED = {"-r", "--reporter", "--lines", "--branches", "--functions", "--statements"}
 _LEFT = {"-C", "--coverage", "--check-coverage", "--coverage-html", "-w", "--watch"}
-CONFIGS = (".borp.yaml", ".borp.yml")  # the first borp finds, in the directory it runs in
+_CONFIGS = (".borp.yaml", ".borp.yml")  # the first borp finds, in the directory it runs in
 _TOP_LEVEL_KEY = re.compile(r"^([\w-]+)\s*:")
 
 
@@ -47,7 +47,7 @@ def words(args: list[str]) -> tuple[list[str], list[str], list[str]]:
 def config_env(root: Path, out: Path, selecting: bool) -> dict[str, str]:
     """``BORP_CONF_FILE`` naming a copy of the package's borp configuration, in ``out``, without what mendflow
     leaves out; {} where the package has none."""
-    found = next((root / name for name in CONFIGS if (root / name).is_file()), None)
+    found = next((root / name for name in _CONFIGS if (root / name).is_file()), None)
     if found is None:
         return {}
     left = {"coverage", "reporters", *(["files"] if selecting else [])}

@@ -43,6 +43,9 @@ _SCRIPT_WORDS = re.compile(r"[\s;&|()]+")  # a script's words, split at the shel
 DEPENDENCY_FIELDS = ("dependencies", "devDependencies")
 TYPESCRIPT_SOURCES = (".ts", ".mts", ".cts")
 _DECLARATIONS = (".d.ts", ".d.mts", ".d.cts")  # types of JavaScript: nothing to compile
+# Type tests of a JavaScript package's declarations: tsd's and tstyche's, each checked by its tool with options of
+# its own (tsd's esModuleInterop: @pinojs/redact 0.4.0's index.test-d.ts fails a bare tsc of its tsconfig).
+_TYPE_TESTS = tuple(f"{kind}{ext}" for kind in (".test-d", ".tst") for ext in TYPESCRIPT_SOURCES)
 _STANDARD_STYLES = ("standard", "semistandard", "ts-standard")  # standard-engine linters: one output format
 
 
@@ -180,11 +183,11 @@ class Project:
 
     @property
     def has_typescript_sources(self) -> bool:
-        """A ``.ts``/``.mts``/``.cts`` file that is not a declaration file, outside node_modules and hidden
-        directories (``.git``)."""
+        """A ``.ts``/``.mts``/``.cts`` file that is not a declaration file nor a type test, outside node_modules
+        and hidden directories (``.git``)."""
         for _, dirs, files in os.walk(self.root):
             dirs[:] = [d for d in dirs if d != "node_modules" and not d.startswith(".")]
-            if any(f.endswith(TYPESCRIPT_SOURCES) and not f.endswith(_DECLARATIONS) for f in files):
+            if any(f.endswith(TYPESCRIPT_SOURCES) and not f.endswith(_DECLARATIONS + _TYPE_TESTS) for f in files):
                 return True
         return False
 

@@ -26,7 +26,13 @@ def test_a_typescript_another_package_brought_is_no_dependency_of_the_project(tm
 def test_declaration_files_and_node_modules_are_no_typescript_sources(tmp_path: Path) -> None:
     files = {"package.json": "{}", "types/index.d.ts": "", "node_modules/x/index.ts": "", "lib/a.js": ""}
     assert not _project(tmp_path, files).has_typescript_sources
-    assert _project(tmp_path, {"test/types/index.test-d.ts": ""}).has_typescript_sources
+    assert _project(tmp_path, {"test/types/index.ts": ""}).has_typescript_sources
+
+
+def test_type_tests_of_a_javascript_packages_declarations_are_no_typescript_sources(tmp_path: Path) -> None:
+    """@pinojs/redact 0.4.0's index.test-d.ts (tsd), @fastify/sensible's types/index.tst.ts (tstyche)."""
+    files = {"package.json": "{}", "index.test-d.ts": "", "types/index.tst.ts": "", "index.js": ""}
+    assert not _project(tmp_path, files).has_typescript_sources
 
 
 def test_a_script_runs_tsc_by_its_word_not_a_longer_name(tmp_path: Path) -> None:
