@@ -32,11 +32,19 @@ RUNNERS = ("vitest", "jest", "mocha")
 _LAUNCHERS = {"npx", "cross-env", "dotenv", "--", "exec"}
 # Coverage wrappers whose own options come before the command they wrap: mendflow brings its own coverage.
 _WRAPPERS = {"c8", "nyc"}
+# Their options that take a value, which may be the next word (undici-thread-interceptor 0.15's `c8 -c
+# test/config/c8-local.json node --test`: else the file would be the command, and the script ran as it is).
+_WRAPPER_VALUED = {"-c", "--config", "-r", "--reporter", "-o", "--reports-dir", "--report-dir", "--temp-directory"}
+_WRAPPER_VALUED |= {"-t", "--temp-dir", "-x", "--exclude", "-n", "--include", "-e", "--extension", "--src", "--cwd"}
+_WRAPPER_VALUED |= {"-i", "--require", "--nycrc-path", "--lines", "--branches", "--functions", "--statements"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
 # Runner arguments that would fight the reporters or never end (mendflow adds its own coverage and ``run``).
 _DROPPED = {"--watch", "--watchAll", "--coverage", "--silent", "--run"}
 _VITEST_MODES = {"run", "watch", "dev"}  # vitest's first word
+# `node --test`'s own reporters, which mendflow's take the place of: Node wants as many destinations as reporters,
+# and fails on one more (@platformatic's `--test-reporter=cleaner-spec-reporter`).
+_NODE_REPORTING = {"--test-reporter", "--test-reporter-destination"}
 
 
 @dataclass(frozen=True)
@@ -348,7 +356,8 @@ def _unwrapped(words: list[str]) -> tuple[dict[str, str], list[str]]:
             env[name] = value
         elif word in _WRAPPERS:  # c8 --reporter=lcov mocha …: skip the wrapper's own options
             while rest and rest[0].startswith("-"):
-                rest.pop(0)
+                if rest.pop(0) in _WRAPPER_VALUED and rest:
+                    rest.pop(0)
     return env, rest
 
 
@@ -361,8 +370,22 @@ def _runner_of(words: list[str]) -> TestCommand | None:
         args = rest[2:] if name == "vitest" and rest[1:2] and rest[1] in _VITEST_MODES else rest[1:]
         return TestCommand(name, [a for a in args if a not in _DROPPED], env)
     if name == "node" and "--test" in rest[1:]:
-        return TestCommand("node", [a for a in rest[1:] if a != "--test"], env)
+        return TestCommand("node", _node_test_args(rest[1:]), env)
     if name == "borp":
         options, files, excluded = borp.words(rest[1:])
         return TestCommand("borp", [*options, *files], env, coverage_exclude=excluded)
     return None
+
+
+def _node_test_args(words: list[str]) -> list[str]:
+    """``node --test``'s arguments but ``--test`` itself, ``--watch`` (it never ends) and its reporters with their
+    values (``--test-reporter=spec``, ``--test-reporter-destination stdout``)."""
+    args: list[str] = []
+    rest = iter(words)
+    for word in rest:
+        name, joined, _ = word.partition("=")
+        if name in _NODE_REPORTING and not joined:
+            next(rest, None)
+        elif name not in _NODE_REPORTING and word not in ("--test", "--watch"):
+            args.append(word)
+    return args

@@ -278,6 +278,15 @@ def test_node_test_reports_each_test_by_its_suite_and_name(
     assert (failure.exception, failure.location) == ("AssertionError", "test/add.test.mjs:11")
 
 
+def test_node_tests_own_reporters_give_way_to_mendflows(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """Node refuses more reporters than destinations: `--test-reporter=dot` beside mendflow's three failed the run."""
+    files = _node_project(**{"package.json": package_json("node --test --test-reporter=dot test/")})
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.failed_tests) == (BuildStatus.FAILED, ["test/add.test.mjs::add adds wrongly"])
+
+
 PASSING_NODE_TEST = NODE_TESTS.replace("add(1, 2), 4", "add(1, 2), 3")
 
 
