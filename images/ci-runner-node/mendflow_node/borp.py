@@ -15,33 +15,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import options
+
 _VALUED = {"-p", "--pattern", "-c", "--concurrency", "-t", "--timeout", "-i", "--ignore", "-P", "--post-compile"}
 _EXCLUDE = {"-X", "--coverage-exclude"}
 _LEFT_VALUED = {"-r", "--reporter", "--lines", "--branches", "--functions", "--statements"}
-_LEFT = {"-C", "--coverage", "--check-coverage", "--coverage-html", "-w", "--watch"}
+_LEFT = {"-C", "--coverage", "--check-coverage", "--coverage-html", "-w", "--watch", *_LEFT_VALUED}
 _CONFIGS = (".borp.yaml", ".borp.yml")  # the first borp finds, in the directory it runs in
 _TOP_LEVEL_KEY = re.compile(r"^([\w-]+)\s*:")
 
 
 def words(args: list[str]) -> tuple[list[str], list[str], list[str]]:
-    """borp's arguments as mendflow runs them: the options it keeps, the files (positionals) and the coverage
-    excludes (``-X``), each option with its value, whether joined (``--timeout=60000``) or the next word."""
-    options: list[str] = []
-    files: list[str] = []
-    excluded: list[str] = []
-    rest = iter(args)
-    for word in rest:
-        if not word.startswith("-"):
-            files.append(word)
-            continue
-        name, joined, value = word.partition("=")
-        separate = name in _VALUED | _EXCLUDE | _LEFT_VALUED and not joined
-        value = next(rest, "") if separate else value
-        if name in _EXCLUDE:
-            excluded.append(value)
-        elif name not in _LEFT_VALUED and word not in _LEFT:
-            options += [word, value] if separate else [word]  # a flag (--only, --expose-gc) or a kept option
-    return options, files, excluded
+    """borp's arguments as mendflow runs them: the options it keeps (each with its value), the files (positionals)
+    and the coverage excludes (``-X``)."""
+    read = list(options.read(args, _VALUED | _EXCLUDE | _LEFT_VALUED))
+    kept = [w for word in read if not word.positional and word.name not in _EXCLUDE | _LEFT for w in word.written]
+    files = [word.value for word in read if word.positional]
+    return kept, files, [word.value for word in read if word.name in _EXCLUDE]
 
 
 def config_env(root: Path, out: Path, selecting: bool) -> dict[str, str]:

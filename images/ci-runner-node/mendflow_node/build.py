@@ -549,7 +549,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
 
     def _chained_coverage_env(self, words: list[str]) -> dict[str, str]:
         """A suite the script runs after its runner is measured too, where its V8 data is read (``_reads_v8``:
-        pino 10.4.0's `jest test/jest && npm run borp`); not a type test (tsd, tstyche: V8's data of the type
+        pino 10.4.0's `npm run borp && jest test/jest`); not a type test (tsd, tstyche: V8's data of the type
         checker made process-warning's c8 report 3.9 s, where its jest's took 1)."""
         if self.test.runner == "script" or not self._reads_v8:
             return {}

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
-from . import borp
+from . import borp, options
 
 RUNNERS = ("vitest", "jest", "mocha")
 # Words before the runner that only pass it along.
@@ -380,12 +380,4 @@ def _runner_of(words: list[str]) -> TestCommand | None:
 def _node_test_args(words: list[str]) -> list[str]:
     """``node --test``'s arguments but ``--test`` itself, ``--watch`` (it never ends) and its reporters with their
     values (``--test-reporter=spec``, ``--test-reporter-destination stdout``)."""
-    args: list[str] = []
-    rest = iter(words)
-    for word in rest:
-        name, joined, _ = word.partition("=")
-        if name in _NODE_REPORTING and not joined:
-            next(rest, None)
-        elif name not in _NODE_REPORTING and word not in ("--test", "--watch"):
-            args.append(word)
-    return args
+    return options.without(words, {"--test", "--watch", *_NODE_REPORTING}, _NODE_REPORTING)

@@ -583,7 +583,7 @@ TWO_SUITES = {
 def test_a_suite_the_script_runs_after_the_runner_is_measured_with_it(
     tools: dict[str, str], make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
-    """pino 10.4.0's `jest test/jest && npm run borp`: the runner's coverage and the second suite's, as one, by
+    """pino 10.4.0's `npm run borp && jest test/jest`: the runner's coverage and the second suite's, as one, by
     the repository's c8 or from V8's data."""
     manifest = package_json("node --test test/add.test.js && tape test/sub.js", tape="5.10.2", **tools)
     report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, **TWO_SUITES})

@@ -162,7 +162,7 @@ test("negative", () => {
 
 
 def test_two_runs_tracefiles_one_after_the_other_read_as_their_union(lcov: tuple[Path, str]) -> None:
-    """A test script's second suite, measured apart (pino's `jest test/jest && npm run borp`): each line and
+    """A test script's second suite, measured apart (pino's `npm run borp && jest test/jest`): each line and
     function once, covered where either run covered it."""
     root, first = lcov
     (root / "negative.test.mjs").write_text(NEGATIVE_TEST_JS)
