@@ -431,9 +431,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         if runner == "node":
             return self._node_test_argv(files or args)
         if runner == "borp":
-            options, own_files, _ = borp.words(args)
+            kept, own_files, _ = borp.words(args)
             events = f"--reporter={REPORTER}:{out / 'node-events.jsonl'}"
-            return [str(self.proj.bin(runner) or runner), *options, *(files or own_files), "--reporter=spec", events]
+            return [str(self.proj.bin(runner) or runner), *kept, *(files or own_files), "--reporter=spec", events]
         tool = str(self.proj.bin(runner) or runner)
         cover = str(out / "coverage")
         if runner == "jest":

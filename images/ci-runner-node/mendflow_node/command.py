@@ -32,7 +32,7 @@ RUNNERS = ("vitest", "jest", "mocha")
 _LAUNCHERS = {"npx", "cross-env", "dotenv", "--", "exec"}
 # Coverage wrappers whose own options come before the command they wrap: mendflow brings its own coverage.
 _WRAPPERS = {"c8", "nyc"}
-# Their options that take a value, which may be the next word (undici-thread-interceptor 0.15's `c8 -c
+# Their options that take a value, which may be the next word (undici-thread-interceptor 1.5.0's `c8 -c
 # test/config/c8-local.json node --test`: else the file would be the command, and the script ran as it is).
 _WRAPPER_VALUED = {"-c", "--config", "-r", "--reporter", "-o", "--reports-dir", "--report-dir", "--temp-directory"}
 _WRAPPER_VALUED |= {"-t", "--temp-dir", "-x", "--exclude", "-n", "--include", "-e", "--extension", "--src", "--cwd"}
@@ -372,8 +372,8 @@ def _runner_of(words: list[str]) -> TestCommand | None:
     if name == "node" and "--test" in rest[1:]:
         return TestCommand("node", _node_test_args(rest[1:]), env)
     if name == "borp":
-        options, files, excluded = borp.words(rest[1:])
-        return TestCommand("borp", [*options, *files], env, coverage_exclude=excluded)
+        kept, files, excluded = borp.words(rest[1:])  # not `options`: the module of that name
+        return TestCommand("borp", [*kept, *files], env, coverage_exclude=excluded)
     return None
 
 
