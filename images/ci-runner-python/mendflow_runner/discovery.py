@@ -26,6 +26,7 @@ from . import repo_config
 DEFAULT_PATTERN = "test*.py"  # unittest's
 PYTEST_FILES = ("test_*.py", "*_test.py")  # pytest's default python_files
 _TEST_CASE = re.compile(r"^class\s+\w+\([^)]*TestCase\b[^)]*\)\s*:", re.MULTILINE)
+_TEST_METHOD = re.compile(r"^[ \t]+def\s+test\w*\s*\(", re.MULTILINE)
 SKIPPED_DIRS = {"node_modules", "venv", "__pycache__", "build", "dist", "site-packages"}
 
 
@@ -129,13 +130,16 @@ def pytest_command(words: list[str], root: Path) -> Collection | None:
 
 
 def _has_unittest_only_file(root: Path) -> bool:
-    """Whether a file unittest's pattern finds and pytest's do not defines a ``TestCase`` (walked as a collector
-    walks: hidden and vendored directories left out). Importing unittest is not enough: pytest suites import
-    ``unittest.mock``."""
+    """Whether a file unittest's pattern finds and pytest's do not defines a ``TestCase`` with a test method
+    (walked as a collector walks: hidden and vendored directories left out). Importing unittest is not enough:
+    pytest suites import ``unittest.mock``; nor is a ``TestCase`` with no test, a package's base class for its
+    tests (leather 0.4.1's ``leather/testcase.py``: its unittest rules collected the scratch script ``test.py``
+    beside its pytest suite, which failed at import)."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
         for name in filter(_unittest_only_name, files):
-            if _TEST_CASE.search(Path(folder, name).read_text(encoding="utf-8", errors="replace")):
+            text = Path(folder, name).read_text(encoding="utf-8", errors="replace")
+            if _TEST_CASE.search(text) and _TEST_METHOD.search(text):
                 return True
     return False
 

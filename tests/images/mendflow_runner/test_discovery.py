@@ -98,6 +98,13 @@ def test_an_undeclared_unittest_file_only_unittest_finds_gives_its_default_rules
     assert rules(root) == unittest_rules()
 
 
+def test_a_testcase_base_class_with_no_test_keeps_pytests_rules(tmp_path: Path) -> None:
+    # leather 0.4.1: leather/testcase.py's LeatherTestCase has helpers and no test; its tests are pytest's to find
+    base = "import unittest\n\n\nclass PkgTestCase(unittest.TestCase):\n    def render(self, chart):\n        pass\n"
+    root = tree(tmp_path, {"pkg/testcase.py": base, "tests/test_a.py": UNITTEST_CASE, "test.py": "raise ValueError\n"})
+    assert rules(root) is None
+
+
 def test_pytest_style_files_alone_keep_pytests_rules(tmp_path: Path) -> None:
     root = tree(tmp_path, {"tests/test_a.py": UNITTEST_CASE, "tests/testing.py": "VALUE = 1\n"})
     assert rules(root) is None
