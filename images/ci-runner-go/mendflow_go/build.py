@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -87,6 +88,9 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         self.profiles: list[tuple[Path, Path]] = []  # (coverprofile, its module's directory)
         self.shared_gocache: Path | None = None  # the repository's, read by the offline steps' cache program
         self.warmed: dict[tuple[Path, str], StepResult] = {}  # (module, build|vet): the warm-up's run of it
+        self.lint_tree: Path | None = None  # the sources as committed, for golangci-lint beside the tests
+        self.golangci_configs: dict[Path, Path] | None = None  # module → its golangci-lint configuration
+        self.golangci_sharing: set[Path] = set()  # the configurations linting from the repository's caches
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -159,10 +163,27 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         self._warm()
         if self.phase == handoff.WHOLE:
             self._private_build_cache()
-            # golangci-lint writes the repository's caches from the tree as it reads it: no test, which may rewrite
-            # the tree, runs while it reads, or the repository's next jobs would lint from what the test wrote
-            configs = [golangci.config_file(module, self.src) for module in self.module_dirs]
-            self.lint_beside_tests = not any(self._golangci_shares_caches(config) for config in configs)
+            # decided before any repository code runs: a test could rewrite a configuration
+            configs = self._golangci_configs().values()
+            self.golangci_sharing = {config for config in configs if self._golangci_shares_caches(config)}
+            if self.golangci_sharing:
+                self.lint_tree = self._copy_for_lint()
+                self.lint_beside_tests = self.lint_tree is not None
+
+    def _copy_for_lint(self) -> Path | None:
+        """A copy of the sources as committed (no repository code has run yet), for golangci-lint, which writes the
+        repository's caches from the tree as it reads it: beside the tests, which may rewrite the tree, it reads
+        this copy, or the repository's next jobs would lint from what a test wrote. No test can write it (it lies in
+        the runner's temp dir, outside the workspace and the job's home, the paths a test may write), and
+        golangci-lint sees it at the sources' own path, which its caches' keys name (``_lint_tree_over``). Without
+        bubblewrap (a pod) a test could write anything the job can: no copy, and golangci-lint runs before the
+        tests."""
+        place = self.refusals.parent
+        if not self.stable_root.active or place.resolve().is_relative_to(self.cfg.workspace.resolve()):
+            return None
+        tree = Path(tempfile.mkdtemp(prefix="mendflow-lint-tree-", dir=place))
+        shutil.copytree(self.src, tree, symlinks=True, dirs_exist_ok=True)
+        return tree
 
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
@@ -258,14 +279,27 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
 
     def _lint(self) -> list[str]:
         found: list[str] = []
-        for module in self.module_dirs:
-            vet = self._compiling("vet", module)
-            if not vet.ok:
-                found += self._positions(vet, module, code="vet")
-            found += self._gofmt(module)
-            if (config := golangci.config_file(module, self.src)) is not None:
-                found += self._golangci(module, config)
+        try:
+            for module in self.module_dirs:
+                vet = self._compiling("vet", module)
+                if not vet.ok:
+                    found += self._positions(vet, module, code="vet")
+                found += self._gofmt(module)
+                if (config := self._golangci_configs().get(module)) is not None:
+                    found += self._golangci(module, config)
+        finally:
+            if self.lint_tree is not None:
+                shutil.rmtree(self.lint_tree, ignore_errors=True)
+                self.lint_tree = None
         return found
+
+    def _golangci_configs(self) -> dict[Path, Path]:
+        """Each module's golangci-lint configuration, where it has one; found once, in a whole job before any
+        repository code runs."""
+        if self.golangci_configs is None:
+            found = {module: golangci.config_file(module, self.src) for module in self.module_dirs}
+            self.golangci_configs = {module: config for module, config in found.items() if config is not None}
+        return self.golangci_configs
 
     def _golangci(self, module: Path, config: Path) -> list[str]:
         """The repository's golangci-lint configuration, run by the image's golangci-lint."""
@@ -291,7 +325,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         through links (``jobcache``), and starts as a copy of the image's standard library seed. golangci-lint runs
         none of the repository's code (like the warm-up's compile, which writes the build cache), but a plugin is
         code the repository could bring."""
-        if not self._golangci_shares_caches(config):
+        if config not in self.golangci_sharing:
             return {"GOLANGCI_LINT_CACHE": str(self.cfg.workspace / "golangci-cache")}
         lint = self.cache / "go" / "lint"
         analyses, build = lint / "analyses", lint / "build"
@@ -300,28 +334,43 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         build.mkdir(exist_ok=True)
         return {"GOLANGCI_LINT_CACHE": str(analyses), "GOCACHE": str(build)}
 
-    def _golangci_shares_caches(self, config: Path | None) -> bool:
-        """Whether golangci-lint lints with ``config`` from the repository's caches for it (``_golangci_caches``)."""
-        return config is not None and self.shared_gocache is not None and not golangci.loads_plugins(config)
+    def _golangci_shares_caches(self, config: Path) -> bool:
+        """Whether golangci-lint may lint with ``config`` from the repository's caches for it (``_golangci_caches``)."""
+        return self.shared_gocache is not None and not golangci.loads_plugins(config)
 
     def _golangci_run(self, argv: list[str], module: Path, env: dict[str, str]) -> StepResult:
         """golangci-lint offline, writing the repository's golangci-lint caches where ``env`` names them."""
-        if env["GOCACHE"] == self.offline_env["GOCACHE"]:
+        if not self._writes_shared(env):
             return self._offline_go(argv, module, env)
         shared = (Path(env["GOLANGCI_LINT_CACHE"]), Path(env["GOCACHE"]))
-        return self._run(self._offline(shared), argv, module, env)
+        return self._run(self._offline(shared), argv, module, env, over=self._lint_tree_over())
+
+    def _writes_shared(self, env: dict[str, str]) -> bool:
+        """Whether golangci-lint run with ``env`` writes the repository's caches (``_golangci_caches``)."""
+        return env["GOCACHE"] != self.offline_env["GOCACHE"]
+
+    def _lint_tree_over(self) -> proc.Mounts:
+        """The sources golangci-lint reads where it writes the repository's caches: ``lint_tree``, where there is one,
+        over the tree the tests run in."""
+        return ((self.lint_tree, self.src),) if self.lint_tree is not None else ()
+
+    def _seen_by_golangci(self, path: Path, env: dict[str, str]) -> Path:
+        """Where ``path`` of the sources is for golangci-lint run with ``env`` (``_lint_tree_over``)."""
+        if self.lint_tree is None or not self._writes_shared(env):
+            return path
+        return self.lint_tree / path.relative_to(self.src)
 
     def _golangci_v1(self, module: Path, config: Path, env: dict[str, str]) -> StepResult | None:
         """A v1 configuration run as ``golangci-lint migrate`` converts it; None where it cannot be converted."""
         copy, command, leftovers = golangci.migration(config)
-        shutil.copyfile(config, copy)
+        shutil.copyfile(self._seen_by_golangci(config, env), self._seen_by_golangci(copy, env))
         try:
             if not self._golangci_run(command, module, env).ok:
                 return None
             step = self._golangci_run(golangci.argv(copy), module, env)
         finally:
             for path in leftovers:
-                path.unlink(missing_ok=True)
+                self._seen_by_golangci(path, env).unlink(missing_ok=True)
         said = config.relative_to(self.src).as_posix()
         self.rep.lint_advisory.append(
             f"{self.where(module)}:0:0 golangci-lint {said} is a golangci-lint v1 configuration: it ran as "

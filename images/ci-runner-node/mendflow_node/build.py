@@ -202,8 +202,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             "TMPDIR": str(self.tmp),
             "npm_config_offline": "true",
             "npm_config_cache": str(self.tmp / "npm-cache"),
-            # A home the tests may write, as a pod's (HOME=/tmp): the launcher's is read-only here, and nyc before
-            # 15 writes its spawn-wrap shims there (nyc 10: minimist, object-inspect; 14: fast-json-stable-stringify)
+            # A home the tests may write, as a pod's (HOME=/tmp), wherever the runner runs (a home outside a job's
+            # directory is read-only: proc._own_home): nyc before 15 writes its spawn-wrap shims there (nyc 10:
+            # minimist, object-inspect; 14: fast-json-stable-stringify)
             "HOME": str(self.tmp),
         }
 

@@ -233,11 +233,14 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
         """The workspace at the one path all jobs share, as the offline sandbox's commands see it."""
         return proc.StableRoot(proc.sandbox(self.cfg.workspace), self.cfg.workspace)
 
-    def _run(self, wrap: proc.Wrap, argv: list[str], cwd: Path, env: dict[str, str]) -> StepResult:
-        """Every command: in ``wrap`` (and at the one path all jobs share, where ``one_path_for_every_job``)."""
+    def _run(
+        self, wrap: proc.Wrap, argv: list[str], cwd: Path, env: dict[str, str], over: proc.Mounts = ()
+    ) -> StepResult:
+        """Every command: in ``wrap`` (and at the one path all jobs share, where ``one_path_for_every_job``, with
+        ``over`` shown there: ``StableRoot.command``)."""
         command = wrap(argv)
         if self.one_path_for_every_job:
-            command, env = proc.StableRoot(wrap, self.cfg.workspace).command(argv, cwd, env)
+            command, env = proc.StableRoot(wrap, self.cfg.workspace).command(argv, cwd, env, over)
         step = proc.run(command, cwd=cwd, env=env, timeout=self.remaining(), log=self.log)
         return dataclasses.replace(step, argv=argv)  # the log and the report say what ran, as the repo's CI would
 

@@ -112,7 +112,8 @@ def offline(
     argv: list[str], writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = (), shared: tuple[Path, ...] = ()
 ) -> list[str]:
     """``argv`` with no network (a fresh namespace: not even the host's loopback, where the Prefect API may
-    listen), its own ``/tmp`` and ``/dev/shm`` (gone when it ends), and every path but ``writable`` read-only.
+    listen), its own ``/tmp`` and ``/dev/shm`` (gone when it ends), and every path but ``writable`` (and the job's
+    own ``HOME``: ``_own_home``) read-only.
 
     ``readable`` are paths the command needs that may live under the host's ``/tmp`` (the runner's own
     plugin, the interpreter): they are bound back, read-only, over the fresh ``/tmp``. ``mounts`` show a
@@ -127,7 +128,7 @@ def offline(
     if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
         return argv
     sandbox = ["--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
-    sandbox += ["--tmpfs", "/tmp", *_this_job_alone(), *_loopback_hosts(), *_named_user()]
+    sandbox += ["--tmpfs", "/tmp", *_this_job_alone(), *_own_home(), *_loopback_hosts(), *_named_user()]
     if egress := os.environ.get(EGRESS_SOCKET):  # a Unix socket crosses network namespaces: hide it
         sandbox += ["--tmpfs", str(Path(egress).parent)]
     for path in sorted({str(p.resolve()) for p in readable if _under_tmp(p.resolve())}):
@@ -247,6 +248,20 @@ def _this_job_alone() -> list[str]:
     return ["--tmpfs", str(Path(job).parent), "--ro-bind", job, job] if job else []
 
 
+def _own_home() -> list[str]:
+    """bwrap arguments that let the command write ``HOME`` where it is the job's own, in the job's directory, as a
+    pod's is (``HOME=/tmp``, an emptyDir): adrg/xdg 0.5.3's tests create files under ``~/.local/share``, and with
+    the home read-only its DataFile fell through to ``/usr/local/share`` and failed. A home outside the job's
+    directory (the runner run by hand) stays read-only."""
+    job, home = os.environ.get(JOB_DIR), os.environ.get("HOME")
+    if not job or not home:
+        return []
+    own = Path(home).resolve()
+    if not own.is_relative_to(Path(job).resolve()) or not own.is_dir():
+        return []
+    return ["--bind", str(own), str(own)]
+
+
 # A sandboxed command's umask, a developer's (tempfile 3.27.0's doctest checks that a file it makes is readable by
 # others). The local launcher's job umask, 007, keeps other uids out of what the runner writes outside a sandbox;
 # inside one, none sees the job's private /tmp, its workspace (0700) or its repository's cache (2770). A pod has 022.
@@ -313,13 +328,18 @@ class StableRoot:
         head, sep, tail = value.partition("=")  # -flag=PATH
         return f"{head}{sep}{self.path(tail)}" if sep and head.startswith("-") else self.path(value)
 
-    def command(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    def command(
+        self, argv: list[str], cwd: Path, env: dict[str, str], over: Mounts = ()
+    ) -> tuple[list[str], dict[str, str]]:
+        """``argv`` at the shared path; ``over``: (tree, place under ``real``) shown writable over that place there
+        (golangci-lint's private copy of the sources, at their own path)."""
         wrapped = self.wrap([self._text(a) for a in argv])
         env = {k: self.path(v) for k, v in env.items()}
         if not self.active:
             return wrapped, env
         where, cut = self.path(str(cwd)), wrapped.index("--")
-        extra = ["--bind", self.real, STABLE_ROOT, "--chdir", where]
+        shown = [arg for tree, place in over for arg in ("--bind", str(tree), self.path(str(place)))]
+        extra = ["--bind", self.real, STABLE_ROOT, *shown, "--chdir", where]
         return [*wrapped[:cut], *extra, *wrapped[cut:]], {**env, "PWD": where}
 
 

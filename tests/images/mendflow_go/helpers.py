@@ -34,7 +34,7 @@ def go_env(cache: Path, golangci: bool = True, **extra: str) -> dict[str, str]:
     linter = golangci_lint() if golangci else None
     env["PATH"] = ":".join([str(go_bin), *([str(Path(linter).parent)] if linter else []), env["PATH"]])
     env["PYTHONPATH"] = f"{RUNNER_DIR}:{GO_RUNNER_DIR}"
-    env["HOME"] = str(cache / "home")
+    env["HOME"] = extra.get("HOME", str(cache / "home"))
     if proxy := os.environ.get("GOPROXY"):
         env.setdefault("GOPROXY", proxy)
     return env

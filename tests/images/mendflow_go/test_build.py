@@ -221,7 +221,8 @@ def test_the_next_job_lints_from_the_repositorys_golangci_lint_cache(
     assert first and set(_lint_entries(cache)) == set(first)
 
 
-# A test that fails if golangci-lint runs while it does (a process's comm, as /proc shows every process).
+# A test that passes once it sees golangci-lint run (a process's comm, as /proc shows every process) while it does,
+# and meanwhile writes the tree as a test may: a file every linter enabled by `default: all` would find fault with.
 LINTER_WATCH_TEST = """\
 package ratelimit
 
@@ -233,30 +234,83 @@ import (
 	"time"
 )
 
-func TestNoLinterRunsBeside(t *testing.T) {
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+const planted = `package ratelimit
+
+import "os"
+
+func planted() { os.Remove("x") }
+`
+
+func TestLinterRunsBeside(t *testing.T) {
+	if err := os.WriteFile("planted.go", []byte(planted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		comms, _ := filepath.Glob("/proc/[0-9]*/comm")
 		for _, comm := range comms {
 			if name, _ := os.ReadFile(comm); strings.TrimSpace(string(name)) == "golangci-lint" {
-				t.Fatal("golangci-lint runs beside the tests")
+				return
 			}
 		}
+	}
+	t.Fatal("golangci-lint did not run beside the tests")
+}
+"""
+# Slow enough to be running still when the tests start: every linter
+GOLANGCI_ALL_CONFIG = 'version: "2"\nlinters:\n  default: all\n'
+
+
+@pytest.mark.skipif(golangci_lint() is None, reason="needs golangci-lint (scripts/build-go-tools.sh)")
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap: without it a test could write any path")
+def test_golangci_lint_writing_the_repositorys_caches_lints_the_committed_tree_beside_the_tests(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    """It reads a copy no test can write: a file a test writes is not linted, and its caches keep what was committed."""
+    files = {".golangci.yml": GOLANGCI_ALL_CONFIG, "watch_test.go": LINTER_WATCH_TEST}
+    source = snapshot(make_repo(example_files(**files)), tmp_path / "src.tar.gz")
+    report = BuildReport.model_validate(
+        run_go_runner(source, tmp_path / "out", tmp_path / "cache", **{warm.SEED_ENV: str(go_std_seed)})
+    )
+    assert report.failed_tests == [], report.failures
+    assert not [line for line in report.lint_errors + report.lint_preexisting if "planted" in line]
+
+
+# adrg/xdg 0.5.3's tests create files under ~/.local/share, as a pod's HOME (/tmp) lets them; with the job's home
+# read-only in the tests' sandbox its DataFile fell through to /usr/local/share and failed
+HOME_WRITING_TEST = """\
+package ratelimit
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWritesUnderHome(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, ".local", "share")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app.data"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 """
 
 
-@pytest.mark.skipif(golangci_lint() is None, reason="needs golangci-lint (scripts/build-go-tools.sh)")
-def test_no_test_runs_while_golangci_lint_writes_the_repositorys_caches(
-    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
-) -> None:
-    """A test could rewrite the tree golangci-lint is reading, and its caches would keep what it read."""
-    files = {".golangci.yml": GOLANGCI_CONFIG, "watch_test.go": LINTER_WATCH_TEST}
-    source = snapshot(make_repo(example_files(**files)), tmp_path / "src.tar.gz")
-    report = BuildReport.model_validate(
-        run_go_runner(source, tmp_path / "out", tmp_path / "cache", **{warm.SEED_ENV: str(go_std_seed)})
-    )
-    assert (report.status, report.failed_tests) == (BuildStatus.PASSED, [])
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap: without it every path is writable")
+def test_a_test_may_write_the_jobs_own_home(make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path) -> None:
+    job = tmp_path / "jobs" / "id"  # the local launcher's job directory, its home inside
+    (job / "ws" / "home").mkdir(parents=True)
+    source = snapshot(make_repo(example_files(**{"home_test.go": HOME_WRITING_TEST})), tmp_path / "src.tar.gz")
+    env = {"MENDFLOW_JOB_DIR": str(job), "HOME": str(job / "ws" / "home"), warm.SEED_ENV: str(go_std_seed)}
+    report = BuildReport.model_validate(run_go_runner(source, tmp_path / "out", tmp_path / "cache", **env))
+    assert (report.status, report.failed_tests) == (BuildStatus.PASSED, []), report.failures
+    assert (job / "ws" / "home" / ".local" / "share" / "app.data").read_text() == "kept"
 
 
 # A custom linter is a Go plugin (.so) golangci-lint loads: code the repository could bring.

@@ -9,7 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mendflow_runner.proc import SANDBOX_STARTS, Log, _loopback_hosts, run, sandbox, sandbox_group, sandbox_passwd
+from mendflow_runner.proc import (
+    JOB_DIR,
+    SANDBOX_STARTS,
+    Log,
+    _loopback_hosts,
+    run,
+    sandbox,
+    sandbox_group,
+    sandbox_passwd,
+)
 
 RESOLVE = "import socket, sys; print(socket.getaddrinfo('localhost', 80, int(sys.argv[1]))[0][4][0])"
 
@@ -132,3 +141,20 @@ def test_a_file_a_sandboxed_command_makes_is_readable_by_others_as_a_developers_
 
 def test_a_command_outside_a_sandbox_keeps_the_jobs_umask(tmp_path: Path) -> None:
     assert _mode_made(tmp_path, lambda argv: argv) == 0o660
+
+
+@pytest.mark.parametrize(("home_in_job", "writes"), [(True, 0), (False, 1)])
+def test_only_a_jobs_own_home_may_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home_in_job: bool, writes: int
+) -> None:
+    # as a pod's HOME=/tmp: adrg/xdg 0.5.3's tests create files under ~/.local/share; a home outside the job's
+    # directory (the runner run by hand, a developer's) stays read-only
+    job = tmp_path / "jobs" / "id"  # the sandbox shows jobs/ holding this job alone
+    home = job / "ws" / "home" if home_in_job else tmp_path / "home"
+    home.mkdir(parents=True)
+    (job / "ws" / "work").mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv(JOB_DIR, str(job))
+    monkeypatch.setenv("HOME", str(home))
+    argv = sandbox(job / "ws" / "work")([sys.executable, "-c", WRITE, str(home / "made")])
+    assert subprocess.run(argv, capture_output=True).returncode == writes
+    assert (home / "made").exists() is home_in_job
