@@ -160,7 +160,7 @@ class Installer:
         python = self._venv_version(remaining())
         groups = [f"--group={g}" for g in repo_config.wanted_groups(root, python)]
         extras = repo_config.wanted_extras(root, python)
-        if (root / "uv.lock").is_file():
+        if repo_config.syncs_uv_lock(root):
             chosen = [*groups, *(f"--extra={e}" for e in extras)]
             self._run(
                 ["uv", "sync", "--frozen", "--no-default-groups", *chosen, "--python", self.venv_python], remaining()

@@ -30,6 +30,21 @@ def pyproject(root: Path) -> dict[str, Any]:
         raise RepoConfigError(f"pyproject.toml is not valid TOML: {exc}") from exc
 
 
+def syncs_uv_lock(root: Path) -> bool:
+    """Whether the repository's ``uv.lock`` is what its environment is synced from: it has one, and it describes
+    its project (a ``[project]`` table) or some package. eval_type_backport 0.4.0 ships a lock of nothing beside a
+    setup.cfg project, which uv does not manage: ``uv sync --extra tests`` (its tox's ``extras``) was refused,
+    "Extra `tests` is not defined"; its tox installs the project with that extra."""
+    lock = root / "uv.lock"
+    if not lock.is_file():
+        return False
+    locked = lock.read_text(encoding="utf-8", errors="replace")
+    return "project" in pyproject(root) or _LOCKED_PACKAGE.search(locked) is not None
+
+
+_LOCKED_PACKAGE = re.compile(r"^\[\[package\]\]", re.MULTILINE)
+
+
 def _ini(path: Path) -> configparser.ConfigParser | None:
     if not path.is_file():
         return None

@@ -381,6 +381,25 @@ def test_extras_that_cannot_install_leave_the_project_alone(tmp_path: Path, uv_c
     assert [p.name for p in site.glob("x-*.dist-info")] == ["x-0.dist-info"]
 
 
+def test_a_lock_of_nothing_beside_a_project_uv_does_not_manage_leaves_its_tox_extras_to_install(
+    tmp_path: Path, uv_cache: Path
+) -> None:
+    # eval_type_backport 0.4.0: a setup.cfg project, tox's `extras = tests`, and a uv.lock that locks no package;
+    # uv sync refused the extra ("Extra `tests` is not defined")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    (tmp_path / "src/setup.cfg").write_text(
+        "[metadata]\nname = x\nversion = 0\n[options]\npy_modules = x\n[options.extras_require]\ntests =\n    six\n"
+    )
+    (tmp_path / "src/tox.ini").write_text("[testenv]\ncommands = pytest tests\nextras = tests\n")
+    (tmp_path / "src/uv.lock").write_text('version = 1\nrevision = 3\nrequires-python = ">=3.7"\n')
+    (tmp_path / "src/x.py").write_text("")
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")] and [p.name for p in site.glob("x-*.dist-info")]
+
+
 def test_a_pipenv_application_gets_its_locked_packages(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/Pipfile").write_text('[packages]\nsix = "*"\n')
