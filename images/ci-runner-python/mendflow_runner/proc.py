@@ -105,7 +105,7 @@ def _read(fh: IO[bytes]) -> str:
     return fh.read().decode("utf-8", errors="replace")
 
 
-Mounts = tuple[tuple[Path, Path], ...]  # (what, where): read-only binds inside a sandbox's writable path
+Mounts = tuple[tuple[Path, Path], ...]  # (what, where): a tree shown at a place inside a sandbox's writable path
 
 
 def offline(

@@ -265,7 +265,7 @@ GOLANGCI_ALL_CONFIG = 'version: "2"\nlinters:\n  default: all\n'
 def test_golangci_lint_writing_the_repositorys_caches_lints_the_committed_tree_beside_the_tests(
     make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
 ) -> None:
-    """It reads a copy no test can write: a file a test writes is not linted, and its caches keep what was committed."""
+    """It runs while the tests do, from a copy no test can write: a file a test writes meanwhile is not linted."""
     files = {".golangci.yml": GOLANGCI_ALL_CONFIG, "watch_test.go": LINTER_WATCH_TEST}
     source = snapshot(make_repo(example_files(**files)), tmp_path / "src.tar.gz")
     report = BuildReport.model_validate(
