@@ -57,10 +57,33 @@ class Collection:
     paths: tuple[str, ...] = ()  # where a whole-suite run starts (none: pytest's configured start)
 
 
-def unittest_rules(start: str = ".", pattern: str = DEFAULT_PATTERN) -> Collection:
-    """``python -m unittest discover``'s start directory and pattern, run under pytest."""
+def unittest_rules(root: Path, start: str = ".", pattern: str = DEFAULT_PATTERN) -> Collection:
+    """``python -m unittest discover``'s start directory and pattern, run under pytest, which leaves out the
+    directories discovery does not enter (``_not_discovered``)."""
     options = ("-o", f"python_files={pattern}", "-o", "python_classes=")
-    return Collection(options, () if start == "." else (start,))
+    ignored = tuple(f"--ignore={folder}" for folder in _not_discovered(root, start, pattern))
+    return Collection((*options, *ignored), () if start == "." else (start,))
+
+
+def _not_discovered(root: Path, start: str, pattern: str) -> list[str]:
+    """The directories under ``start`` unittest's discovery does not enter, as it imports only packages: each that
+    has no ``__init__.py`` (factory_boy 3.3.3's ``python -m unittest`` runs its tests/ package;
+    pytest's recursion also ran the examples/ beside it, each with its own requirements and settings: 2 errors).
+    None where discovery would find no test file: the pattern's files then lie in such directories alone, and
+    pytest's recursion finds them as before."""
+    ignored: list[str] = []
+    found = False
+    for folder, dirs, files in os.walk(root / start):
+        here = Path(folder)
+        found = found or any(fnmatch.fnmatchcase(name, pattern) for name in files)
+        packages = [d for d in dirs if (here / d / "__init__.py").is_file()]
+        ignored += [
+            (here / d).relative_to(root).as_posix()
+            for d in dirs
+            if d not in packages and not d.startswith(".") and d not in SKIPPED_DIRS
+        ]
+        dirs[:] = packages
+    return sorted(ignored) if found else []
 
 
 @functools.lru_cache(maxsize=8)  # asked before every pytest run of a job (B1 twice, the gates many times)
@@ -81,7 +104,7 @@ def rules(root: Path) -> Collection | None:
             return found if found.options or found.paths else None
         if not configures_pytest and (found := unittest_command(words, root)) is not None:
             return found
-    return unittest_rules() if not configures_pytest and _has_unittest_only_file(root) else None
+    return unittest_rules(root) if not configures_pytest and _has_unittest_only_file(root) else None
 
 
 def _measuring(commands: list[list[str]], root: Path) -> Collection | None:
@@ -157,7 +180,7 @@ def unittest_command(words: list[str], root: Path) -> Collection | None:
     if args and args[0] == "discover":
         return _discover(args[1:], root)
     if not [a for a in args if not a.startswith("-")]:  # bare `python -m unittest` discovers from "."
-        return unittest_rules()
+        return unittest_rules(root)
     return None  # named modules, classes or methods: unittest's loading, which no pytest rule says
 
 
@@ -177,7 +200,7 @@ def _discover(args: list[str], root: Path) -> Collection | None:
     start = named.get("start") or (positional[0] if positional else ".")
     pattern = named.get("pattern") or (positional[1] if len(positional) > 1 else DEFAULT_PATTERN)
     found = _inside(start, root)
-    return unittest_rules(found, pattern) if found is not None and pattern and _is_dir(root, found) else None
+    return unittest_rules(root, found, pattern) if found is not None and pattern and _is_dir(root, found) else None
 
 
 def _inside(path: str, root: Path) -> str | None:

@@ -16,7 +16,10 @@ TOOLS = {
     "ruff": ("astral-sh/ruff-pre-commit", "charliermarsh/ruff-pre-commit"),
     "mypy": ("pre-commit/mirrors-mypy",),
 }
-_KEY = re.compile(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[\w-]+):\s*(?P<value>.*?)\s*(?:#.*)?$")
+_KEY = re.compile(r"^(?P<indent>\s*)(?:-\s+)?(?P<key>[\w-]+):\s*(?P<value>.*?)\s*(?:#(?P<comment>.*))?$")
+# `pre-commit autoupdate --freeze`: a commit for the rev, its tag in a comment (`rev: 25bcf95… # frozen: v0.17.3`).
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
+_FROZEN = re.compile(r"^\s*frozen:\s*(?P<tag>\S+)")
 _ITEM = re.compile(r"^\s*-\s+(?P<value>[^#]+?)\s*(?:#.*)?$")
 
 
@@ -42,7 +45,7 @@ def hooks(root: Path) -> list[Hook]:
             if key == "repo":
                 found.append(Hook(value))
             elif found and key == "rev":
-                found[-1].rev = value
+                found[-1].rev = _tag(value, m["comment"] or "")
             elif found and key == "id":
                 found[-1].ids.append(value)
             elif found and in_deps and value.startswith("["):
@@ -53,6 +56,16 @@ def hooks(root: Path) -> list[Hook]:
         if item and in_deps and found:
             found[-1].additional_dependencies.append(_unquote(item["value"]))
     return found
+
+
+def _tag(rev: str, comment: str) -> str:
+    """The tag a hook's ``rev`` stands for: itself, or a frozen commit's tag from its comment ("" where a commit
+    has none: no version to pin). pytest-env 1.8.5 pins ruff's hook as ``25bcf95… # frozen: v0.17.3``; the commit
+    itself was pinned as ruff's version, which uv refused."""
+    if not _COMMIT.fullmatch(rev):
+        return rev
+    frozen = _FROZEN.match(comment)
+    return frozen["tag"] if frozen else ""
 
 
 def _unquote(text: str) -> str:

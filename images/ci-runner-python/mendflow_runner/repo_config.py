@@ -14,6 +14,7 @@ from typing import Any
 from mendflow_runner import precommit
 
 _INI_PYTEST = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+_TOML_PYTEST = ("pytest.toml", ".pytest.toml")  # pytest 9's, read before any other
 
 
 class RepoConfigError(Exception):
@@ -21,13 +22,16 @@ class RepoConfigError(Exception):
 
 
 def pyproject(root: Path) -> dict[str, Any]:
-    path = root / "pyproject.toml"
+    return _toml(root / "pyproject.toml")
+
+
+def _toml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RepoConfigError(f"pyproject.toml is not valid TOML: {exc}") from exc
+        raise RepoConfigError(f"{path.name} is not valid TOML: {exc}") from exc
 
 
 def syncs_uv_lock(root: Path) -> bool:
@@ -86,14 +90,23 @@ def declared_markers(root: Path) -> set[str]:
 
 
 def pytest_ini(root: Path) -> dict[str, object]:
-    """The options of the file pytest takes its configuration from, in pytest's own order of precedence."""
+    """The options of the file pytest takes its configuration from, in pytest's own order of precedence. pytest 9
+    reads TOML of its own too, whose values are native (``addopts`` a list): ``pytest.toml``'s ``[pytest]`` and
+    pyproject.toml's ``[tool.pytest]`` (pydyf 0.13.0's ``addopts = ['--cov', '--cov-fail-under=100']`` was not
+    read, and pytest stopped at the blocked pytest-cov's options)."""
+    for name in _TOML_PYTEST:
+        if (root / name).is_file():
+            own = _toml(root / name).get("pytest")
+            return own if isinstance(own, dict) else {}
     for name in ("pytest.ini", ".pytest.ini"):
         cp = _ini(root / name)
         if cp is not None:
             return dict(cp.items("pytest")) if cp.has_section("pytest") else {}
-    ini = pyproject(root).get("tool", {}).get("pytest", {}).get("ini_options")
-    if isinstance(ini, dict):
-        return ini
+    tool = pyproject(root).get("tool", {}).get("pytest")
+    if isinstance(tool, dict) and isinstance(tool.get("ini_options"), dict):
+        return dict(tool["ini_options"])
+    if isinstance(tool, dict) and tool:
+        return tool
     for filename, section in _INI_PYTEST[1:]:
         cp = _ini(root / filename)
         if cp is not None and cp.has_section(section):
@@ -132,7 +145,7 @@ def configured_pytest_plugins(root: Path) -> dict[str, str]:
 def configures_pytest(root: Path) -> bool:
     """Whether the repository configures pytest: an ini section pytest reads, or a conftest.py near the top."""
     tool = pyproject(root).get("tool", {}).get("pytest")
-    if isinstance(tool, dict) or (root / ".pytest.ini").is_file():
+    if isinstance(tool, dict) or any((root / name).is_file() for name in (".pytest.ini", *_TOML_PYTEST)):
         return True
     for filename, section in _INI_PYTEST:
         cp = _ini(root / filename)

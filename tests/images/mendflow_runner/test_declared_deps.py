@@ -549,6 +549,23 @@ def test_flow_style_additional_dependencies_are_read(tmp_path: Path) -> None:
     assert precommit.pinned(tmp_path, "mypy") == ["mypy==1.0.0", "types-six", "attrs"]
 
 
+FROZEN = (
+    "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: {rev}\n    hooks:\n      - id: ruff\n"
+)
+
+
+def test_a_frozen_hook_pins_the_tag_its_comment_names(tmp_path: Path) -> None:
+    # pytest-env 1.8.5: `pre-commit autoupdate --freeze` wrote the commit, and its tag in a comment
+    rev = '"25bcf95026b96e2dd3c0aec3090c3d6ef6ca2e6c" # frozen: v0.17.3'
+    (tmp_path / ".pre-commit-config.yaml").write_text(FROZEN.format(rev=rev))
+    assert precommit.pinned(tmp_path, "ruff") == ["ruff==0.17.3"]
+
+
+def test_a_commit_with_no_tag_pins_nothing(tmp_path: Path) -> None:
+    (tmp_path / ".pre-commit-config.yaml").write_text(FROZEN.format(rev="25bcf95026b96e2dd3c0aec3090c3d6ef6ca2e6c"))
+    assert precommit.pinned(tmp_path, "ruff") == []
+
+
 def test_no_pre_commit_config_pins_nothing(tmp_path: Path) -> None:
     assert precommit.pinned(tmp_path, "ruff") == []
 

@@ -21,19 +21,19 @@ def test_tox_running_unittest_discover_gives_its_start_directory(tmp_path: Path)
     commands = "    coverage run --source=pkg -m unittest discover {toxinidir}/tests\n    coverage xml\n"
     tox = f"[testenv]\ncommands =\n{commands}"
     root = tree(tmp_path, {"tox.ini": tox, "tests/test_a.py": UNITTEST_CASE})
-    assert rules(root) == unittest_rules("tests", "test*.py")
+    assert rules(root) == unittest_rules(root, "tests", "test*.py")
 
 
 def test_discover_options_give_start_and_pattern(tmp_path: Path) -> None:
     tox = "[testenv]\ncommands = python -m unittest discover -v -s src -p '*_check.py' -t .\n"
     root = tree(tmp_path, {"tox.ini": tox, "src/a_check.py": UNITTEST_CASE})
-    assert rules(root) == unittest_rules("src", "*_check.py")
+    assert rules(root) == unittest_rules(root, "src", "*_check.py")
 
 
 def test_a_nox_session_running_unittest_is_read(tmp_path: Path) -> None:
     nox = 'import nox\n\n@nox.session\ndef tests(session):\n    session.run("python", "-m", "unittest")\n'
     root = tree(tmp_path, {"noxfile.py": nox, "test_a.py": UNITTEST_CASE})
-    assert rules(root) == unittest_rules()
+    assert rules(root) == unittest_rules(root)
 
 
 NOX_ON_A_PATH = """\
@@ -95,7 +95,7 @@ def test_a_factor_conditioned_command_is_left_out(tmp_path: Path) -> None:
 
 def test_an_undeclared_unittest_file_only_unittest_finds_gives_its_default_rules(tmp_path: Path) -> None:
     root = tree(tmp_path, {"src/tests/__init__.py": "", "src/tests/test.py": UNITTEST_CASE})
-    assert rules(root) == unittest_rules()
+    assert rules(root) == unittest_rules(root)
 
 
 def test_a_testcase_base_class_with_no_test_keeps_pytests_rules(tmp_path: Path) -> None:
@@ -103,6 +103,20 @@ def test_a_testcase_base_class_with_no_test_keeps_pytests_rules(tmp_path: Path) 
     base = "import unittest\n\n\nclass PkgTestCase(unittest.TestCase):\n    def render(self, chart):\n        pass\n"
     root = tree(tmp_path, {"pkg/testcase.py": base, "tests/test_a.py": UNITTEST_CASE, "test.py": "raise ValueError\n"})
     assert rules(root) is None
+
+
+def test_unittests_rules_leave_out_the_directories_its_discovery_does_not_enter(tmp_path: Path) -> None:
+    # factory_boy 3.3.3: `python -m unittest` runs its tests/ package; examples/ holds no package
+    files = {"tests/__init__.py": "", "tests/tests.py": UNITTEST_CASE, "tests/data/test_x.py": "raise ValueError\n"}
+    root = tree(tmp_path, {**files, "examples/flask/test_demoapp.py": "import flask\n", ".tox/test_y.py": ""})
+    assert rules(root) == Collection(
+        ("-o", "python_files=test*.py", "-o", "python_classes=", "--ignore=examples", "--ignore=tests/data")
+    )
+
+
+def test_a_discovery_that_would_find_no_test_file_leaves_pytests_recursion_alone(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"tests/test.py": UNITTEST_CASE})
+    assert rules(root) == Collection(("-o", "python_files=test*.py", "-o", "python_classes="))
 
 
 def test_pytest_style_files_alone_keep_pytests_rules(tmp_path: Path) -> None:

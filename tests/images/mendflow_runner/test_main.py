@@ -493,6 +493,17 @@ def test_pytest_cov_options_in_addopts_do_not_break_the_build(
     assert "--strict-markers" in (tmp_path / "out" / "runner.log").read_text()
 
 
+def test_pytest_cov_options_in_pytest_9s_own_table_do_not_break_the_build(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # pydyf 0.13.0: [tool.pytest] (pytest 9's native TOML) with --cov and --cov-fail-under; exit 4 before this
+    native = "[tool.pytest]\nmarkers = ['fast: quick tests']\naddopts = ['--cov', '--cov-fail-under=100']\n"
+    pyproject = PYPROJECT.replace('[tool.pytest.ini_options]\nmarkers = ["fast: quick tests"]\n', native)
+    assert native in pyproject
+    report = build(make_repo, tmp_path, uv_cache, **{"pyproject.toml": pyproject})
+    assert report.status is BuildStatus.PASSED, report.error_reason
+
+
 def test_pytest_cov_enabled_by_a_plugin_does_not_take_the_coverage_over(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:

@@ -53,6 +53,18 @@ def test_pyproject_list_form_and_setup_cfg(tmp_path: Path) -> None:
     assert pytest_addopts(tmp_path) == ["--cov=pkg", "-q"]
 
 
+def test_pytest_9s_own_table_in_pyproject_is_read(tmp_path: Path) -> None:
+    # pydyf 0.13.0: [tool.pytest] with native values; its pytest-cov options were left in and stopped pytest
+    (tmp_path / "pyproject.toml").write_text("[tool.pytest]\naddopts = ['--cov', '--cov-fail-under=100']\n")
+    assert pytest_addopts(tmp_path) == ["--cov", "--cov-fail-under=100"]
+
+
+def test_pytest_toml_wins_over_every_other_file(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
+    (tmp_path / "pytest.toml").write_text("[pytest]\naddopts = ['--cov=pkg', '-x']\n")
+    assert (pytest_addopts(tmp_path), repo_config.configures_pytest(tmp_path)) == (["--cov=pkg", "-x"], True)
+
+
 def test_a_plugins_option_in_the_pytest_configuration_names_the_plugin(tmp_path: Path) -> None:
     # aiosignal 1.3.2 as published: setup.cfg's [tool:pytest] sets asyncio_mode; nothing declares pytest-asyncio.
     (tmp_path / "setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\ntimeout = 30\ntestpaths = tests/\n")
