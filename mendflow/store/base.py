@@ -43,6 +43,11 @@ class ArtefactStore(ABC):
         return self.get_bytes(key)
 
     @abstractmethod
+    def get_tail(self, key: str, max_bytes: int) -> bytes:
+        """The last ``max_bytes`` of ``key`` (all of it when shorter), without reading the rest; raise
+        ArtefactNotFoundError when absent."""
+
+    @abstractmethod
     def size(self, key: str) -> int:
         """Bytes stored at ``key``; raise ArtefactNotFoundError when absent."""
 

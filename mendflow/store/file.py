@@ -66,6 +66,12 @@ class FileStore(ArtefactStore):
                 hint="check the repo/commit/stage/attempt in the key, or rerun the stage that writes it",
             ) from exc
 
+    def get_tail(self, key: str, max_bytes: int) -> bytes:
+        start = max(self.size(key) - max_bytes, 0)
+        with self._path(key).open("rb") as fh:
+            fh.seek(start)
+            return fh.read(max_bytes)
+
     def size(self, key: str) -> int:
         try:
             stat = self._path(key).stat()

@@ -71,6 +71,14 @@ class S3Store(ArtefactStore):
             body: bytes = self._client.get_object(Bucket=self.bucket, Key=self._full(key))["Body"].read()
             return body
 
+    def get_tail(self, key: str, max_bytes: int) -> bytes:
+        if max_bytes <= 0 or self.size(key) == 0:  # S3 refuses a suffix range of an empty object (416)
+            return b""
+        with self._errors(key):
+            ranged = self._client.get_object(Bucket=self.bucket, Key=self._full(key), Range=f"bytes=-{max_bytes}")
+            body: bytes = ranged["Body"].read()
+            return body
+
     def put_file(self, key: str, path: Path) -> str:
         tmp = self._full_tmp()
         with self._errors(key):

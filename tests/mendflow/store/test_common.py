@@ -151,6 +151,7 @@ MISSING_READS: dict[str, Callable[[ArtefactStore, str], object]] = {
     "get_bytes": lambda s, key: s.get_bytes(key),
     "size": lambda s, key: s.size(key),
     "get_capped": lambda s, key: s.get_capped(key, 100),
+    "get_tail": lambda s, key: s.get_tail(key, 100),
     "copy": lambda s, key: s.copy(key, "elsewhere/copy.json"),
 }
 
@@ -180,6 +181,12 @@ def test_get_capped_refuses_what_does_not_fit(store: ArtefactStore) -> None:
     store.put_bytes(KEY, b"y" * 101)
     with pytest.raises(TooLargeError, match=r"report\.json is 101 bytes"):
         store.get_capped(KEY, 100)
+
+
+@pytest.mark.parametrize(("stored", "tail"), [(b"head-tail", b"tail"), (b"ail", b"ail"), (b"", b"")])
+def test_get_tail_reads_the_last_bytes_alone(store: ArtefactStore, stored: bytes, tail: bytes) -> None:
+    store.put_bytes(KEY, stored)
+    assert store.get_tail(KEY, 4) == tail
 
 
 # -- copy ----------------------------------------------------------------------------------------------------
