@@ -67,10 +67,10 @@ def unittest_rules(root: Path, start: str = ".", pattern: str = DEFAULT_PATTERN)
 
 def _not_discovered(root: Path, start: str, pattern: str) -> list[str]:
     """The directories under ``start`` unittest's discovery does not enter, as it imports only packages: each that
-    has no ``__init__.py`` (factory_boy 3.3.3's ``python -m unittest`` runs its tests/ package;
-    pytest's recursion also ran the examples/ beside it, each with its own requirements and settings: 2 errors).
-    None where discovery would find no test file: the pattern's files then lie in such directories alone, and
-    pytest's recursion finds them as before."""
+    has no ``__init__.py`` (factory_boy 3.3.3's ``python -m unittest`` runs its tests/ package; pytest's recursion
+    also ran the examples/ beside it, each with its own requirements and settings: 2 errors). None where discovery
+    would find no test file: the pattern's files then lie in such directories alone, and pytest's recursion finds
+    them as before."""
     ignored: list[str] = []
     found = False
     for folder, dirs, files in os.walk(root / start):
