@@ -487,11 +487,16 @@ def _pkg_info_extras(root: Path) -> set[str]:
     return {line.split(":", 1)[1].strip() for line in header.splitlines() if line.startswith("Provides-Extra:")}
 
 
-def setup_py_tests_require(root: Path) -> list[str]:
-    """setup.py's ``tests_require`` (setuptools' old place for test dependencies: pyrsistent's hypothesis),
-    when it is a list of plain requirement strings."""
+def tests_require(root: Path) -> list[str]:
+    """setuptools' ``tests_require`` (its old place for test dependencies): setup.py's, when it is a list of plain
+    requirement strings (pyrsistent's hypothesis), and setup.cfg's ``[options]`` one (makefun 1.16.0's
+    pytest-asyncio, without which 4 of its coroutine tests failed)."""
     listed = _setup_py_keywords(root).get("tests_require")
-    return sorted(set(_plain_requirements(listed.elts))) if isinstance(listed, ast.List | ast.Tuple) else []
+    found = _plain_requirements(listed.elts) if isinstance(listed, ast.List | ast.Tuple) else []
+    cfg = _ini(root / "setup.cfg")
+    if cfg is not None and cfg.has_option("options", "tests_require"):
+        found += [line.split(" #")[0].strip() for line in cfg.get("options", "tests_require").splitlines()]
+    return sorted({requirement for requirement in found if requirement and "/" not in requirement})
 
 
 def wanted_groups(root: Path, python: tuple[int, int]) -> list[str]:
