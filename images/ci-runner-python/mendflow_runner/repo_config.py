@@ -489,8 +489,8 @@ def _pkg_info_extras(root: Path) -> set[str]:
 
 def tests_require(root: Path) -> list[str]:
     """setuptools' ``tests_require`` (its old place for test dependencies): setup.py's, when it is a list of plain
-    requirement strings (pyrsistent's hypothesis), and setup.cfg's ``[options]`` one (makefun 1.16.0's
-    pytest-asyncio, without which 4 of its coroutine tests failed)."""
+    requirement strings (pyrsistent's hypothesis), and setup.cfg's ``[options]`` one (makefun 1.16.0 declares
+    pytest-asyncio there alone)."""
     listed = _setup_py_keywords(root).get("tests_require")
     found = _plain_requirements(listed.elts) if isinstance(listed, ast.List | ast.Tuple) else []
     cfg = _ini(root / "setup.cfg")

@@ -121,7 +121,7 @@ def test_setup_pys_tests_require_is_a_declared_test_dependency(tmp_path: Path) -
 
 
 def test_setup_cfgs_tests_require_is_a_declared_test_dependency(tmp_path: Path) -> None:
-    # makefun 1.16.0: pytest-asyncio in [options] tests_require; its coroutine tests failed without it
+    # makefun 1.16.0 declares pytest-asyncio in [options] tests_require alone
     listed = "\n\tpytest\n\tpytest-asyncio\n\tsix;python_version<'3.6'\n"
     (tmp_path / "setup.cfg").write_text(f"[options]\ntests_require = {listed}")
     assert tests_require(tmp_path) == ["pytest", "pytest-asyncio", "six;python_version<'3.6'"]
