@@ -176,7 +176,7 @@ class Installer:
                 *repo_config.pdm_dev_deps(root),
                 *repo_config.tox_deps(root, python),
                 *repo_config.nox_deps(root),
-                *repo_config.tests_require(root),
+                *repo_config.setuptools_tests_require(root),
                 *repo_config.pytest_required_plugins(root),
             ]
             if not (requirements or locked or declared or extras or groups):

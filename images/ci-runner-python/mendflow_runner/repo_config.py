@@ -487,7 +487,7 @@ def _pkg_info_extras(root: Path) -> set[str]:
     return {line.split(":", 1)[1].strip() for line in header.splitlines() if line.startswith("Provides-Extra:")}
 
 
-def tests_require(root: Path) -> list[str]:
+def setuptools_tests_require(root: Path) -> list[str]:
     """setuptools' ``tests_require`` (its old place for test dependencies): setup.py's, when it is a list of plain
     requirement strings (pyrsistent's hypothesis), and setup.cfg's ``[options]`` one (makefun 1.16.0 declares
     pytest-asyncio there alone)."""

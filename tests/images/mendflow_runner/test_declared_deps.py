@@ -21,7 +21,7 @@ from mendflow_runner.repo_config import (
     pdm_dev_deps,
     pipfile_deps,
     requirement_files,
-    tests_require,
+    setuptools_tests_require,
     tox_deps,
     tox_env_holds,
     wanted_extras,
@@ -117,19 +117,19 @@ def test_build_requires_are_the_build_systems(tmp_path: Path) -> None:
 
 def test_setup_pys_tests_require_is_a_declared_test_dependency(tmp_path: Path) -> None:
     (tmp_path / "setup.py").write_text(SETUP_PY)
-    assert tests_require(tmp_path) == ["hypothesis<7"]
+    assert setuptools_tests_require(tmp_path) == ["hypothesis<7"]
 
 
 def test_setup_cfgs_tests_require_is_a_declared_test_dependency(tmp_path: Path) -> None:
     # makefun 1.16.0 declares pytest-asyncio in [options] tests_require alone
     listed = "\n\tpytest\n\tpytest-asyncio\n\tsix;python_version<'3.6'\n"
     (tmp_path / "setup.cfg").write_text(f"[options]\ntests_require = {listed}")
-    assert tests_require(tmp_path) == ["pytest", "pytest-asyncio", "six;python_version<'3.6'"]
+    assert setuptools_tests_require(tmp_path) == ["pytest", "pytest-asyncio", "six;python_version<'3.6'"]
 
 
 def test_a_setup_py_that_does_not_parse_declares_nothing(tmp_path: Path) -> None:
     (tmp_path / "setup.py").write_text("setup(extras_require={'test': [\n")
-    assert (wanted_extras(tmp_path, PY311), tests_require(tmp_path)) == ([], [])
+    assert (wanted_extras(tmp_path, PY311), setuptools_tests_require(tmp_path)) == ([], [])
 
 
 EXTRAS_PROJECT = '[project]\nname = "x"\n[project.optional-dependencies]\nmsgspec = ["a"]\nyaml = ["b"]\nbson = ["c"]\n'
