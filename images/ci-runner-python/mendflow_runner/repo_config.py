@@ -42,8 +42,9 @@ def syncs_uv_lock(root: Path) -> bool:
     lock = root / "uv.lock"
     if not lock.is_file():
         return False
-    locked = lock.read_text(encoding="utf-8", errors="replace")
-    return "project" in pyproject(root) or _LOCKED_PACKAGE.search(locked) is not None
+    if "project" in pyproject(root):  # the usual case: no need to read a lock that may be large
+        return True
+    return _LOCKED_PACKAGE.search(lock.read_text(encoding="utf-8", errors="replace")) is not None
 
 
 _LOCKED_PACKAGE = re.compile(r"^\[\[package\]\]", re.MULTILINE)
