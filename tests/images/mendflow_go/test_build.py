@@ -601,6 +601,26 @@ def test_a_command_built_on_another_system_alone_leaves_the_build_as_it_was(
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 4), report.error_reason
 
 
+TEST_ONLY_MAIN = {  # expr-lang/expr 1.17.8's test/examples: helpers in package main, its code all in a test
+    "examples/blocks.go": 'package main\n\nfunc blocks() []string { return []string{"a"} }\n',
+    "examples/examples_test.go": (
+        'package main\n\nimport "testing"\n\nfunc TestBlocks(t *testing.T) {\n\tif len(blocks()) != 1 {\n'
+        '\t\tt.Fatal("want one")\n\t}\n}\n'
+    ),
+}
+
+
+def test_a_package_main_only_its_tests_use_builds(make_repo: RepoFactory, tmp_path: Path, go_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **TEST_ONLY_MAIN)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5), report.error_reason
+
+
+def test_a_command_without_func_main_fails_the_build(make_repo: RepoFactory, tmp_path: Path, go_cache: Path) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"cmd/tool/tool.go": "package main\n\nfunc helper() {}\n"})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.BUILD)
+    assert report.error_reason is not None and build.NO_MAIN in report.error_reason
+
+
 def test_a_new_repositorys_first_job_compiles_its_own_packages_not_the_standard_library(
     make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
 ) -> None:
