@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from mendflow_runner import precommit
+from mendflow_runner import precommit, task_runners
 
 _INI_PYTEST = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
 _TOML_PYTEST = ("pytest.toml", ".pytest.toml")  # pytest 9's, read before any other
@@ -418,9 +418,10 @@ def for_tests(name: str) -> bool:
 
 def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
     """The project's extras a test run installs (PEP 621's, poetry's, or setup.cfg's ``extras_require``): those
-    named for tests, and those tox.ini's test environment installs (pyparsing's ``diagrams``), by its ``extras``
-    or by its own install commands."""
-    tox = {*_tox_names(root, "extras", python), *commanded_extras(root, python)}
+    named for tests, and those tox.ini's test environment (pyparsing's ``diagrams``) or hatch's install, by its
+    ``extras``/``features`` or by its own commands."""
+    tool = pyproject(root).get("tool", {})
+    tox = {*_tox_names(root, "extras", python), *commanded_extras(root, python), *task_runners.hatch_features(tool)}
     return sorted(e for e in _extras(root) if for_tests(e) or e in tox or ALL_EXTRAS in tox)
 
 
@@ -503,9 +504,9 @@ def setuptools_tests_require(root: Path) -> list[str]:
 def wanted_groups(root: Path, python: tuple[int, int]) -> list[str]:
     """The PEP 735 dependency groups a test run needs (see ``for_tests``), and those tox's test environment
     installs (tox 4.22's ``dependency_groups``: lazy-object-proxy 1.13.0's ``benchmark``, whose pytest-benchmark
-    its tests use)."""
+    its tests use) or its test commands name (``uv run --group``: ``commanded_extras``)."""
     groups = pyproject(root).get("dependency-groups", {})
-    tox = set(_tox_names(root, "dependency_groups", python))
+    tox = {*_tox_names(root, "dependency_groups", python), *commanded_extras(root, python)}
     return sorted(g for g in groups if for_tests(g) or g in tox) if isinstance(groups, dict) else []
 
 
@@ -547,6 +548,11 @@ def _plain_requirements(args: list[ast.expr]) -> list[str]:
         elif not value.startswith(("-", ".")) and "/" not in value:
             out.append(value)
     return out
+
+
+def hatch_deps(root: Path) -> list[str]:
+    """What hatch's test environments add to the project (``task_runners.hatch_dependencies``)."""
+    return task_runners.hatch_dependencies(pyproject(root).get("tool", {}))
 
 
 def pdm_dev_deps(root: Path) -> list[str]:
@@ -617,15 +623,16 @@ _PIP_EXTRAS = re.compile(r"^\.?/?\[(?P<names>[^\]]+)\]$")  # pip install -e .[ya
 def commanded_extras(root: Path, python: tuple[int, int]) -> set[str]:
     """The extras and groups the test environment's own install commands name (cattrs' ``commands_pre = pdm
     sync -G :all,test``; poetry's ``-E``/``--all-extras``, uv's ``--extra``, pip's ``.[a,b]``), and those a
-    noxfile's test sessions install (deepdiff 9.1.0's ``session.install(".[cli,dev,static,test]")``)."""
+    noxfile's test sessions install (deepdiff 9.1.0's ``session.install(".[cli,dev,static,test]")``), and the test
+    tasks of its task runner (``task_runners``) run."""
+    lines = [_for_env(line, python) for key in ("commands_pre", "commands") for line in _testenv_lines(root, key)]
+    lines += task_runners.test_commands(pyproject(root).get("tool", {}), for_tests)
     found: set[str] = set()
-    for key in ("commands_pre", "commands"):
-        for line in _testenv_lines(root, key):
-            try:
-                words = shlex.split(_for_env(line, python), comments=True)
-            except ValueError:
-                continue
-            found |= _extras_named(words)
+    for line in lines:
+        try:
+            found |= _extras_named(shlex.split(line, comments=True))
+        except ValueError:
+            continue
     for args in _nox_calls(_noxfile(root), "install", "run"):
         found |= _extras_named(_strings(args))
     return found

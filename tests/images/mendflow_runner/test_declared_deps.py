@@ -17,6 +17,7 @@ from mendflow_runner.repo_config import (
     build_requires,
     coverage_plugins,
     for_tests,
+    hatch_deps,
     nox_deps,
     pdm_dev_deps,
     pipfile_deps,
@@ -153,6 +154,52 @@ def test_extras_the_test_environments_install_command_names_are_installed(
     (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT)
     (tmp_path / "tox.ini").write_text(f"[testenv]\ncommands_pre =\n    {command}\ncommands = pytest tests\n")
     assert wanted_extras(tmp_path, PY311) == wanted
+
+
+@pytest.mark.parametrize(
+    "tasks",
+    [
+        '[tool.poe.tasks]\ntest = "uv run --extra yaml pytest --cov"\n',  # python-ulid 4.1.0
+        '[tool.poe.tasks.test]\ncmd = "uv run --extra yaml pytest"\nhelp = "run the tests"\n',
+        '[tool.poe.tasks]\nunit = "uv run --extra yaml pytest"\ntest = ["lint", "unit"]\nlint = "ruff check"\n',
+        '[tool.pdm.scripts]\ntest = {cmd = ["uv", "run", "--extra", "yaml", "pytest"]}\n',
+        '[tool.pdm.scripts]\ntest = {composite = ["pip install -e .[yaml]", "pytest"]}\n',
+        '[tool.taskipy.tasks]\ntests = "uv run --extra=yaml pytest"\n',
+        '[tool.hatch.envs.default.scripts]\ntest = ["pip install -e .[yaml]", "pytest {args}"]\n',
+    ],
+)
+def test_extras_a_task_runners_test_task_names_are_installed(tmp_path: Path, tasks: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT + tasks)
+    assert wanted_extras(tmp_path, PY311) == ["yaml"]
+
+
+def test_extras_a_docs_task_names_are_not(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT + '[tool.poe.tasks]\ndocs = "uv run --extra yaml mkdocs"\n')
+    assert wanted_extras(tmp_path, PY311) == []
+
+
+def test_a_group_a_test_task_names_is_installed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[dependency-groups]\nextra-tools = ["a"]\nrelease = ["b"]\n'
+        '[tool.poe.tasks]\ntest = "uv run --group extra-tools pytest"\n'
+    )
+    assert wanted_groups(tmp_path, PY311) == ["extra-tools"]
+
+
+def test_extras_hatchs_test_environments_install_are_installed_and_its_lint_ones_not(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        EXTRAS_PROJECT
+        + '[tool.hatch.envs.hatch-test]\nfeatures = ["yaml"]\n[tool.hatch.envs.lint]\nfeatures = ["bson"]\n'
+    )
+    assert wanted_extras(tmp_path, PY311) == ["yaml"]
+
+
+def test_hatchs_test_environments_dependencies_are_declared_but_not_its_paths_or_lint_tools(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.hatch.envs.default]\ndependencies = ["pytest>=8", "helper @ {root:uri}/helper"]\n'
+        '[tool.hatch.envs.tests]\nextra-dependencies = ["freezegun"]\n[tool.hatch.envs.lint]\ndependencies = ["ruff"]\n'
+    )
+    assert hatch_deps(tmp_path) == ["freezegun", "pytest>=8"]
 
 
 @pytest.mark.parametrize(
@@ -403,6 +450,14 @@ def test_a_lock_of_nothing_beside_a_project_uv_does_not_manage_leaves_its_tox_ex
     (tmp_path / "src/tox.ini").write_text("[testenv]\ncommands = pytest tests\nextras = tests\n")
     (tmp_path / "src/uv.lock").write_text('version = 1\nrevision = 3\nrequires-python = ">=3.7"\n')
     (tmp_path / "src/x.py").write_text("")
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")] and [p.name for p in site.glob("x-*.dist-info")]
+
+
+def test_what_a_hatch_test_environment_adds_is_installed(tmp_path: Path, uv_cache: Path) -> None:
+    _project_with_extras(tmp_path, "")
+    with (tmp_path / "src/pyproject.toml").open("a") as f:
+        f.write('[tool.hatch.envs.hatch-test]\nextra-dependencies = ["six"]\n')
     site = install(tmp_path, uv_cache)
     assert [p.name for p in site.glob("six-*.dist-info")] and [p.name for p in site.glob("x-*.dist-info")]
 

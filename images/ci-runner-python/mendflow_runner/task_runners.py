@@ -1,0 +1,85 @@
+"""What a project's task runner does for its tests, as pyproject.toml declares it (nothing here is ever run).
+
+The commands of its test tasks (poethepoet's ``[tool.poe.tasks]``, pdm's ``[tool.pdm.scripts]``, taskipy's
+``[tool.taskipy.tasks]`` and hatch's environment scripts) say what a test run installs: python-ulid 4.1.0's
+``test = "uv run --extra pydantic pytest"`` needs its ``pydantic`` extra, which its tests import. Hatch's test
+environments list their ``features`` (extras) and dependencies outright.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+_TASK_TABLES = (("poe", "tasks"), ("pdm", "scripts"), ("taskipy", "tasks"))
+_COMMAND_KEYS = ("cmd", "shell", "sequence", "composite", "ref")  # poe's and pdm's task forms; the rest is help
+_REFERENCE_DEPTH = 5  # a task that refers back to itself stops here
+
+
+def test_commands(tool: dict[str, Any], named_for_tests: Callable[[str], bool]) -> list[str]:
+    """The shell commands of the tasks ``named_for_tests`` picks, a task another refers to by name followed."""
+    found: list[str] = []
+    tables = [_table(_table(tool, runner), key) for runner, key in _TASK_TABLES]
+    tables += [_table(env, "scripts") for env in hatch_test_environments(tool)]
+    for tasks in tables:
+        for name, task in tasks.items():
+            if named_for_tests(name):
+                found += _commands(task, tasks, 0)
+    return found
+
+
+def hatch_test_environments(tool: dict[str, Any]) -> list[dict[str, Any]]:
+    """Hatch's environments a test run uses: ``default`` (``hatch run test``, and every environment's template),
+    ``hatch-test`` (``hatch test``) and those named for tests; never its lint, docs or release ones, whose tools
+    may pin what the tests' need otherwise."""
+    envs = _table(_table(tool, "hatch"), "envs")
+    return [
+        env
+        for name, env in envs.items()
+        if isinstance(env, dict) and (name in ("default", "hatch-test") or "test" in name.lower())
+    ]
+
+
+def hatch_features(tool: dict[str, Any]) -> set[str]:
+    """The extras hatch's test environments install."""
+    return {f for env in hatch_test_environments(tool) for f in _strings(env.get("features"))}
+
+
+def hatch_dependencies(tool: dict[str, Any]) -> list[str]:
+    """The requirements hatch's test environments add; one with a ``{...}`` context field (``{root:uri}``, a path
+    of the repository's) is left out, as hatch alone can fill it in."""
+    return sorted(
+        {
+            r
+            for env in hatch_test_environments(tool)
+            for key in ("dependencies", "extra-dependencies")
+            for r in _strings(env.get(key))
+            if "{" not in r
+        }
+    )
+
+
+def _commands(task: Any, tasks: dict[str, Any], depth: int) -> list[str]:
+    """A task's commands: a string names another task or is a command; a list is a sequence of either (poe's,
+    pdm's ``composite``, hatch's scripts); a table's ``cmd`` may be an argument list (pdm's)."""
+    if depth > _REFERENCE_DEPTH:
+        return []
+    if isinstance(task, str):
+        return _commands(tasks[task], tasks, depth + 1) if task in tasks else [task]
+    if isinstance(task, list):
+        return [command for item in task for command in _commands(item, tasks, depth + 1)]
+    if not isinstance(task, dict):
+        return []
+    if isinstance(argv := task.get("cmd"), list):
+        return [shlex.join(_strings(argv))]
+    return [command for key in _COMMAND_KEYS if key in task for command in _commands(task[key], tasks, depth)]
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
