@@ -158,7 +158,7 @@ class Installer:
         self._create_venv(remaining())
         root = self.root
         python = self._venv_version(remaining())
-        groups = [f"--group={g}" for g in repo_config.wanted_groups(root, python)]
+        groups = [f"--group={g}" for g in repo_config.wanted_groups(root, python) if self._group_fits(g, python)]
         extras = repo_config.wanted_extras(root, python)
         if repo_config.syncs_uv_lock(root):
             chosen = [*groups, *(f"--extra={e}" for e in extras)]
@@ -247,6 +247,13 @@ class Installer:
                 raise DependencyError(tried, f"no Python here fits requires-python {spec!r} (this one is {have})")
             return
         self._run([*UV_VENV, "--python", self.python, str(self.venv)], timeout)
+
+    def _group_fits(self, group: str, python: tuple[int, int]) -> bool:
+        """Whether uv installs ``group`` for this interpreter; one it would refuse is left out, with a line."""
+        refused = [r for r in repo_config.uv_group_pythons(self.root, group) if not interpreter.fits(python, r)]
+        if refused:
+            self.log.write(f"dependencies: group {group!r} left out: uv installs it for Python {refused[0]} only\n")
+        return not refused
 
     def _venv_version(self, timeout: float) -> tuple[int, int]:
         """(major, minor) of the venv's interpreter: which of tox's environments the build stands for."""

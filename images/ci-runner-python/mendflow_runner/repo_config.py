@@ -412,8 +412,10 @@ _NOT_A_FEATURE = re.compile(r"^(?:.*docs?|documentation|sphinx|release|publish|d
 
 
 def for_tests(name: str) -> bool:
-    """Whether a dependency group or extra of this name is one a test run installs."""
-    return bool(_FOR_TESTS.match(normalised_name(name)))
+    """Whether a dependency group or extra of this name is one a test run installs: not the documentation's
+    tests' (parver 1.0.1's ``docstest``: doc8, and sphinx for its docs)."""
+    name = normalised_name(name)
+    return bool(_FOR_TESTS.match(name)) and not name.startswith("doc")
 
 
 def wanted_extras(root: Path, python: tuple[int, int]) -> list[str]:
@@ -508,6 +510,26 @@ def wanted_groups(root: Path, python: tuple[int, int]) -> list[str]:
     groups = pyproject(root).get("dependency-groups", {})
     tox = {*_tox_names(root, "dependency_groups", python), *commanded_extras(root, python)}
     return sorted(g for g in groups if for_tests(g) or g in tox) if isinstance(groups, dict) else []
+
+
+def uv_group_pythons(root: Path, group: str) -> list[str]:
+    """The ``requires-python`` uv's ``[tool.uv.dependency-groups]`` gives ``group`` and each group it includes
+    (``{include-group = ...}``): uv refuses a group one of them excludes the interpreter from (parver 1.0.1's
+    ``docstest`` includes ``docs``, for Python 3.12 and later)."""
+    data = pyproject(root)
+    groups, settings = data.get("dependency-groups", {}), data.get("tool", {}).get("uv", {}).get("dependency-groups")
+    if not isinstance(groups, dict) or not isinstance(settings, dict):
+        return []
+    seen, todo = set(), [group]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        entries = groups.get(name)
+        todo += [e["include-group"] for e in entries or [] if isinstance(e, dict) and "include-group" in e]
+    found = [settings.get(name, {}).get("requires-python") for name in sorted(seen)]
+    return [spec for spec in found if isinstance(spec, str)]
 
 
 _REQUIREMENTS = re.compile(
@@ -720,7 +742,7 @@ def tox_env_holds(condition: str, env: str) -> bool:
 
 def _top_level_split(text: str) -> list[str]:
     """``text`` split at the commas outside braces."""
-    parts, depth, current = [], 0, []
+    parts, depth, current = [], 0, list[str]()
     for ch in text:
         depth += {"{": 1, "}": -1}.get(ch, 0)
         if ch == "," and depth == 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -25,6 +26,7 @@ from mendflow_runner.repo_config import (
     setuptools_tests_require,
     tox_deps,
     tox_env_holds,
+    uv_group_pythons,
     wanted_extras,
     wanted_groups,
 )
@@ -37,7 +39,9 @@ def test_groups_for_tests_and_development_are_installed(name: str) -> None:
     assert for_tests(name)
 
 
-@pytest.mark.parametrize("name", ["docs", "doc", "release", "publish", "build", "benchmark", "all"])
+@pytest.mark.parametrize(
+    "name", ["docs", "doc", "docstest", "docs-tests", "release", "publish", "build", "benchmark", "all"]
+)
 def test_docs_release_and_publish_groups_are_not(name: str) -> None:
     assert not for_tests(name)
 
@@ -48,6 +52,36 @@ def test_groups_and_extras_are_read_from_pyproject(tmp_path: Path) -> None:
         '[dependency-groups]\ndev = ["c"]\nrelease = ["d"]\n'
     )
     assert (wanted_extras(tmp_path, PY311), wanted_groups(tmp_path, PY311)) == (["tests"], ["dev"])
+
+
+PARVER_GROUPS = """\
+[dependency-groups]
+test = ["pytest"]
+docs = ["sphinx"]
+docstest = [{ include-group = "docs" }, "doc8"]
+[tool.uv.dependency-groups]
+docs = { requires-python = ">=3.12" }
+"""
+
+
+def test_uvs_python_for_a_group_is_read_through_the_groups_that_include_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PARVER_GROUPS)
+    assert [uv_group_pythons(tmp_path, g) for g in ("test", "docstest")] == [[], [">=3.12"]]
+
+
+def test_a_group_uv_installs_for_a_newer_python_only_is_left_out(tmp_path: Path, uv_cache: Path) -> None:
+    # parver 1.0.1: `uv sync --frozen --group=docstest` refused Python 3.11 (docs' requires-python >=3.12)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0"\nrequires-python = ">=3.11"\n[build-system]\nrequires = ["setuptools"]\n'
+        'build-backend = "setuptools.build_meta"\n'
+        + PARVER_GROUPS.replace('"pytest"', '"six"').replace("docstest = ", "typing = ")
+    )
+    (tmp_path / "src/x.py").write_text("")
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache)}
+    subprocess.run(["uv", "lock", "-q"], cwd=tmp_path / "src", env=env, check=True)
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")] and not list(site.glob("sphinx-*.dist-info"))
 
 
 def test_test_requirement_files_are_installed_and_docs_ones_are_not(tmp_path: Path) -> None:
