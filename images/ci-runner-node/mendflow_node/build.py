@@ -515,13 +515,15 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
     @functools.cached_property
     def _reads_v8(self) -> bool:
         """Whether V8's coverage data of a command is read: by the repository's c8, else by mendflow (``v8.py``)
-        where the package does not measure with nyc: its own dependency (not one tap 12 brings along), or that of
-        a node-tap that runs every suite under it (``tap_nyc``). A script measured with nyc leaves nyc's data, and
-        writing V8's too is not free (secure-json-parse 2.7.0, whose script runs nyc and then tsd's type checker:
-        0.6-0.9 s of its 6 s). Read once: the installed tree and the scripts do not change within a job."""
+        where the package does not measure with nyc: its own dependency (not one tap 12 brings along) that ``npm
+        test`` runs (fastparallel 2.4.1's runs only in its ``coverage`` script), or that of a node-tap that runs
+        every suite under it (``tap_nyc``). A script measured with nyc leaves nyc's data, and writing V8's too is
+        not free (secure-json-parse 2.7.0, whose script runs nyc and then tsd's type checker: 0.6-0.9 s of its
+        6 s). Read once: the installed tree and the scripts do not change within a job."""
         if self.proj.bin("c8") is not None:
             return True
-        return not (self.proj.depends_on("nyc") or tap_nyc.measures_every_suite(self.proj))
+        own_nyc = self.proj.depends_on("nyc") and command.npm_test_runs("nyc", self.proj.scripts)
+        return not (own_nyc or tap_nyc.measures_every_suite(self.proj))
 
     def _own_coverage_env(self) -> dict[str, str]:
         """For a script of its own, and for mocha with no c8 or nyc to wrap it: V8 writes the coverage of every

@@ -237,6 +237,30 @@ def _bare_globs(script: str) -> list[str]:
         return []
 
 
+NPM_TEST_HOOKS = ("pretest", "test", "posttest")  # what `npm test` runs
+
+
+def npm_test_runs(tool: str, scripts: dict[str, str]) -> bool:
+    """Whether ``npm test`` (its hooks too, through the package scripts they run) runs ``tool``, as a command or
+    a wrapper (``nyc tape``, ``npx nyc npm run spec``); True where a script cannot be read. A tool only another
+    script runs does not count (fastparallel 2.4.1's nyc, in its ``coverage`` script)."""
+    return any(_runs(scripts[name], tool, scripts, 0) for name in NPM_TEST_HOOKS if name in scripts)
+
+
+def _runs(script: str, tool: str, scripts: dict[str, str], depth: int) -> bool:
+    words = _words(script)
+    if words is None:
+        return True
+    for segment, _ in _segments(words):
+        command = [w for w in segment if w not in _LAUNCHERS and not _ASSIGNMENT.match(w)]
+        if command and _unversioned(command[0]) == tool:
+            return True
+        name = _script_named(_unwrapped(segment)[1])
+        if name in scripts and depth < _MAX_DEPTH and _runs(scripts[name], tool, scripts, depth + 1):
+            return True
+    return False
+
+
 def _runs_unread_runner(words: list[str], scripts: dict[str, str]) -> bool:
     """Whether a command, or the package script it runs, runs a test runner whose results mendflow does not read."""
     return bool(_found(words, scripts, lambda rest: PurePosixPath(rest[0]).name in _UNREAD_RUNNERS))

@@ -23,7 +23,6 @@ _TURNED_OFF_IN_TAPRC = re.compile(
     r"""(?<![\w-])["']?(?: (?:cov|coverage)["']?\s*:\s*false | no-cov(?:erage)?["']?\s*:\s*true )\b""", re.X
 )
 _OFF_SAYS = (("coverage", False), ("cov", False), ("no-coverage", True))  # in package.json's `tap` field
-_HOOKED = ("pretest", "test", "posttest")  # what `npm test` runs
 
 
 def measures_every_suite(proj: Project) -> bool:
@@ -32,7 +31,7 @@ def measures_every_suite(proj: Project) -> bool:
     if proj.package_major("tap") not in _WITH_NYC or proj.bin("nyc") is None or _configured_off(proj):
         return False
     found: list[list[str]] = []
-    for name in (hook for hook in _HOOKED if hook in proj.scripts):
+    for name in (hook for hook in command.NPM_TEST_HOOKS if hook in proj.scripts):
         if (suites := command.suites(proj.scripts[name], proj.scripts)) is None:
             return False
         found += suites

@@ -927,10 +927,24 @@ def test_a_script_of_a_package_with_nyc_and_no_c8_has_no_v8_coverage_written(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
     """nyc's data is what such a script leaves (secure-json-parse 2.7.0): V8's would cost time and go unread."""
-    files = {"package.json": package_json("node test/check.js", nyc="17.1.0"), "test/check.js": PASSING_CHECK}
+    files = {"package.json": package_json("nyc node test/check.js", nyc="17.1.0"), "test/check.js": PASSING_CHECK}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert report.status is BuildStatus.PASSED, report.error_reason
     assert not list((tmp_path / "work" / "results").rglob("coverage-*.json"))
+
+
+def test_a_tape_suite_gets_v8s_coverage_where_only_another_script_runs_nyc(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """fastparallel 2.4.1: `tape test.js | faucet`, and nyc in its `coverage` script alone: no coverage before."""
+    calc = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => {\n  return a - b;\n};\n"
+    manifest = json.loads(package_json("tape test.js", tape="5.10.2", nyc="17.1.0"))
+    manifest["scripts"]["coverage"] = "nyc --reporter=lcov tape test.js"
+    files: Files = {"package.json": json.dumps(manifest), "calc.js": calc, "test.js": TAPE_TESTS}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    calc_coverage = report.coverage.file("calc.js") if report.coverage else None
+    assert calc_coverage is not None and calc_coverage.missing_lines == [3]
 
 
 # -- tap 15+: its own TAP summary and its own V8 coverage directory ------------------------------------------

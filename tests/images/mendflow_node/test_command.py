@@ -310,3 +310,18 @@ PINO_SCRIPTS = {
 )
 def test_a_chained_command_runs_tests_where_it_or_its_script_runs_a_runner(words: list[str], runs: bool) -> None:
     assert command.runs_tests(words, PINO_SCRIPTS) is runs
+
+
+@pytest.mark.parametrize(
+    ("scripts", "runs"),
+    [
+        ({"test": "nyc tape test.js"}, True),
+        ({"test": "npx nyc --reporter=lcov npm run spec", "spec": "mocha"}, True),
+        ({"test": "npm run spec", "spec": "cross-env CI=1 nyc mocha"}, True),
+        ({"pretest": "nyc node build.js", "test": "tape test.js"}, True),
+        ({"test": "tape test.js | faucet", "coverage": "nyc --reporter=lcov tape test.js"}, False),  # fastparallel
+        ({"test": "c8 tape test.js"}, False),
+    ],
+)
+def test_npm_test_runs_a_tool_through_its_scripts_and_hooks_only(scripts: dict[str, str], runs: bool) -> None:
+    assert command.npm_test_runs("nyc", scripts) is runs
