@@ -46,18 +46,26 @@ def hatch_features(tool: dict[str, Any]) -> set[str]:
     return {f for env in hatch_test_environments(tool) for f in _strings(env.get("features"))}
 
 
+# What ``hatch test`` installs beside pytest and coverage.py unless its environment names its own
+# ``dependencies``: of its plugins, pytest-mock's ``mocker`` fixture is one a suite may use undeclared; the others
+# (pytest-randomly, pytest-rerunfailures, pytest-xdist) act only where hatch's own flags ask.
+_HATCH_TEST_PLUGINS = ("pytest-mock",)
+
+
 def hatch_dependencies(tool: dict[str, Any]) -> list[str]:
     """The requirements hatch's test environments add; one with a ``{...}`` context field (``{root:uri}``, a path
     of the repository's) is left out, as hatch alone can fill it in."""
-    return sorted(
-        {
-            r
-            for env in hatch_test_environments(tool)
-            for key in ("dependencies", "extra-dependencies")
-            for r in _strings(env.get(key))
-            if "{" not in r
-        }
-    )
+    found = {
+        r
+        for env in hatch_test_environments(tool)
+        for key in ("dependencies", "extra-dependencies")
+        for r in _strings(env.get(key))
+        if "{" not in r
+    }
+    own_test = _table(_table(_table(tool, "hatch"), "envs"), "hatch-test")
+    if own_test and "dependencies" not in own_test:
+        found.update(_HATCH_TEST_PLUGINS)
+    return sorted(found)
 
 
 def _commands(task: Any, tasks: dict[str, Any], depth: int) -> list[str]:

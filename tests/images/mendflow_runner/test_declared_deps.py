@@ -488,6 +488,20 @@ def test_a_lock_of_nothing_beside_a_project_uv_does_not_manage_leaves_its_tox_ex
     assert [p.name for p in site.glob("six-*.dist-info")] and [p.name for p in site.glob("x-*.dist-info")]
 
 
+@pytest.mark.parametrize(
+    ("table", "wanted"),
+    [
+        ('extra-dependencies = ["freezegun"]\n', ["freezegun", "pytest-mock"]),
+        ('dependencies = ["pytest"]\n', ["pytest"]),  # its own list replaces hatch's
+    ],
+)
+def test_hatch_tests_own_environment_brings_pytest_mock_unless_it_names_its_own(
+    tmp_path: Path, table: str, wanted: list[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.hatch.envs.hatch-test]\n" + table)
+    assert hatch_deps(tmp_path) == wanted
+
+
 def test_what_a_hatch_test_environment_adds_is_installed(tmp_path: Path, uv_cache: Path) -> None:
     _project_with_extras(tmp_path, "")
     with (tmp_path / "src/pyproject.toml").open("a") as f:
