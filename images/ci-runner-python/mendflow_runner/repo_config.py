@@ -156,13 +156,15 @@ def configures_pytest(root: Path) -> bool:
 
 
 def test_commands(root: Path) -> list[list[str]]:
-    """The commands tox's ``[testenv]`` (see ``tox_config``) and noxfile.py's test sessions run, as words: tox's
-    ``{toxinidir}`` becomes ``.``, ``{env:NAME}`` its ``setenv`` value, ``{envsitepackagesdir}/PACKAGE`` the
-    package's source, and other substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition
-    (``py38: …``) are left out, as are a noxfile's computed arguments but its names of paths (``_nox_runs``)."""
+    """The commands tox's ``[testenv]`` (see ``tox_config``) and noxfile.py's test sessions run, then those of the
+    task runner's tasks named for tests (``task_runners``), as words: tox's ``{toxinidir}`` becomes ``.``,
+    ``{env:NAME}`` its ``setenv`` value, ``{envsitepackagesdir}/PACKAGE`` the package's source, and other
+    substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition (``py38: …``) are left out,
+    as are a noxfile's computed arguments but its names of paths (``_nox_runs``)."""
     setenv = _tox_setenv(root)
     lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
-    return [words for words in map(_tox_words, lines) if words] + _nox_runs(root)
+    tasks = task_runners.commands_for_tests(pyproject(root).get("tool", {}), lambda name: "test" in name.lower())
+    return [words for words in map(_tox_words, [*lines, *tasks]) if words] + _nox_runs(root)
 
 
 def _tox_command_lines(root: Path) -> list[str]:
@@ -207,8 +209,9 @@ def _installed_package(line: str, root: Path) -> str:
 
 def _tox_words(line: str) -> list[str]:
     try:
-        # {posargs:DEFAULT} is DEFAULT when tox is given no arguments, as a CI runs it (ecdsa's src/ecdsa)
-        line = re.sub(r"\{posargs:([^{}]*)\}", r"\1", line.replace("{toxinidir}", "."))
+        # {posargs:DEFAULT} is DEFAULT when tox is given no arguments, as a CI runs it (ecdsa's src/ecdsa); hatch's
+        # {args:DEFAULT} the same
+        line = re.sub(r"\{(?:pos)?args:([^{}]*)\}", r"\1", line.replace("{toxinidir}", "."))
         words = shlex.split(line, comments=True)
     except ValueError:
         return []
@@ -648,7 +651,7 @@ def commanded_extras(root: Path, python: tuple[int, int]) -> set[str]:
     noxfile's test sessions install (deepdiff 9.1.0's ``session.install(".[cli,dev,static,test]")``), and the test
     tasks of its task runner (``task_runners``) run."""
     lines = [_for_env(line, python) for key in ("commands_pre", "commands") for line in _testenv_lines(root, key)]
-    lines += task_runners.test_commands(pyproject(root).get("tool", {}), for_tests)
+    lines += task_runners.commands_for_tests(pyproject(root).get("tool", {}), for_tests)
     found: set[str] = set()
     for line in lines:
         try:

@@ -17,7 +17,7 @@ _COMMAND_KEYS = ("cmd", "shell", "sequence", "composite", "ref")  # poe's and pd
 _REFERENCE_DEPTH = 5  # a task that refers back to itself stops here
 
 
-def test_commands(tool: dict[str, Any], named_for_tests: Callable[[str], bool]) -> list[str]:
+def commands_for_tests(tool: dict[str, Any], named_for_tests: Callable[[str], bool]) -> list[str]:
     """The shell commands of the tasks ``named_for_tests`` picks, a task another refers to by name followed."""
     found: list[str] = []
     tables = [_table(_table(tool, runner), key) for runner, key in _TASK_TABLES]

@@ -137,6 +137,19 @@ def test_a_tox_pytest_commands_paths_and_test_choosing_options_are_kept(tmp_path
     assert rules(root) == Collection(("--ignore=tests/slow",), ("cssselect", "tests", "docs"))
 
 
+@pytest.mark.parametrize(
+    "tasks",
+    [
+        '[tool.poe.tasks]\ntest = "uv run pytest --ignore=tests/slow tests"\nlint = "python tools/lint.py"\n',
+        '[tool.hatch.envs.hatch-test.scripts]\nrun = "pytest --ignore=tests/slow {args:tests}"\n'
+        '[tool.hatch.envs.default.scripts]\ntest = "pytest --ignore=tests/slow {args:tests}"\n',
+    ],
+)
+def test_a_task_runners_test_task_chooses_as_a_tox_command_does(tmp_path: Path, tasks: str) -> None:
+    files = {"pyproject.toml": tasks, "tests/test_a.py": "", "tests/slow/test_b.py": "", "tools/lint.py": ""}
+    assert rules(tree(tmp_path, files)) == Collection(("--ignore=tests/slow",), ("tests",))
+
+
 def test_coverage_running_pytest_over_a_folder_gives_that_folder(tmp_path: Path) -> None:
     tox = "[testenv]\ncommands = coverage run --branch -m pytest {posargs:src/ecdsa}\n"
     root = tree(tmp_path, {"tox.ini": tox, "src/ecdsa/test_der.py": ""})
