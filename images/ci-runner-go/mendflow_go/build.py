@@ -84,26 +84,22 @@ def has_commands(module: Path) -> bool:
 # its code all in tests, which `go test` links and `go build` cannot.
 NO_MAIN = "function main is undeclared in the main package"
 _FUNC_MAIN = re.compile(r"^func\s+main\s*\(\s*\)", re.M)
-_GO_MODULE = re.compile(r"^module\s+\"?(?P<path>[^\s\"]+)", re.M)
 
 
-def only_test_mains_failed(stderr: str, module: Path) -> bool:
+def only_test_mains_failed(stderr: str, modules: dict[str, str], src: Path) -> bool:
     """Whether each package ``go build ./...`` failed on (a ``# import/path`` line, then its errors) is a
     ``package main`` its tests alone use: the linker's ``NO_MAIN`` and nothing else, in a directory with test files
     and no ``func main`` outside them. The go command builds every other package all the same, and vet and the
     tests compile these; a command whose ``func main`` went away has no tests of its own and still fails."""
-    match = _GO_MODULE.search((module / "go.mod").read_text(encoding="utf-8", errors="replace"))
     blocks = re.split(r"^# (\S+)\n", stderr, flags=re.M)
-    if match is None or blocks[0].strip() or len(blocks) < 3:
+    if blocks[0].strip() or len(blocks) < 3:
         return False
-    path = match["path"]
     for package, said in zip(blocks[1::2], blocks[2::2], strict=True):
         lines = [line for line in said.splitlines() if line.strip()]
-        if not lines or any(NO_MAIN not in line for line in lines):
+        directory = coverage_formats.go_path(package, modules)
+        if not lines or any(NO_MAIN not in line for line in lines) or directory is None:
             return False
-        if not (package == path or package.startswith(f"{path}/")):
-            return False
-        if not _test_only_package(module / package.removeprefix(path).lstrip("/")):
+        if not _test_only_package(src / directory):
             return False
     return True
 
@@ -306,7 +302,7 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             if step.timed_out:
                 self.rep.errored("timeout", "`go build ./...` ran out of the job's time budget")
                 return False
-            if not step.ok and not only_test_mains_failed(self.stable_root.real_text(step.stderr), module):
+            if not (step.ok or only_test_mains_failed(self.stable_root.real_text(step.stderr), self.modules, self.src)):
                 said = "; ".join(self._positions(step, module)[:3]) or step.last_stderr_line()
                 self.rep.failed("build", f"`go build ./...` in {self.where(module)} failed: {said}")
                 return False

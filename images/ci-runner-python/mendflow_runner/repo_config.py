@@ -163,7 +163,7 @@ def test_commands(root: Path) -> list[list[str]]:
     as are a noxfile's computed arguments but its names of paths (``_nox_runs``)."""
     setenv = _tox_setenv(root)
     lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
-    tasks = task_runners.commands_for_tests(pyproject(root).get("tool", {}), lambda name: "test" in name.lower())
+    tasks = task_runners.commands_for_tests(pyproject(root).get("tool", {}), task_runners.names_a_test)
     return [words for words in map(_tox_words, [*lines, *tasks]) if words] + _nox_runs(root)
 
 

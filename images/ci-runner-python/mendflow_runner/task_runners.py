@@ -29,16 +29,18 @@ def commands_for_tests(tool: dict[str, Any], named_for_tests: Callable[[str], bo
     return found
 
 
+def names_a_test(name: str) -> bool:
+    """A task or environment named for the tests themselves (``test``, ``tests``, ``unit-tests``, ``hatch-test``),
+    not for lint, typing or development at large."""
+    return "test" in name.lower()
+
+
 def hatch_test_environments(tool: dict[str, Any]) -> list[dict[str, Any]]:
     """Hatch's environments a test run uses: ``default`` (``hatch run test``, and every environment's template),
     ``hatch-test`` (``hatch test``) and those named for tests; never its lint, docs or release ones, whose tools
     may pin what the tests' need otherwise."""
     envs = _table(_table(tool, "hatch"), "envs")
-    return [
-        env
-        for name, env in envs.items()
-        if isinstance(env, dict) and (name in ("default", "hatch-test") or "test" in name.lower())
-    ]
+    return [env for name, env in envs.items() if isinstance(env, dict) and (name == "default" or names_a_test(name))]
 
 
 def hatch_features(tool: dict[str, Any]) -> set[str]:
