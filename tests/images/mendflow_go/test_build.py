@@ -52,6 +52,19 @@ def test_coverage_names_the_functions_and_says_it_has_no_branches(
     assert allow.line_pct == 100.0
 
 
+# A function whose source is another language's (hcl 2.25.0's Ragel scanner): its blocks are named aaa.rl.
+LINE_DIRECTIVE = "package ratelimit\n\n//line aaa.rl:1\nfunc scanned(n int) int {\n\treturn n + 1\n}\n"
+
+
+def test_a_file_a_line_directive_names_leaves_the_functions_of_the_go_files_named(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"scanner.go": LINE_DIRECTIVE})
+    assert report.coverage is not None and report.coverage.file("aaa.rl") is not None
+    bucket = report.coverage.file("bucket.go")
+    assert bucket is not None and "Bucket.Allow" in [s.name for s in bucket.symbols]
+
+
 SHAPES = "package shapes\n\nfunc Area(w, h int) int {\n\treturn w * h\n}\n"
 SHAPES_TESTED_ELSEWHERE = """\
 package suite
