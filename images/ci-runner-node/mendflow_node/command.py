@@ -77,6 +77,14 @@ _COVERAGE_COMMANDS = {"report", "check-coverage", "merge", "instrument"}  # c8's
 # An audit asks the registry's advisories, which the offline tests cannot reach (aud says "found 0
 # vulnerabilities" there, after 2.4 s of minimist's job): it would judge the registry, never the commit.
 _AUDITS = {"aud", "audit-ci", "better-npm-audit", "nsp"}
+# TAP reporters: each only reformats the TAP a runner pipes into it (and fails where that TAP shows a failure).
+# mendflow reads the TAP itself, so such a pipeline runs its runner alone (tinysonic 2.0.1's `tape test.js |
+# tap-spec`: tap-spec's report held no results to read), and the runner's own exit code judges it.
+_TAP_REPORTERS = {
+    "faucet", "tap-arc", "tap-bail", "tap-colorize", "tap-diff", "tap-difflet", "tap-dot", "tap-junit", "tap-min",
+    "tap-mocha-reporter", "tap-nyan", "tap-pretty", "tap-prettify", "tap-simple", "tap-spec", "tap-summary",
+    "tap-xunit", "tnyan",
+}  # fmt: skip
 _LEFT_SCRIPT = re.compile(r"^(lint|format|prettier|style|audit)(\b|[:-])")  # npm run lint, npm run audit
 _GLOB = re.compile(r"[*?\[]")  # what makes a word a pattern sh expands
 _QUOTED = re.compile(r"[\"'\\]")
@@ -153,10 +161,11 @@ def read(script: str | None, scripts: dict[str, str] | None = None, depth: int =
 
 def _kept_chain(segments: list[tuple[list[str], str]], scripts: dict[str, str]) -> list[list[str]]:
     """The commands of an ``&&`` chain mendflow runs as the script, without the linters and audits it leaves to
-    its own steps (a pre-existing finding would fail the tests of a commit that did not make it), and without a
+    its own steps (a pre-existing finding would fail the tests of a commit that did not make it), without a
     pipeline of them alone (pino-abstract-transport 2.0.0's ``standard | snazzy && tap && tsd``: standard ran
-    twice, beside mendflow's own lint step); [] where it leaves none out, or nothing would be left, or other
-    operators join them, or a pipe joins a command it keeps (the script then runs whole)."""
+    twice, beside mendflow's own lint step), and without the TAP reporters a runner pipes into; [] where it
+    leaves nothing out, or nothing would be left, or other operators join them, or a pipe joins a command it
+    keeps to another (the script then runs whole)."""
     pipelines = _pipelines(segments)
     if not all(operator in ("&&", "") for _, operator in pipelines):
         return []
@@ -164,10 +173,23 @@ def _kept_chain(segments: list[tuple[list[str], str]], scripts: dict[str, str]) 
     for pipeline, _ in pipelines:
         if all(_left_to_mendflow(words, scripts) for words in pipeline):
             continue
-        if len(pipeline) > 1:
+        runner = _without_tap_reporters(pipeline)
+        if len(runner) > 1:
             return []
-        kept.append(pipeline[0])
-    return kept if 0 < len(kept) < len(pipelines) else []
+        kept.append(runner[0])
+    return kept if kept and kept != [words for words, _ in segments] else []
+
+
+def _without_tap_reporters(pipeline: list[list[str]]) -> list[list[str]]:
+    """The pipeline without the TAP reporters at its end (``tape test.js | tap-spec``: ``tape test.js``)."""
+    while len(pipeline) > 1 and _is_tap_reporter(pipeline[-1]):
+        pipeline = pipeline[:-1]
+    return pipeline
+
+
+def _is_tap_reporter(words: list[str]) -> bool:
+    _, rest = _unwrapped(words)
+    return bool(rest) and _unversioned(rest[0]) in _TAP_REPORTERS
 
 
 def _pipelines(segments: list[tuple[list[str], str]]) -> list[tuple[list[list[str]], str]]:

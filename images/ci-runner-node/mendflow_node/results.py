@@ -54,6 +54,10 @@ class TestRun(testing.RunResults):
             self.counts["failed"] += 1
         else:
             self.counts["errors"] += 1
+        self.name_failure(node, text, root, kind)
+
+    def name_failure(self, node: str, text: str, root: Path, kind: str = "failed") -> None:
+        """A failing test, where the counts come from elsewhere (a summary), or were counted already."""
         if node in self.failed:
             return
         self.failed.append(node)
@@ -193,6 +197,7 @@ _TAP_COUNT = re.compile(r"^# (?P<what>tests|pass|fail|skip|skipped|todo)\s+(?P<n
 # tap 15+ closes with one object of its own, fields after pass in no fixed order and only when not zero:
 # "# { total: 6, pass: 3, fail: 1, todo: 1, skip: 1 }" (tap 18; its counts are assertions, as tape's are).
 _TAP_SUMMARY = re.compile(r"^# \{ (?P<fields>total: \d+(?:, \w+: \d+)*) \}\s*$", re.MULTILINE)
+_TAPE_AT = re.compile(r"^\s*at: (?:.*\()?(?P<path>(?:file://)?/[^\s():]+):\d+:\d+\)?\s*$", re.MULTILINE)
 _TAP_FIELD = re.compile(r"(?P<what>\w+): (?P<n>\d+)")
 # node:test's spec reporter (borp's default, and `node --test` on a terminal) closes with "tests 2", "pass 1"…,
 # each after an information sign (U+2139).
@@ -211,7 +216,8 @@ def from_tap(stdout: str, root: Path) -> TestRun:
     summaries a test script printed, node:test's spec summaries, uvu's or line-reporter's (summed: a script may
     run several suites), which name no test; not read when there is none."""
     text = _ANSI.sub("", stdout)
-    if tests := tap.outcomes(tap.parse(text)):
+    roots = tap.parse(text)
+    if tests := tap.outcomes(roots):
         return _from_tap_tests(tests, root)
     for counted in (_from_uvu_counts, _from_line_reporter_counts):
         if (run := counted(text)).read:
@@ -225,7 +231,18 @@ def from_tap(stdout: str, root: Path) -> TestRun:
     for what, n in found:
         if what in _TAP_KEYS:  # a field tap may add later is not a count mendflow knows
             run.counts[_TAP_KEYS[what]] += n
+    for test in tap.tape_failures(roots):  # tape's summary counts assertions; its comments name the tests
+        file = _asserted_in(test.text, root)
+        run.name_failure(node_id(file, root, list(test.titles)) if file else test.titles[0], test.text, root)
     return run
+
+
+def _asserted_in(diagnostics: str, root: Path) -> str:
+    """The repository file tape's ``at:`` line puts the failing assertion in (``at: Test.<anonymous>
+    (/src/test/a.js:5:5)``), else ''."""
+    found = _TAPE_AT.search(diagnostics)
+    file = relative(found["path"], root) if found else ""
+    return file if file and not file.startswith("/") and "node_modules/" not in file else ""
 
 
 def _from_line_reporter_counts(text: str) -> TestRun:

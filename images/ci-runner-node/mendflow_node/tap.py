@@ -10,6 +10,9 @@ in the repository.
 TAP nests by indentation, four spaces a level; a subtest's body comes before its test point (``# Subtest:``
 form) or after it, between ``{`` and ``}`` (buffered form: files run in parallel), the ``{`` ending the point's
 line or on a line of its own after the point's YAML block. Anything else a script prints is skipped.
+
+tape prints no subtests: its TAP is one flat run of assertions, each test's after a comment naming it
+(``# adds``). There the comments name the failing tests (``tape_failures``); the stream's summary counts them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 _POINT = re.compile(r"^(?P<indent> *)(?P<ok>not ok|ok)\b(?: +\d+)?(?: +-)? *(?P<rest>.*)$")
 _SUBTEST = re.compile(r"^(?P<indent> *)# Subtest: ?(?P<name>.*)$")
+_COMMENT = re.compile(r"^# (?P<text>.*\S)")  # tape's test names, at the top level (and its t.comment()s)
 _DIRECTIVE = re.compile(r"(?<!\\) # *(?P<word>SKIP|TODO)\b", re.IGNORECASE)
 _TIME = re.compile(r"(?<!\\) # time=\S+\s*$")
 _INDENT = 4
@@ -35,6 +39,7 @@ class Point:
     headed: bool  # a ``# Subtest:`` line named it: a subtest, even with no point inside (node:test's TAP)
     children: list[Point] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)  # its YAML block: what failed, where
+    heading: str = ""  # a top-level point's last comment before it: tape's name of its test
 
     @property
     def is_subtest(self) -> bool:
@@ -50,6 +55,7 @@ class _Parser:
     last_indent: int = 0
     latest: tuple[int, Point] | None = None  # the last point read: a ``{`` after its YAML block opens its body
     in_yaml: bool = False
+    comment: str = ""  # the last top-level comment
 
     def line(self, text: str) -> None:
         if self._diagnostic(text):
@@ -57,6 +63,8 @@ class _Parser:
         self.last = None
         if subtest := _SUBTEST.match(text):
             self.headers[len(subtest["indent"])] = subtest["name"].strip()
+        elif comment := _COMMENT.match(text):
+            self.comment = comment["text"]
         elif point := _POINT.match(text):
             self._point(len(point["indent"]), point["ok"] == "ok", point["rest"])
         elif text.strip() == "{" and self.latest is not None:
@@ -88,6 +96,7 @@ class _Parser:
         name = (rest[: directive.start()] if directive else rest).strip().replace("\\#", "#")
         headed = self.headers.pop(indent, None) is not None
         point = Point(name, ok, directive is not None, headed or brace, children=self._claim(indent + _INDENT))
+        point.heading = "" if indent else self.comment
         self.pending.setdefault(indent, []).append(point)
         if brace:
             self.open_braces.append((indent, point))
@@ -125,6 +134,18 @@ def outcomes(roots: list[Point]) -> list[Outcome]:
         if root.is_subtest:
             _walk(root, (), found)
     return found
+
+
+def tape_failures(roots: list[Point]) -> list[Outcome]:
+    """The failing tests of a flat stream (tape's), once each, named by the comment before their first failing
+    assertion, with its diagnostics; empty where a point is a subtest (``outcomes`` reads those)."""
+    if any(root.is_subtest for root in roots):
+        return []
+    found: dict[str, Outcome] = {}
+    for point in roots:
+        if not point.ok and not point.skipped and point.heading and point.heading not in found:
+            found[point.heading] = Outcome((point.heading,), "failed", "\n".join([point.name, *point.diagnostics]))
+    return list(found.values())
 
 
 def _walk(point: Point, above: tuple[str, ...], found: list[Outcome]) -> None:

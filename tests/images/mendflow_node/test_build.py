@@ -556,6 +556,18 @@ def test_a_tape_suite_without_c8_or_nyc_gets_v8s_coverage(
     assert calc_coverage is not None and calc_coverage.missing_lines == [3]
 
 
+def test_a_tape_suite_piped_into_a_tap_reporter_is_judged_by_its_own_tap(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """tinysonic 2.0.1's `standard && tape test.js | tap-spec`: tap-spec's report holds no TAP to read."""
+    manifest = package_json("tape test.js | tap-spec", tape="5.10.2", **{"tap-spec": "5.0.0"})
+    calc = "exports.add = (a, b) => a - b;\n"
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, "calc.js": calc, "test.js": TAPE_TESTS})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS), report.error_reason
+    assert (report.tests.total, report.tests.failed) == (2, 2), report.lint_advisory
+    assert report.failed_tests == ["test.js::adds"]
+
+
 ADD_TEST = """\
 const test = require("node:test");
 const assert = require("node:assert");

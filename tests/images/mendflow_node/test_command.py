@@ -283,9 +283,25 @@ def test_a_script_run_as_it_is_runs_its_chain_without_a_pipeline_of_linters() ->
     assert command.read(script).script == [["tap", "test/*.test.js"], ["tsd"]]
 
 
-@pytest.mark.parametrize("script", ["standard | tee lint.txt && tape", "tape | tap-dot && standard"])
+@pytest.mark.parametrize(
+    "script", ["standard | tee lint.txt && tape", "tape | tee out.tap && standard", "tape | tap-spec | tee x"]
+)
 def test_a_script_whose_pipe_joins_a_command_it_keeps_runs_whole(script: str) -> None:
     assert command.read(script).script == []
+
+
+@pytest.mark.parametrize(
+    ("script", "kept"),
+    [
+        ("standard && tape test.js | tap-spec", [["tape", "test.js"]]),  # tinysonic 2.0.1
+        ("tape test/*.js | npx faucet", [["tape", "test/*.js"]]),
+        ("tap test/*.js | tap-mocha-reporter spec | tap-bail && tsd", [["tap", "test/*.js"], ["tsd"]]),
+    ],
+)
+def test_a_script_run_as_it_is_runs_its_runner_without_the_tap_reporters_it_pipes_into(
+    script: str, kept: list[list[str]]
+) -> None:
+    assert command.read(script).script == kept
 
 
 @pytest.mark.parametrize("script", ["standard || tape", "tape && make", "standard"])

@@ -192,6 +192,63 @@ def test_a_tap_stream_without_subtests_is_read_by_its_summary() -> None:
     assert run.read
 
 
+def _tape_failed(root: Path) -> str:
+    """tape 5.10.2's stream: a failing test, a test whose t.comment() and t.test() print comments too, a TODO."""
+    return f"""\
+TAP version 13
+# adds
+ok 1 should be strictly equal
+not ok 2 one is two
+  ---
+    operator: equal
+    expected: 2
+    actual:   1
+    at: Test.<anonymous> ({root}/test/calc.js:2:40)
+    stack: |-
+      Error: one is two
+          at Test.assert [as _assert] ({root}/node_modules/tape/lib/test.js:548:48)
+  ...
+not ok 3 should be truthy
+  ---
+    at: Test.<anonymous> ({root}/test/calc.js:3:5)
+  ...
+# outer
+# a note
+ok 4 should be truthy
+# inner
+not ok 5 should be truthy
+  ---
+    at: {root}/node_modules/helper/index.js:3:74
+  ...
+# TODO todo one
+not ok 6 should be truthy # TODO
+  ---
+    at: Test.<anonymous> ({root}/test/calc.js:5:45)
+  ...
+
+1..6
+# tests 6
+# pass  2
+# fail  3
+# todo  1
+"""
+
+
+def test_tapes_failing_tests_are_named_by_the_comment_before_them(tmp_path: Path) -> None:
+    run = results.from_tap(_tape_failed(tmp_path), tmp_path)
+    assert run.failed == ["test/calc.js::adds", "inner"]
+
+
+def test_tapes_counts_stay_its_summarys(tmp_path: Path) -> None:
+    counts = results.from_tap(_tape_failed(tmp_path), tmp_path).counts
+    assert counts == {"total": 6, "passed": 2, "failed": 3, "skipped": 1, "errors": 0}
+
+
+def test_a_tape_failure_says_its_first_failing_assertion(tmp_path: Path) -> None:
+    failure = results.from_tap(_tape_failed(tmp_path), tmp_path).failures[0]
+    assert (failure["message"], failure["location"]) == ("one is two", "test/calc.js:2")
+
+
 # node 20's spec reporter closing a run (borp prints it): one passing and one failing test.
 SPEC_FAILED = """\
 \u2714 adds (1.415552ms)
