@@ -38,6 +38,8 @@ _WRAPPER_VALUED = {"-c", "--config", "-r", "--reporter", "-o", "--reports-dir", 
 _WRAPPER_VALUED |= {"-t", "--temp-dir", "-x", "--exclude", "-n", "--include", "-e", "--extension", "--src", "--cwd"}
 _WRAPPER_VALUED |= {"-i", "--require", "--nycrc-path", "--lines", "--branches", "--functions", "--statements"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# A redirection (``>``, ``2>>``, ``<``, ``>out.tap``, ``2>&1``): its operator, and its target where one word holds both.
+_REDIRECT = re.compile(r"(?P<op>\d*(?:>>|>|<)&?)(?P<target>.*)")
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
 # Runner arguments that would fight the reporters or never end (mendflow adds its own coverage and ``run``).
 _DROPPED = {"--watch", "--watchAll", "--coverage", "--silent", "--run"}
@@ -226,14 +228,19 @@ def _built_before(segments: list[tuple[list[str], str]], scripts: dict[str, str]
 
 
 def _words(script: str) -> list[str] | None:
-    """The script's words as the shell splits them ("test:unit", "@scope/pkg"), operators apart; None if it
-    cannot be split (an unbalanced quote)."""
+    """The script's words as the shell splits them ("test:unit", "@scope/pkg"), operators apart, a redirection to
+    a descriptor one word (``2>&1``, which the lexer splits at its ``&``); None if it cannot be split (an
+    unbalanced quote)."""
     lexer = shlex.shlex(script, posix=True, punctuation_chars="&|;")
     lexer.whitespace_split = True
     try:
-        return list(lexer)
+        words = list(lexer)
     except ValueError:
         return None
+    for at in range(len(words) - 3, -1, -1):
+        if words[at + 1] == "&" and _REDIRECT.fullmatch(words[at]) and words[at + 2].isdigit():
+            words[at : at + 3] = ["".join(words[at : at + 3])]
+    return words
 
 
 def shell_line(words: list[str], globs: list[str]) -> str:
@@ -246,7 +253,21 @@ def _quoted(word: str) -> str:
     name, is_assignment, value = word.partition("=")
     if is_assignment and _ASSIGNMENT.match(word):
         return f"{name}={shlex.quote(value)}"
+    if redirect := _REDIRECT.match(word):  # @fastify/flash 6.0.5's `secure-session > secret-key`
+        return redirect["op"] + (shlex.quote(redirect["target"]) if redirect["target"] else "")
     return shlex.quote(word)
+
+
+def _without_redirects(words: list[str]) -> list[str]:
+    """A runner's words without what the script redirects its output to: mendflow reads that output itself."""
+    kept: list[str] = []
+    target_next = False
+    for word in words:
+        redirect = _REDIRECT.match(word)
+        if not target_next and not redirect:
+            kept.append(word)
+        target_next = redirect is not None and not redirect["target"] and not target_next
+    return kept
 
 
 def _bare_globs(script: str) -> list[str]:
@@ -408,7 +429,7 @@ def _unwrapped(words: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def _runner_of(words: list[str]) -> TestCommand | None:
-    env, rest = _unwrapped(words)
+    env, rest = _unwrapped(_without_redirects(words))
     if not rest:
         return None
     name = PurePosixPath(rest[0]).name

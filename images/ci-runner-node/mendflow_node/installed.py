@@ -19,9 +19,9 @@ is the tree the install would make again:
   time, to 8 s;
 - the offline steps (tests, tsc, eslint) see the cache read-only. Where they run in bubblewrap (the local
   launcher), the kept tree is lent (``lend``), the first job's too: its install is moved into the cache before
-  any offline step runs. It is bound read-only once, at ``node_modules/.mendflow-kept``, and the job's own
-  ``node_modules`` holds a link to each package there, as pnpm's links into ``node_modules/.pnpm``: Node
-  resolves a package to its real path, from which the others are found in ``node_modules`` as before. What a
+  any offline step runs. It is bound read-only once, at ``node_modules/.mendflow-kept/node_modules``, and the
+  job's own ``node_modules`` holds a link to each package there, as pnpm's links into ``node_modules/.pnpm``:
+  Node resolves a package to its real path, from which the others are found in ``node_modules`` as before. What a
   tool adds beside the packages (``.cache``, ``.vite``) is the job's own, so no copy of thousands of files is
   made (exponential-backoff: 18,755 files, 9-16 s on the launcher's disk). A bind per package, as before, cost
   each sandboxed step time growing with their square (bubblewrap reads the mount table again after each bind):
@@ -63,7 +63,10 @@ IN_USE = "in-use"  # beside a kept tree: each job its offline steps are shown to
 # Entries of node_modules linked like the packages (npm's own); the others starting with a dot are tools' caches,
 # copied so that the tests may write them (babel's and nyc's .cache, vite's .vite).
 _LINKED_DOT = (".bin", ".package-lock.json")
-LENT = ".mendflow-kept"  # where in a job's node_modules the kept tree is bound: no package's name starts with a dot
+# Where in a job's node_modules the kept tree is bound: no package's name starts with a dot. A package's real path
+# then ends in node_modules/NAME, as npm's and pnpm's do: a tool that finds its own package.json from that path
+# (package-json-from-dist, in rimraf 6 and glob 11) read .mendflow-kept/package.json from .mendflow-kept/rimraf.
+LENT = ".mendflow-kept/node_modules"
 _DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
 
 

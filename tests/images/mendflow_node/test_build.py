@@ -568,6 +568,36 @@ def test_a_tape_suite_piped_into_a_tap_reporter_is_judged_by_its_own_tap(
     assert report.failed_tests == ["test.js::adds"]
 
 
+ADDS = """\
+const test = require("node:test");
+const assert = require("node:assert");
+test("adds", () => assert.strictEqual(require("./calc.js").add(1, 2), 3));
+"""
+READS_MADE = """\
+const test = require("node:test");
+const assert = require("node:assert");
+test("reads", () => assert.equal(require("node:fs").readFileSync("made.txt", "utf8"), "42\\n"));
+"""
+
+
+def test_a_tool_the_script_runs_from_the_kept_install_finds_its_own_package_json(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """@fastify/flash 6.0.5's `borp --coverage && rimraf secret-key`: rimraf 6 reads its package.json from the
+    directory below the last node_modules of its real path."""
+    manifest = package_json("node --test && rimraf made.txt", rimraf="6.1.4")
+    files = {"package.json": manifest, "calc.js": "exports.add = (a, b) => a + b;\n", "calc.test.js": ADDS}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+
+
+def test_a_redirection_in_the_script_is_the_shells(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
+    """@fastify/flash 6.0.5's `secure-session > secret-key && borp`: its tests read the file so made."""
+    manifest = package_json("node -p 40+2 > made.txt && node --test")
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, "made.test.js": READS_MADE})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+
+
 ADD_TEST = """\
 const test = require("node:test");
 const assert = require("node:assert");
