@@ -684,14 +684,17 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             paths = [self._script_file(missing[1])]
         elif not step.ok and not run.counts["total"] and not _NO_TEST_FILES.search(step.stdout + step.stderr):
             paths = self._unmatched_patterns(step)
+        elif step.ok and not run.read:
+            paths = self._unmatched_patterns(step, every=True)
         else:
             return []
         return paths if all(paths) and not any((self.src / p).exists() for p in paths) else []
 
-    def _unmatched_patterns(self, step: StepResult) -> list[str]:
+    def _unmatched_patterns(self, step: StepResult, every: bool = False) -> list[str]:
         """The glob patterns of the command that ran which match no file of the package: the shell passes such a
         word on as it is, and a runner may then do anything (once 1.4.0's `tap test/*.js`, whose tarball has no
-        test/: tap 7 reads TAP from stdin)."""
+        test/: tap 7 reads TAP from stdin; concat-stream 2.0.0's `tape test/*.js test/server/*.js`: tape 4 ran
+        nothing, printed nothing and passed). With ``every``, [] unless none of them matches a file."""
         ran = _command_line(step)
         if step.argv[:2] == ["npm", "run"]:  # ``Project.script_argv``: the script's name is its last word
             ran = self.proj.scripts.get(step.argv[-1], ran)
@@ -700,7 +703,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         except ValueError:
             return []
         patterns = [w for w in words if _GLOB_MAGIC.search(w) and not w.startswith(("-", "/")) and ".." not in w]
-        return [p for p in patterns if not glob.glob(p, root_dir=self.src, recursive=True)]
+        unmatched = [p for p in patterns if not glob.glob(p, root_dir=self.src, recursive=True)]
+        return unmatched if not every or len(unmatched) == len(patterns) else []
 
     def _script_file(self, module: str) -> str:
         """``module`` relative to the package when a script names it as a word (``node test.js``), else ''."""

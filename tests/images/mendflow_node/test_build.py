@@ -706,6 +706,8 @@ def test_a_test_script_that_finds_no_test_files_is_named_by_its_command(
         ("node test.js", {}, "test.js"),
         # once 1.4.0 as published: no test/, so the shell passes the pattern on and tap 7 reads TAP from stdin
         ("tap test/*.js", {"tap": "7.1.2"}, "test/*.js"),
+        # concat-stream 2.0.0 as published: no test/; tape 4 ran nothing, printed nothing and exited 0 (was PASSED)
+        ("tape test/*.js test/server/*.js", {"tape": "4.17.0"}, "test/*.js, test/server/*.js"),
     ],
 )
 def test_a_script_naming_test_files_the_package_lacks_is_no_tests(
