@@ -197,8 +197,9 @@ _TAP_COUNT = re.compile(r"^# (?P<what>tests|pass|fail|skip|skipped|todo)\s+(?P<n
 # tap 15+ closes with one object of its own, fields after pass in no fixed order and only when not zero:
 # "# { total: 6, pass: 3, fail: 1, todo: 1, skip: 1 }" (tap 18; its counts are assertions, as tape's are).
 _TAP_SUMMARY = re.compile(r"^# \{ (?P<fields>total: \d+(?:, \w+: \d+)*) \}\s*$", re.MULTILINE)
-_TAPE_AT = re.compile(r"^\s*at: (?:.*\()?(?P<path>(?:file://)?/[^\s():]+):\d+:\d+\)?\s*$", re.MULTILINE)
 _TAP_FIELD = re.compile(r"(?P<what>\w+): (?P<n>\d+)")
+# tape's YAML names the failing assertion's place: "at: Test.<anonymous> (/src/test/a.js:5:5)" or "at: /src/a.js:5:5".
+_TAPE_AT = re.compile(r"^\s*at: (?:.*\()?(?P<path>(?:file://)?/[^\s():]+):\d+:\d+\)?\s*$", re.MULTILINE)
 # node:test's spec reporter (borp's default, and `node --test` on a terminal) closes with "tests 2", "pass 1"…,
 # each after an information sign (U+2139).
 _SPEC_COUNT = re.compile(r"^\u2139 (?P<what>tests|pass|fail|cancelled|skipped|todo) (?P<n>\d+)\s*$", re.MULTILINE)
@@ -238,8 +239,7 @@ def from_tap(stdout: str, root: Path) -> TestRun:
 
 
 def _asserted_in(diagnostics: str, root: Path) -> str:
-    """The repository file tape's ``at:`` line puts the failing assertion in (``at: Test.<anonymous>
-    (/src/test/a.js:5:5)``), else ''."""
+    """The package's file tape's ``at:`` line puts the failing assertion in, else ''."""
     found = _TAPE_AT.search(diagnostics)
     file = relative(found["path"], root) if found else ""
     return file if file and not file.startswith("/") and "node_modules/" not in file else ""
