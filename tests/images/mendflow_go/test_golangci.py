@@ -29,6 +29,12 @@ def test_a_configuration_that_may_name_custom_linters_may_load_a_plugin(config: 
     assert golangci.loads_plugins(path)
 
 
+def test_a_longer_key_starting_with_custom_loads_no_plugin(tmp_path: Path) -> None:
+    path = tmp_path / ".golangci.yml"
+    path.write_text(PLAIN.replace("linters:", "formatters:\n  settings:\n    gci:\n      custom-order: true\nlinters:"))
+    assert not golangci.loads_plugins(path)
+
+
 def test_a_configuration_with_regular_expressions_loads_no_plugin(tmp_path: Path) -> None:
     path = tmp_path / ".golangci.yml"
     path.write_text(PLAIN + "  exclusions:\n    paths:\n      - '\\.pb\\.go$'\n      - 'third_party/.*\\d+'\n")
