@@ -694,7 +694,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         """The glob patterns of the command that ran which match no file of the package: the shell passes such a
         word on as it is, and a runner may then do anything (once 1.4.0's `tap test/*.js`, whose tarball has no
         test/: tap 7 reads TAP from stdin; concat-stream 2.0.0's `tape test/*.js test/server/*.js`: tape 4 ran
-        nothing, printed nothing and passed). With ``every``, [] unless none of them matches a file."""
+        nothing, printed nothing and passed), and those of the test runners it runs through package scripts
+        (base64-js 1.5.1's `npm run unit`, `tape test/*.js`). With ``every``, [] unless none matches a file."""
         ran = _command_line(step)
         if step.argv[:2] == ["npm", "run"]:  # ``Project.script_argv``: the script's name is its last word
             ran = self.proj.scripts.get(step.argv[-1], ran)
@@ -702,7 +703,9 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             words = shlex.split(ran)
         except ValueError:
             return []
-        patterns = [w for w in words if _GLOB_MAGIC.search(w) and not w.startswith(("-", "/")) and ".." not in w]
+        words += [word for suite in command.suites(ran, self.proj.scripts) or [] for word in suite]
+        patterns = [w for w in dict.fromkeys(words) if _GLOB_MAGIC.search(w) and not w.startswith(("-", "/"))]
+        patterns = [p for p in patterns if ".." not in p]
         unmatched = [p for p in patterns if not glob.glob(p, root_dir=self.src, recursive=True)]
         return unmatched if not every or len(unmatched) == len(patterns) else []
 

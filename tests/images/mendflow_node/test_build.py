@@ -720,6 +720,18 @@ def test_a_script_naming_test_files_the_package_lacks_is_no_tests(
     assert report.error_reason == said
 
 
+def test_a_script_running_a_runner_through_another_script_on_files_the_package_lacks_is_no_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """base64-js 1.5.1 as published: `npm run lint && npm run unit`, unit's `tape test/*.js`, and no test/ (was
+    PASSED)."""
+    manifest = json.loads(package_json("npm run unit", tape="4.17.0"))
+    manifest["scripts"]["unit"] = "tape test/*.js"
+    files = {"package.json": json.dumps(manifest), "index.js": "exports.a = 1;\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS), report.error_reason
+
+
 def test_a_failing_script_is_said_in_the_packages_paths(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
