@@ -5,9 +5,10 @@ source-based coverage.
 
 Every step builds with ``-C instrument-coverage`` (beside the repository's own RUSTFLAGS), so the build, clippy's
 check and the test run share one compile of the dependencies. The toolchain is the image's (a
-``rust-toolchain.toml`` asking for another is not downloaded: cargo runs the one it has); the registry cache is
-the repository's dependency cache; each job has its own target directory, which starts from the dependencies'
-build an earlier job kept (``cooked``), and the crate's own units where compiling them runs none of its code.
+``rust-toolchain.toml`` asking for another is not downloaded: cargo runs the one it has, and ``pin`` says so); the
+registry cache is the repository's dependency cache; each job has its own target directory, which starts from the
+dependencies' build an earlier job kept (``cooked``), and the crate's own units where compiling them runs none of
+its code.
 Every cargo command sees the workspace at one path for all jobs (``proc.StableRoot``), the path a kept unit's
 coverage map names; what cargo and the coverage tools print is read back at the job's real path.
 """
@@ -26,7 +27,7 @@ from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 from mendflow_runner.testing import RunResults
 
-from . import cooked, coverage, libtest, messages
+from . import cooked, coverage, libtest, messages, pin
 
 MANIFEST, LOCKFILE = "Cargo.toml", "Cargo.lock"
 CRATES_IO_INDEX = "https://index.crates.io/"
@@ -109,6 +110,8 @@ class RustBuild(LanguageBuild[tuple[RunResults, StepResult]]):
             self.rep.errored("bad_input", f"--select: {exc}")
             return False
         self.locked = (self.src / LOCKFILE).is_file()
+        if said := pin.unmet(self.src, self.env):
+            self.rep.lint_advisory.append(said)
         return True
 
     @property

@@ -4,6 +4,7 @@ statuses, ids, coverage."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pygit2
@@ -171,6 +172,18 @@ def test_a_bench_that_needs_nightly_stops_no_other_targets_lint(
     assert ("benches/b_stable.rs", "clippy::len_zero") in {
         (e.split(":", 1)[0], e.split(" ")[1]) for e in report.lint_errors
     }
+
+
+def test_a_pinned_toolchain_the_image_does_not_have_is_said_with_the_release_that_ran(
+    make_repo: RepoFactory, tmp_path: Path, rust_cache: Path
+) -> None:
+    # convert_case 0.12.0 as published: rust-toolchain.toml's channel = "1.97.1", which rustup would download.
+    pinned = '[toolchain]\nchannel = "1.97.1"\n'
+    report = _build(make_repo, tmp_path, rust_cache, example_files(**{"rust-toolchain.toml": pinned}))
+    release = subprocess.run(["rustc", "-V"], capture_output=True, text=True, check=True).stdout.split()[1]
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    said = f"toolchain 1.97.1 is pinned: built and tested with rustc {release} (none is downloaded)"
+    assert f"rust-toolchain.toml:0:0 {said}" in report.lint_advisory
 
 
 def test_a_toolchain_kept_under_tmp_is_seen_inside_the_sandbox(
