@@ -30,7 +30,7 @@ from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 
-from . import borp, checks, command, installed, results, tap_nyc, v8
+from . import borp, checks, command, engines, installed, results, tap_nyc, v8
 from .project import Project, ProjectError
 
 COVERAGE = "coverage.json"
@@ -173,6 +173,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         self.mounts: proc.Mounts = ()  # a kept install, shown at node_modules to the offline steps
         self.chained_tests = False  # whether what the script runs after its runner printed tests of its own
         self.chained_report: Future[str] | None = None  # c8's LCOV of them, made beside what follows them
+        self.unmet_engines: Future[list[str]] | None = None  # the Node it asks for, judged beside the install
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -224,7 +225,19 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         if self.proj.manager != "pnpm":  # npm run and npm exec warn of it, into what the tests print too
             self.env.pop(PNPM_STORE, None)
         self.test = command.read_test(self.proj.scripts)
-        return self._selection_ok(results.selection)
+        if not self._selection_ok(results.selection):
+            return False
+        project = self.proj
+        self.unmet_engines = proc.beside(lambda: engines.unmet(project.root, project.manifest, self.env))
+        return True
+
+    def _dependencies(self) -> bool:
+        """The install, and the Node the package asks for said where the image's is not it."""
+        try:
+            return super()._dependencies()
+        finally:
+            if self.unmet_engines is not None:
+                self.rep.lint_advisory.extend(self.unmet_engines.result())
 
     def _download(self) -> bool:
         """The frozen install, or the one an earlier job of the repository made of the same manifests, lockfile

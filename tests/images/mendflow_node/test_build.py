@@ -290,6 +290,21 @@ def test_node_tests_own_reporters_give_way_to_mendflows(
 PASSING_NODE_TEST = NODE_TESTS.replace("add(1, 2), 4", "add(1, 2), 3")
 
 
+def test_the_node_a_package_asks_for_and_the_image_lacks_is_said_with_the_release_that_ran(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    manifest = json.loads(package_json("node --test test/")) | {"engines": {"node": ">=99"}}
+    files = _node_project(**{"test/add.test.mjs": PASSING_NODE_TEST, ".nvmrc": "v99\n"})
+    files["package.json"] = json.dumps(manifest)
+    report = _build(make_repo, tmp_path, node_cache, files)
+    node = subprocess.run(["node", "-v"], capture_output=True, text=True, check=True).stdout.strip().lstrip("v")
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    assert [line for line in report.lint_advisory if "Node" in line] == [
+        f".nvmrc:0:0 Node 99 is pinned: built and tested with Node {node} (none is downloaded)",
+        f"package.json:0:0 engines.node >=99 excludes Node {node}, which built and tested it",
+    ]
+
+
 def test_what_the_test_script_chains_after_the_runner_fails_the_tests_when_it_fails(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
