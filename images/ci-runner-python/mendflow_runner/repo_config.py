@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from mendflow_runner import precommit, task_runners
+from mendflow_runner import precommit, task_runners, workflows
 
 _INI_PYTEST = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
 _TOML_PYTEST = ("pytest.toml", ".pytest.toml")  # pytest 9's, read before any other
@@ -648,10 +648,11 @@ _PIP_EXTRAS = re.compile(r"^\.?/?\[(?P<names>[^\]]+)\]$")  # pip install -e .[ya
 def commanded_extras(root: Path, python: tuple[int, int]) -> set[str]:
     """The extras and groups the test environment's own install commands name (cattrs' ``commands_pre = pdm
     sync -G :all,test``; poetry's ``-E``/``--all-extras``, uv's ``--extra``, pip's ``.[a,b]``), and those a
-    noxfile's test sessions install (deepdiff 9.1.0's ``session.install(".[cli,dev,static,test]")``), and the test
-    tasks of its task runner (``task_runners``) run."""
+    noxfile's test sessions install (deepdiff 9.1.0's ``session.install(".[cli,dev,static,test]")``), the test
+    tasks of its task runner (``task_runners``) run, and the test jobs of its GitHub workflows (``workflows``)."""
     lines = [_for_env(line, python) for key in ("commands_pre", "commands") for line in _testenv_lines(root, key)]
     lines += task_runners.commands_for_tests(pyproject(root).get("tool", {}), for_tests)
+    lines += workflows.installs_for_tests(root)
     found: set[str] = set()
     for line in lines:
         try:

@@ -212,6 +212,65 @@ def test_extras_a_docs_task_names_are_not(tmp_path: Path) -> None:
     assert wanted_extras(tmp_path, PY311) == []
 
 
+# polyfactory 3.5.0's ci.yml, cut down: a lint job, the test job, and a docs job that installs every extra too.
+WORKFLOW = """\
+name: Tests And Linting
+on:
+  push:
+jobs:
+  validate:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Install dependencies
+        run: uv sync --extra msgspec
+      - uses: j178/prek-action@v3.0.1
+
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v7
+      - name: Pin hypothesis
+        run: |
+          uv add --group test "hypothesis==6.135.20"
+          echo done
+      - name: Sync
+        run: |
+          uv sync --extra yaml \\
+            --extra bson
+      - name: Test
+        run: uv run pytest tests
+
+  build-docs:
+    runs-on: ubuntu-latest
+    steps:
+      - run: uv sync --all-extras
+      - run: uv run make docs
+"""
+
+
+def test_extras_a_workflows_test_job_installs_are_installed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT)
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text(WORKFLOW)
+    assert wanted_extras(tmp_path, PY311) == ["bson", "yaml"]
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        "      - run: |\n          uv sync --all-extras\n          uv run pytest\n",
+        "      - name: all\n        run: >-\n          pip install -e .[yaml,bson,msgspec]\n      - run: make test\n",
+        "      - run: 'poetry install --all-extras'\n      - run: poetry run python -m unittest\n",
+        "      - run: uv sync --extra yaml\n          --extra bson --extra msgspec\n      - run: tox -e py\n",
+    ],
+)
+def test_a_workflows_test_job_is_read_in_each_form_a_step_takes(tmp_path: Path, step: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT)
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "tests.yaml").write_text(f"on: push\njobs:\n  unit:\n    steps:\n{step}")
+    assert wanted_extras(tmp_path, PY311) == ["bson", "msgspec", "yaml"]
+
+
 def test_a_group_a_test_task_names_is_installed(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[dependency-groups]\nextra-tools = ["a"]\nrelease = ["b"]\n'
