@@ -6,7 +6,8 @@ which only its ``pydantic`` extra brings. Jobs that run no tests (lint, docs, re
 install is not the tests' to need.
 
 The runner is stdlib-only and workflows are YAML; only what is needed is read, line by line: the jobs under
-``jobs:`` by their indentation, and each step's ``run:`` commands (one line, or a ``|``/``>`` block).
+``jobs:`` by their indentation, each step's ``run:`` commands (one line, or a ``|``/``>`` block), and those of
+the repository's own composite actions a step ``uses``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def installs_for_tests(root: Path) -> list[str]:
         except OSError:
             continue
         for job in _jobs(text.splitlines()):
-            commands = _commands(job)
+            commands = [*_commands(job), *(c for action in _local_actions(root, job) for c in _commands(action))]
             installs = [c for c in commands if _INSTALLS.search(c)]
             if any(_RUNS_TESTS.search(c) for c in commands if c not in installs):
                 found += installs
@@ -60,6 +61,24 @@ def _jobs(lines: list[str]) -> list[list[str]]:
         elif jobs and indent > job_indent:
             jobs[-1].append(line)
     return jobs
+
+
+def _local_actions(root: Path, job: list[str]) -> list[list[str]]:
+    """The lines of each of the repository's own composite actions a job's steps use (``uses: ./.github/actions/
+    setup``, whose ``run:`` steps often hold the install)."""
+    found: list[list[str]] = []
+    for line in job:
+        m = _KEY.match(line)
+        if not m or m["key"] != "uses" or not (m["value"] or "").strip("'\"").startswith("./"):
+            continue
+        where = (root / m["value"].strip("'\"")).resolve()
+        if not where.is_relative_to(root.resolve()):
+            continue
+        for name in ("action.yml", "action.yaml"):
+            if (where / name).is_file():
+                found.append((where / name).read_text(encoding="utf-8", errors="replace").splitlines())
+                break
+    return found
 
 
 def _commands(job: list[str]) -> list[str]:

@@ -271,6 +271,17 @@ def test_a_workflows_test_job_is_read_in_each_form_a_step_takes(tmp_path: Path, 
     assert wanted_extras(tmp_path, PY311) == ["bson", "msgspec", "yaml"]
 
 
+def test_a_workflows_test_job_installs_through_the_repositorys_own_composite_action(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT)
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    job = "      - uses: ./.github/actions/setup\n      - run: uv run pytest\n"
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text(f"on: push\njobs:\n  test:\n    steps:\n{job}")
+    (tmp_path / ".github" / "actions" / "setup").mkdir(parents=True)
+    action = "runs:\n  using: composite\n  steps:\n    - shell: bash\n      run: uv sync --extra bson\n"
+    (tmp_path / ".github" / "actions" / "setup" / "action.yml").write_text(action)
+    assert wanted_extras(tmp_path, PY311) == ["bson"]
+
+
 def test_a_group_a_test_task_names_is_installed(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[dependency-groups]\nextra-tools = ["a"]\nrelease = ["b"]\n'
