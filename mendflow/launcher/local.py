@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from mendflow.jobcode import IMAGE_PACKAGES, IMAGE_SYSROOTS, IMAGE_TOOLS, copy_package
+from mendflow.jobcode import IMAGE_PACKAGES, IMAGE_SYSROOTS, IMAGE_TOOLS, RUNNER_IMAGE, copy_package
 from mendflow.launcher.base import (
     MEMORY_ADVICE,
     JobResult,
@@ -93,9 +93,13 @@ EGRESS_SOCKET = "MENDFLOW_EGRESS_SOCKET"  # read by the runner (mendflow_runner/
 JOB_DIR = "MENDFLOW_JOB_DIR"  # likewise: the job's own directory, the one entry its sandboxes show of jobs/
 UNIX_PATH_MAX = 107  # sun_path's 108 bytes, less the terminating NUL
 OWNER_FILE = "owner"
-TOOLS = ("uv", "ruff")
+# What an image brings beside Python and its toolchain (``IMAGE_TOOLS``), as its Dockerfile installs it: the
+# Python image's uv and ruff, the Go image's golangci-lint. A job sees only its own image's: a Go test that runs
+# `uv` when it finds it (ardanlabs/jinja 1.8.0's reference renderer, skipped without it) failed offline here,
+# where every image's jobs found the Python image's uv.
+TOOLS = {RUNNER_IMAGE: ("uv", "ruff")}
 # Taken when the host has them, on PATH or built into ``<cache_dir>/bin`` (scripts/build-go-tools.sh).
-OPTIONAL_TOOLS = ("golangci-lint",)
+OPTIONAL_TOOLS = {"ci-runner-go": ("golangci-lint",)}
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
 _DELETING: list[subprocess.Popen[bytes]] = []  # the finished jobs' directories being removed (``_discard``)
@@ -253,25 +257,26 @@ def _with_dirs(dirs: list[str], path: str) -> str:
 
 
 class Toolchain:
-    """World-readable uv and ruff (a dropped job cannot reach the project venv under /root) and python."""
+    """An image's own tools, world-readable (a dropped job cannot reach the project venv under /root: uv and
+    ruff), and python."""
 
     def __init__(self, base: Path, python: Path, built_tools: Path) -> None:
         self.base, self.python, self.built_tools = base, python, built_tools
 
-    def bin_dir(self) -> Path:
+    def bin_dir(self, image: str) -> Path:
         scripts = Path(sysconfig.get_path("scripts"))
-        sources = {name: scripts / name for name in TOOLS}
+        sources = {name: scripts / name for name in TOOLS.get(image, ())}
         for name, src in sources.items():
             if not src.is_file():
                 found = shutil.which(name)
                 if found is None:
                     raise FileNotFoundError(f"{name} is neither in {scripts} nor on PATH")
                 sources[name] = Path(found)
-        for name in OPTIONAL_TOOLS:  # a linter a repository may configure; its runner says so when it is absent
-            found = shutil.which(name) or shutil.which(name, path=str(self.built_tools))
+        for name in OPTIONAL_TOOLS.get(image, ()):  # a linter a repository may configure; its runner says so when
+            found = shutil.which(name) or shutil.which(name, path=str(self.built_tools))  # it is absent
             if found is not None:
                 sources[name] = Path(found)
-        key = "-".join(f"{s.stat().st_size}.{s.stat().st_mtime_ns}" for s in sources.values())
+        key = "-".join(f"{n}.{s.stat().st_size}.{s.stat().st_mtime_ns}" for n, s in sources.items())
         key += "-" + hashlib.sha256(str(self.python).encode()).hexdigest()[:8]
         target = self.base / key / "bin"
         if not (target / ".complete").exists():
@@ -331,7 +336,8 @@ class LocalLauncher(Launcher):
 
     # -- setup ----------------------------------------------------------------------------------------------
 
-    def _prepare_base(self) -> Path:
+    def _prepare_base(self, image: str) -> Path:
+        """The launcher's directories, and the bin directory of ``image``'s own tools."""
         if self.base.is_symlink() or (self.base.exists() and self.base.stat().st_uid != os.geteuid()):
             # /var/tmp is world-writable: a base someone else planted could redirect our files.
             raise OSError(f"{self.base} is a link or not owned by us; remove it and retry")
@@ -347,7 +353,7 @@ class LocalLauncher(Launcher):
         _dir(self.base / "toolchain", 0o755)
         _dir(self.caches, 0o711, *root_owned)
         _dir(self.ids.root, 0o700, *root_owned)
-        return Toolchain(self.base / "toolchain", self.python, self.settings.cache_dir / "bin").bin_dir()
+        return Toolchain(self.base / "toolchain", self.python, self.settings.cache_dir / "bin").bin_dir(image)
 
     def _make_workspace(self, job_id: str, uid: int | None) -> Workspace:
         # Listable by the job, not writable: tools walk up from a temp file and list each parent, as they may on
@@ -485,7 +491,7 @@ class LocalLauncher(Launcher):
     def prepare_image(self, image: str) -> dict[str, str]:
         """What ``image`` brings that its first job would otherwise wait for (its seed), made now, as an image's
         build makes it before any pod: a benchmark's first build is then a repository's first, not the image's."""
-        self._prepare_base()
+        self._prepare_base(image)
         toolchains = self.base / "toolchain"
         with tempfile.TemporaryDirectory(prefix=".runner-", dir=toolchains) as runner:
             for package in IMAGE_PACKAGES[image]:
@@ -503,7 +509,7 @@ class LocalLauncher(Launcher):
         uid: int | None = None
         try:
             try:
-                tools = self._prepare_base()
+                tools = self._prepare_base(spec.image)
                 uid = self.ids.claim_for_job(job_id) if self.drops else None
                 ws = self._make_workspace(job_id, uid)
                 cache = self._cache_for(spec, ws)

@@ -325,6 +325,21 @@ def test_output_symlink_to_a_host_file_is_not_delivered(launcher: LocalLauncher,
     assert "not delivered" in result.log_tail
 
 
+@pytest.mark.parametrize(
+    ("image", "found"),
+    [("ci-runner-python", {"uv": True, "ruff": True}), ("ci-runner-go", {"uv": False, "ruff": False, "go": True})],
+)
+def test_a_job_finds_the_tools_its_image_brings_and_not_another_images(
+    launcher: LocalLauncher, tmp_path: Path, image: str, found: dict[str, bool]
+) -> None:
+    # ardanlabs/jinja 1.8.0 runs `uv` when a test finds it, and skips without it, as in the Go image.
+    which = f"{{t: bool(shutil.which(t)) for t in {list(found)!r}}}"
+    code = f"import json, shutil; json.dump({which}, open('out/result.json', 'w'))"
+    result = launcher.run(script_job(code, tmp_path, image=image))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert json.loads((tmp_path / "result.json").read_text()) == found
+
+
 def test_nonzero_exit_is_failed_with_the_last_line(launcher: LocalLauncher, tmp_path: Path) -> None:
     result = launcher.run(script_job("import sys; print('it broke'); sys.exit(3)", tmp_path))
     assert (result.state, result.exit_code) == (JobState.FAILED, 3)
