@@ -93,16 +93,19 @@ def _commands(job: list[str]) -> list[str]:
             value.append(line.strip())
             continue
         if value is not None:
-            commands += value if literal else [" ".join(v for v in value if v)]
+            commands += _scalar(value, literal)
             value = None
         m = _KEY.match(line)
         if m and m["key"] == "run" and m["value"]:
             literal = m["value"].startswith("|")
             key_indent = len(m["indent"]) + len(m["item"] or "")
             value = [] if _BLOCK.match(m["value"]) else [m["value"].strip("'\"")]
-    if value is not None:
-        commands += value if literal else [" ".join(v for v in value if v)]
-    return _joined(commands)
+    return _joined(commands + _scalar(value or [], literal))
+
+
+def _scalar(lines: list[str], literal: bool) -> list[str]:
+    """A ``run:`` value's commands: a literal block's lines, or the lines YAML folds into one."""
+    return lines if literal else [" ".join(line for line in lines if line)]
 
 
 def _joined(lines: list[str]) -> list[str]:
