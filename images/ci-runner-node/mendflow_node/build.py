@@ -471,7 +471,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
             *filters,
             "--reporter",
             "json",
-            "--reporter-option",
+            "--reporter-options",  # every mocha's spelling: before 6 there was no --reporter-option
             f"output={out / 'mocha.json'}",
         ]
         if c8 := self.proj.bin("c8"):

@@ -140,7 +140,7 @@ def from_jest_json(path: Path, root: Path) -> TestRun:
 
 
 def mocha_json_from_stdout(stdout: str) -> str | None:
-    """The json reporter's report where it printed it: mocha before 9 ignores ``--reporter-option output=`` and
+    """The json reporter's report where it printed it: mocha before 9 ignores ``--reporter-options output=`` and
     prints the report (``JSON.stringify(…, null, 2)``, after whatever the tests printed) to stdout."""
     start = stdout.rfind('{\n  "stats": {')
     if start < 0:
