@@ -82,6 +82,7 @@ _MISSING_PATH = re.compile(r"ENOENT: no such file or directory, stat '([^']+)'")
 # Node's, when the script runs a file the tarball does not ship (json-stringify-safe 5.0.1: `node test.js`)
 _MISSING_MODULE = re.compile(r"^Error: Cannot find module '([^']+)'$", re.M)
 _GLOB_MAGIC = re.compile(r"[*?[]")  # a word the shell would expand
+_SCRIPT_FILE = re.compile(r"\.(?:[cm]?[jt]s|[jt]sx)$")  # a word naming one script (``tape test.js``)
 _NODE_BANNER = re.compile(r"Node\.js v\d+\.")
 _ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
 
@@ -704,11 +705,12 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         return paths if all(paths) and not any((self.src / p).exists() for p in paths) else []
 
     def _unmatched_patterns(self, step: StepResult, every: bool = False) -> list[str]:
-        """The glob patterns of the command that ran which match no file of the package: the shell passes such a
-        word on as it is, and a runner may then do anything (once 1.4.0's `tap test/*.js`, whose tarball has no
-        test/: tap 7 reads TAP from stdin; concat-stream 2.0.0's `tape test/*.js test/server/*.js`: tape 4 ran
-        nothing, printed nothing and passed), and those of the test runners it runs through package scripts
-        (base64-js 1.5.1's `npm run unit`, `tape test/*.js`). With ``every``, [] unless none matches a file."""
+        """The glob patterns and script files of the command that ran which match no file of the package: the
+        shell passes such a word on as it is, and a runner may then do anything (once 1.4.0's `tap test/*.js`,
+        whose tarball has no test/: tap 7 reads TAP from stdin; concat-stream 2.0.0's `tape test/*.js
+        test/server/*.js` and isarray 2.0.5's `tape test.js`: tape ran nothing, printed nothing and passed), and
+        those of the test runners it runs through package scripts (base64-js 1.5.1's `npm run unit`, `tape
+        test/*.js`). With ``every``, [] unless none matches a file."""
         ran = _command_line(step)
         if step.argv[:2] == ["npm", "run"]:  # ``Project.script_argv``: the script's name is its last word
             ran = self.proj.scripts.get(step.argv[-1], ran)
@@ -717,8 +719,8 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         except ValueError:
             return []
         words += [word for suite in command.suites(ran, self.proj.scripts) or [] for word in suite]
-        patterns = [w for w in dict.fromkeys(words) if _GLOB_MAGIC.search(w) and not w.startswith(("-", "/"))]
-        patterns = [p for p in patterns if ".." not in p]
+        named = [w for w in dict.fromkeys(words) if _GLOB_MAGIC.search(w) or _SCRIPT_FILE.search(w)]
+        patterns = [p for p in named if not p.startswith(("-", "/")) and ".." not in p]
         unmatched = [p for p in patterns if not glob.glob(p, root_dir=self.src, recursive=True)]
         return unmatched if not every or len(unmatched) == len(patterns) else []
 

@@ -723,6 +723,8 @@ def test_a_test_script_that_finds_no_test_files_is_named_by_its_command(
         ("tap test/*.js", {"tap": "7.1.2"}, "test/*.js"),
         # concat-stream 2.0.0 as published: no test/; tape 4 ran nothing, printed nothing and exited 0 (was PASSED)
         ("tape test/*.js test/server/*.js", {"tape": "4.17.0"}, "test/*.js, test/server/*.js"),
+        # isarray 2.0.5 as published: no test.js; tape 2 ran nothing, printed nothing and exited 0 (was PASSED)
+        ("tape test.js", {"tape": "2.13.4"}, "test.js"),
     ],
 )
 def test_a_script_naming_test_files_the_package_lacks_is_no_tests(
