@@ -260,7 +260,7 @@ def subject_repo(
     import pygit2
 
     pygit2.init_repository(str(target), initial_head="main")
-    commit_files(target, files, "as published")
+    commit_files(target, files, "as published", ignored_too=True)
     return target
 
 

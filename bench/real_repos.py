@@ -125,7 +125,7 @@ def as_shipped(name: str, version: str, work: Path) -> Path:
     for stray in target.rglob(".git"):  # a submodule's pointer file left in the sdist: git never commits one
         stray.unlink() if stray.is_file() else shutil.rmtree(stray)
     pygit2.init_repository(str(target), initial_head="main")
-    commit_files(target, {}, f"{name} {version} as published on PyPI")
+    commit_files(target, {}, f"{name} {version} as published on PyPI", ignored_too=True)
     return target
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pygit2
+
 from bench.real_repos import remove_half
-from tests.fixtures.repos import RepoFactory
+from tests.fixtures.repos import RepoFactory, commit_files
 
 SINGLE = """\
 import os
@@ -66,3 +70,10 @@ def test_a_guarded_import_only_removed_tests_used_goes_too(make_repo: RepoFactor
     assert remove_half(repo) == "1 of 2 tests in test_single.py"
     text = (repo / "test_single.py").read_text()
     assert "Mock" not in text and "try:" not in text and "import os" in text
+
+
+def test_a_published_file_the_packages_gitignore_names_is_committed_as_shipped(tmp_path: Path) -> None:
+    # cyclopts 5.5.2's sdist ships README.md, which its own .gitignore (`/*.md`) names.
+    pygit2.init_repository(str(tmp_path), initial_head="main")
+    commit_files(tmp_path, {".gitignore": "/*.md\n", "README.md": "# x\n"}, "as published", ignored_too=True)
+    assert sorted(entry.path for entry in pygit2.Repository(str(tmp_path)).index) == [".gitignore", "README.md"]
