@@ -98,7 +98,8 @@ def refused_hosts(refusals: Path) -> str | None:
         return None
     return (
         f"the dependency phase may reach only the package index over HTTPS, and {', '.join(hosts)[:300]} is not "
-        "on its allowlist; if this repository needs it, add it to MENDFLOW_SANDBOX__EGRESS_HOSTS"
+        "on its allowlist; if this repository needs it, add it to MENDFLOW_SANDBOX__EGRESS_HOSTS (a JSON list that "
+        'replaces the default ["pypi.org", "files.pythonhosted.org"]: keep those in it)'
     )
 
 
@@ -161,6 +162,8 @@ class Installer:
         groups = [f"--group={g}" for g in repo_config.wanted_groups(root, python) if self._group_fits(g, python)]
         extras = repo_config.wanted_extras(root, python)
         if repo_config.syncs_uv_lock(root):
+            if repo_config.uv_dev_dependencies(root) and "--group=dev" not in groups:
+                groups.append("--group=dev")
             chosen = [*groups, *(f"--extra={e}" for e in extras)]
             self._run(
                 ["uv", "sync", "--frozen", "--no-default-groups", *chosen, "--python", self.venv_python], remaining()
