@@ -568,6 +568,15 @@ def nox_deps(root: Path) -> list[str]:
     return sorted({req for args in _nox_calls(_noxfile(root), "install") for req in _plain_requirements(args)})
 
 
+# pip's install options whose value is the next argument: never a requirement (stamina 26.1.0's noxfile installs
+# "--group", "tests"; "tests" was installed as a package).
+_VALUED_OPTIONS = frozenset((
+    "-r", "-c", "-e", "-i", "-f", "-t", "-C", "--requirement", "--constraint", "--editable", "--group", "--index-url",
+    "--extra-index-url", "--find-links", "--target", "--prefix", "--root", "--platform", "--python-version",
+    "--implementation", "--abi", "--only-binary", "--no-binary", "--upgrade-strategy", "--config-settings",
+))  # fmt: skip
+
+
 def _plain_requirements(args: list[ast.expr]) -> list[str]:
     out, skip = [], False
     for arg in args:
@@ -575,7 +584,7 @@ def _plain_requirements(args: list[ast.expr]) -> list[str]:
         if skip or value is None:
             skip = False
             continue
-        if value in ("-r", "-c", "-e", "--requirement", "--constraint", "--editable"):
+        if value in _VALUED_OPTIONS:
             skip = True
         elif not value.startswith(("-", ".")) and "/" not in value:
             out.append(value)

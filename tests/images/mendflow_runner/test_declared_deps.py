@@ -818,6 +818,13 @@ def test_nox_test_sessions_installs_are_read_without_running_the_noxfile(tmp_pat
     assert nox_deps(tmp_path) == ["hypothesis", "pytest>=8"]
 
 
+def test_the_value_of_a_nox_install_option_is_not_a_requirement(tmp_path: Path) -> None:
+    # stamina 26.1.0: session.install(pkg, "coverage[toml]", "--group", "tests"); "tests" was installed as a package
+    install = 'session.install(".", "coverage[toml]", "--group", "tests", "--index-url", "https://x.example/simple")'
+    (tmp_path / "noxfile.py").write_text(f"import nox\n\n\n@nox.session\ndef tests(session):\n    {install}\n")
+    assert nox_deps(tmp_path) == ["coverage[toml]"]
+
+
 # deepdiff 9.1.0's noxfile: its tests import click and pydantic, which only these extras bring.
 NOX_EXTRAS = """\
 import nox
