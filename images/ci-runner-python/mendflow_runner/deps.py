@@ -177,6 +177,7 @@ class Installer:
                 *([] if locked else repo_config.pipfile_deps(root)),
                 *poetry.test_requirements(root),
                 *repo_config.pdm_dev_deps(root),
+                *repo_config.uv_dev_dependencies(root),
                 *repo_config.hatch_deps(root),
                 *repo_config.tox_deps(root, python),
                 *repo_config.nox_deps(root),

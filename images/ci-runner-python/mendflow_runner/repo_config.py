@@ -515,11 +515,11 @@ def wanted_groups(root: Path, python: tuple[int, int]) -> list[str]:
     return sorted(g for g in groups if for_tests(g) or g in tox) if isinstance(groups, dict) else []
 
 
-def uv_dev_dependencies(root: Path) -> bool:
-    """Whether the project lists uv's ``[tool.uv] dev-dependencies``, the ``dev`` group of before PEP 735, which
-    ``uv sync`` installs by default (litestar-htmx 0.5.0's tests import litestar from it)."""
+def uv_dev_dependencies(root: Path) -> list[str]:
+    """uv's ``[tool.uv] dev-dependencies``, the ``dev`` group of before PEP 735, which ``uv sync`` installs by
+    default (litestar-htmx 0.5.0's tests import litestar from it)."""
     dev = pyproject(root).get("tool", {}).get("uv", {}).get("dev-dependencies")
-    return isinstance(dev, list) and bool(dev)
+    return [str(r) for r in dev] if isinstance(dev, list) else []
 
 
 def uv_group_pythons(root: Path, group: str) -> list[str]:

@@ -98,6 +98,18 @@ def test_uvs_dev_dependencies_of_before_dependency_groups_are_synced(tmp_path: P
     assert [p.name for p in site.glob("six-*.dist-info")]
 
 
+def test_uvs_dev_dependencies_are_installed_without_a_lock(tmp_path: Path, uv_cache: Path) -> None:
+    # an sdist ships its pyproject.toml, seldom its uv.lock
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0"\n[build-system]\nrequires = ["setuptools"]\n'
+        'build-backend = "setuptools.build_meta"\n[tool.uv]\ndev-dependencies = ["six"]\n'
+    )
+    (tmp_path / "src/x.py").write_text("")
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")]
+
+
 def test_test_requirement_files_are_installed_and_docs_ones_are_not(tmp_path: Path) -> None:
     names = ["requirements.txt", "requirements-test.txt", "requirements-docs.txt", "requirements_dev.in"]
     for name in [*names, "requirements_dev.txt", "test-requirements.txt"]:
