@@ -6,13 +6,14 @@ which only its ``pydantic`` extra brings. Jobs that run no tests (lint, docs, re
 install is not the tests' to need.
 
 The runner is stdlib-only and workflows are YAML; only what is needed is read, line by line: the jobs under
-``jobs:`` by their indentation, each step's ``run:`` commands (one line, or a ``|``/``>`` block), and those of
-the repository's own composite actions a step ``uses``.
+``jobs:`` by their indentation, each step's ``run:`` commands (one line, or a ``|``/``>`` block), those of
+the repository's own composite actions a step ``uses``, and the lines of its own shell scripts a command runs.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 _KEY = re.compile(r"^(?P<indent>\s*)(?P<item>-\s+)?(?P<key>[\w.-]+):(?:\s+(?P<value>.*?))?\s*$")
@@ -33,6 +34,7 @@ def installs_for_tests(root: Path) -> list[str]:
             continue
         for job in _jobs(text.splitlines()):
             commands = [*_commands(job), *(c for action in _local_actions(root, job) for c in _commands(action))]
+            commands += [line for command in commands for line in _script_lines(root, command)]
             installs = [c for c in commands if _INSTALLS.search(c)]
             if any(_RUNS_TESTS.search(c) for c in commands if c not in installs):
                 found += installs
@@ -79,6 +81,23 @@ def _local_actions(root: Path, job: list[str]) -> list[list[str]]:
                 found.append((where / name).read_text(encoding="utf-8", errors="replace").splitlines())
                 break
     return found
+
+
+def _script_lines(root: Path, command: str) -> list[str]:
+    """The lines of the repository's own shell script a command runs (``bash scripts/ci-test.sh``, ``./test.sh``),
+    where a job's install and test commands often are (fastapi-pagination 0.16.1's ``uv sync --all-extras``)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    if words[:1] in (["bash"], ["sh"]) and len(words) > 1:
+        words = words[1:]
+    if not words or not words[0].endswith(".sh"):
+        return []
+    script = (root / words[0]).resolve()
+    if not script.is_relative_to(root.resolve()) or not script.is_file():
+        return []
+    return _joined([line.strip() for line in script.read_text(encoding="utf-8", errors="replace").splitlines()])
 
 
 def _commands(job: list[str]) -> list[str]:

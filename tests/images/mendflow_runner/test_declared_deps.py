@@ -308,6 +308,18 @@ def test_a_workflows_test_job_installs_through_the_repositorys_own_composite_act
     assert wanted_extras(tmp_path, PY311) == ["bson"]
 
 
+def test_a_workflows_test_job_installs_through_the_repositorys_own_shell_script(tmp_path: Path) -> None:
+    # fastapi-pagination 0.16.1: its test job runs `bash scripts/ci-test.sh`, which syncs every extra
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PROJECT)
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    job = "      - name: Run tests\n        run: |\n          bash scripts/ci-test.sh\n"
+    (tmp_path / ".github" / "workflows" / "test.yml").write_text(f"on: push\njobs:\n  test:\n    steps:\n{job}")
+    (tmp_path / "scripts").mkdir()
+    script = "#!/usr/bin/env bash\nset -ex\nuv sync --extra yaml \\\n  --dev\nuv run --no-project pytest tests\n"
+    (tmp_path / "scripts" / "ci-test.sh").write_text(script)
+    assert wanted_extras(tmp_path, PY311) == ["yaml"]
+
+
 def test_a_group_a_test_task_names_is_installed(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[dependency-groups]\nextra-tools = ["a"]\nrelease = ["b"]\n'
