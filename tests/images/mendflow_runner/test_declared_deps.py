@@ -84,28 +84,21 @@ def test_a_group_uv_installs_for_a_newer_python_only_is_left_out(tmp_path: Path,
     assert [p.name for p in site.glob("six-*.dist-info")] and not list(site.glob("sphinx-*.dist-info"))
 
 
-def test_uvs_dev_dependencies_of_before_dependency_groups_are_synced(tmp_path: Path, uv_cache: Path) -> None:
-    # litestar-htmx 0.5.0: its tests import litestar, which only [tool.uv] dev-dependencies lists
+# litestar-htmx 0.5.0: its tests import litestar, which only [tool.uv] dev-dependencies lists; synced with its lock,
+# installed beside the project without one (an sdist ships its pyproject.toml, seldom its uv.lock)
+@pytest.mark.parametrize("locked", [True, False])
+def test_uvs_dev_dependencies_of_before_dependency_groups_are_installed(
+    tmp_path: Path, uv_cache: Path, locked: bool
+) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/pyproject.toml").write_text(
         '[project]\nname = "x"\nversion = "0"\n[build-system]\nrequires = ["setuptools"]\n'
         'build-backend = "setuptools.build_meta"\n[tool.uv]\ndev-dependencies = ["six"]\n'
     )
     (tmp_path / "src/x.py").write_text("")
-    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache)}
-    subprocess.run(["uv", "lock", "-q"], cwd=tmp_path / "src", env=env, check=True)
-    site = install(tmp_path, uv_cache)
-    assert [p.name for p in site.glob("six-*.dist-info")]
-
-
-def test_uvs_dev_dependencies_are_installed_without_a_lock(tmp_path: Path, uv_cache: Path) -> None:
-    # an sdist ships its pyproject.toml, seldom its uv.lock
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src/pyproject.toml").write_text(
-        '[project]\nname = "x"\nversion = "0"\n[build-system]\nrequires = ["setuptools"]\n'
-        'build-backend = "setuptools.build_meta"\n[tool.uv]\ndev-dependencies = ["six"]\n'
-    )
-    (tmp_path / "src/x.py").write_text("")
+    if locked:
+        env = {**os.environ, "UV_CACHE_DIR": str(uv_cache)}
+        subprocess.run(["uv", "lock", "-q"], cwd=tmp_path / "src", env=env, check=True)
     site = install(tmp_path, uv_cache)
     assert [p.name for p in site.glob("six-*.dist-info")]
 
