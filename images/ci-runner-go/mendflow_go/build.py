@@ -26,7 +26,7 @@ from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
 
-from . import golangci, gotest, warm
+from . import fmtcache, golangci, gotest, warm
 from .warm import TEST_FLAGS
 
 PROFILE, COVERAGE = "cover.out", "coverage.json"
@@ -127,6 +127,9 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         self.lint_tree: Path | None = None  # the sources as committed, for golangci-lint beside the tests
         self.golangci_configs: dict[Path, Path] | None = None  # module → its golangci-lint configuration
         self.golangci_sharing: set[Path] = set()  # the configurations linting from the repository's caches
+        self.fmt_verdicts: fmtcache.Verdicts | None = None  # gofmt's, kept in the repository's cache
+        self.fmt_tree: Path | None = None  # the private copy of the files gofmt has not judged before
+        self.fmt_sorted: dict[Path, tuple[list[str], fmtcache.Unseen]] = {}  # module → known unformatted, unseen
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -205,21 +208,39 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             if self.golangci_sharing:
                 self.lint_tree = self._copy_for_lint()
                 self.lint_beside_tests = self.lint_tree is not None
+            self._sort_for_gofmt()
 
-    def _copy_for_lint(self) -> Path | None:
-        """A copy of the sources as committed (no repository code has run yet), for golangci-lint, which writes the
-        repository's caches from the tree as it reads it: beside the tests, which may rewrite the tree, it reads
-        this copy, or the repository's next jobs would lint from what a test wrote. No test can write it (it lies in
-        the runner's temp dir, outside the workspace and the job's home, the paths a test may write), and
-        golangci-lint sees it at the sources' own path, which its caches' keys name (``_lint_tree_over``). Without
-        bubblewrap (a pod) a test could write anything the job can: no copy, and golangci-lint runs before the
-        tests."""
+    def _private_place(self) -> Path | None:
+        """Where the runner may copy the sources as committed (no repository code has run yet) for a linter that
+        writes the repository's caches from what it reads: no test can write there (the runner's temp dir, outside
+        the workspace and the job's home, the paths a test may write). None without bubblewrap (a pod), where a
+        test could write anything the job can."""
         place = self.refusals.parent
         if not self.stable_root.active or place.resolve().is_relative_to(self.cfg.workspace.resolve()):
+            return None
+        return place
+
+    def _copy_for_lint(self) -> Path | None:
+        """A copy of the sources for golangci-lint (``_private_place``): beside the tests, which may rewrite the
+        tree, it reads this copy, or the repository's next jobs would lint from what a test wrote. golangci-lint
+        sees it at the sources' own path, which its caches' keys name (``_lint_tree_over``). With no private place,
+        no copy, and golangci-lint runs before the tests."""
+        if (place := self._private_place()) is None:
             return None
         tree = Path(tempfile.mkdtemp(prefix="mendflow-lint-tree-", dir=place))
         shutil.copytree(self.src, tree, symlinks=True, dirs_exist_ok=True)
         return tree
+
+    def _sort_for_gofmt(self) -> None:
+        """Each module's files gofmt has judged before (``fmtcache``), and a private copy of the rest, which gofmt
+        reads beside the tests at the sources' own path; with no private place gofmt reads the tree as before."""
+        tool = fmtcache.tool_identity(shutil.which("gofmt", path=self.env.get("PATH")))
+        if tool is None or (place := self._private_place()) is None:
+            return
+        self.fmt_verdicts = fmtcache.Verdicts.load(self.cache / "go", tool)
+        self.fmt_tree = Path(tempfile.mkdtemp(prefix="mendflow-gofmt-", dir=place))
+        for module in self.module_dirs:
+            self.fmt_sorted[module] = self.fmt_verdicts.sort(self.src, module, go_files(module), self.fmt_tree)
 
     def _warm(self) -> None:
         """Compile, without running, what the offline steps will (the build, vet's facts, the instrumented test
@@ -323,10 +344,13 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
                 found += self._gofmt(module)
                 if (config := self._golangci_configs().get(module)) is not None:
                     found += self._golangci(module, config)
+            if self.fmt_verdicts is not None:
+                self.fmt_verdicts.save()
         finally:
-            if self.lint_tree is not None:
-                shutil.rmtree(self.lint_tree, ignore_errors=True)
-                self.lint_tree = None
+            for tree in (self.lint_tree, self.fmt_tree):
+                if tree is not None:
+                    shutil.rmtree(tree, ignore_errors=True)
+            self.lint_tree = self.fmt_tree = None
         return found
 
     def _golangci_configs(self) -> dict[Path, Path]:
@@ -429,16 +453,27 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         return out
 
     def _gofmt(self, module: Path) -> list[str]:
-        files = [str(p.relative_to(module)) for p in go_files(module)]
-        unformatted = []
-        for i in range(0, len(files), _FMT_BATCH):
-            step = self._go_tool("gofmt", ["-l", *files[i : i + _FMT_BATCH]], module)
-            unformatted += [line.strip() for line in step.stdout.splitlines() if line.strip()]
+        """``gofmt -l`` of the module's files, but those it has judged before (``_sort_for_gofmt``)."""
+        if module in self.fmt_sorted:
+            unformatted, unseen = self.fmt_sorted[module]
+            unformatted = unformatted + self._gofmt_listed(list(unseen.files), module, unseen)
+        else:
+            unformatted = self._gofmt_listed([str(p.relative_to(module)) for p in go_files(module)], module)
         rel = module.relative_to(self.src)
         return [f"{(rel / name).as_posix()}:1:1 gofmt not formatted as gofmt would" for name in unformatted]
 
-    def _go_tool(self, tool: str, args: list[str], module: Path) -> StepResult:
-        return self._run(proc.sandbox(self.cfg.workspace), [tool, *args], module, self.offline_env)
+    def _gofmt_listed(self, files: list[str], module: Path, unseen: fmtcache.Unseen | None = None) -> list[str]:
+        """What ``gofmt -l`` lists of ``files``: read from ``unseen``'s copy, where given, whose verdicts are kept."""
+        over = ((unseen.tree, self.src),) if unseen else ()
+        listed = []
+        for i in range(0, len(files), _FMT_BATCH):
+            batch = files[i : i + _FMT_BATCH]
+            step = self._run(proc.sandbox(self.cfg.workspace), ["gofmt", "-l", *batch], module, self.offline_env, over)
+            found = [line.strip() for line in step.stdout.splitlines() if line.strip()]
+            if unseen is not None and self.fmt_verdicts is not None and step.ok:
+                self.fmt_verdicts.judge(unseen, batch, set(found))
+            listed += found
+        return listed
 
     def _tests(self) -> tuple[gotest.GoTestRun, list[StepResult]]:
         """``go test -short -json`` per module, a coverprofile each; their events read together."""

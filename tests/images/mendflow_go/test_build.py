@@ -173,6 +173,20 @@ def test_vet_and_gofmt_findings_fail_lint_with_their_file_and_code(
     assert any("vet self-assignment of l" in line for line in report.lint_errors)
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap: gofmt's verdicts are kept with it")
+def test_the_next_job_runs_gofmt_on_no_file_it_judged_and_keeps_its_findings(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    source = snapshot(make_repo(example_files(**{"describe.go": VET_AND_FORMAT})), tmp_path / "src.tar.gz")
+    cache, seed = tmp_path / "cache", {warm.SEED_ENV: str(go_std_seed)}
+    first = BuildReport.model_validate(run_go_runner(source, tmp_path / "first", cache, **seed))
+    second = BuildReport.model_validate(run_go_runner(source, tmp_path / "second", cache, **seed))
+    assert "gofmt -l" in (tmp_path / "first" / "runner.log").read_text()
+    assert "gofmt -l" not in (tmp_path / "second" / "runner.log").read_text()
+    assert second.lint_errors == first.lint_errors
+    assert any("describe.go:1:1 gofmt" in line for line in second.lint_errors)
+
+
 GOLANGCI_CONFIG = 'version: "2"\nlinters:\n  default: none\n  enable:\n    - errcheck\n'
 UNCHECKED = """\
 package ratelimit
