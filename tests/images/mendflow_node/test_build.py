@@ -370,6 +370,17 @@ def test_a_failing_pretest_script_fails_the_tests_in_its_words(
     assert report.error_reason.startswith("`node build.mjs`, which the test script runs before the tests, exited 4")
 
 
+def test_a_build_before_the_tests_missing_its_script_fails_in_its_words_not_as_missing_tests(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # js-yaml 5.5.0 as published: `npm run build && … node --test`, its support/build-dist.mjs left out
+    files = _hooked("npm run build && node --test test/", build="node support/build-dist.mjs")
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.error_reason is not None
+    assert report.error_reason.startswith("`npm run build`, which the test script runs before the tests, exited 1")
+
+
 def test_node_test_coverage_comes_from_node_itself(make_repo: RepoFactory, tmp_path: Path, node_cache: Path) -> None:
     report = _build(make_repo, tmp_path, node_cache, _node_project())
     assert report.coverage is not None
