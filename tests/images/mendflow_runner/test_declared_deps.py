@@ -522,13 +522,42 @@ def test_a_pipfile_lock_pins_default_and_develop_with_their_markers(tmp_path: Pa
 
 
 @pytest.mark.slow
-def install(tmp_path: Path, uv_cache: Path) -> Path:
+def install(tmp_path: Path, uv_cache: Path, venv_name: str = "venv", **more_env: str) -> Path:
     """The Installer's run on ``tmp_path/src``; the venv's site-packages."""
-    (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp")}
-    venv = tmp_path / "env" / "venv"
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache), "TMPDIR": str(tmp_path / "tmp"), **more_env}
+    venv = tmp_path / "env" / venv_name
     Installer(tmp_path / "src", venv, sys.executable, env, Log(tmp_path / "log")).install(lambda: 120.0)
     return next((venv / "lib").glob("python3*/site-packages"))
+
+
+def _project_needing(tmp_path: Path, *requirements: str) -> None:
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src/pyproject.toml").write_text(
+        f'[project]\nname = "x"\nversion = "0"\ndependencies = {list(requirements)!r}\n'
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    (tmp_path / "src/x.py").write_text("")
+
+
+NO_INDEX = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "UV_HTTP_RETRIES": "0"}
+
+
+def test_a_repositorys_next_install_resolves_from_its_cache_without_the_index(tmp_path: Path) -> None:
+    _project_needing(tmp_path, "six")
+    install(tmp_path, tmp_path / "uv-cache", "first")
+    site = install(tmp_path, tmp_path / "uv-cache", "second", **NO_INDEX)
+    assert list(site.glob("six-*.dist-info"))
+    assert "again with the index" not in (tmp_path / "log").read_text()
+
+
+def test_what_the_cache_does_not_hold_is_resolved_against_the_index(tmp_path: Path) -> None:
+    _project_needing(tmp_path, "six")
+    install(tmp_path, tmp_path / "uv-cache", "first")
+    _project_needing(tmp_path, "six", "idna")
+    site = install(tmp_path, tmp_path / "uv-cache", "second")
+    assert list(site.glob("idna-*.dist-info"))
+    assert "again with the index" in (tmp_path / "log").read_text()
 
 
 def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tmp_path: Path, uv_cache: Path) -> None:
