@@ -104,7 +104,28 @@ def rules(root: Path) -> Collection | None:
             return found if found.options or found.paths else None
         if not configures_pytest and (found := unittest_command(words, root)) is not None:
             return found
+    if not configures_pytest and (found := setuptools_suite(root)) is not None:
+        return found
     return unittest_rules(root) if not configures_pytest and _has_unittest_only_file(root) else None
+
+
+def setuptools_suite(root: Path) -> Collection | None:
+    """The rules of setuptools' ``test_suite`` (``python setup.py test``, which setuptools 72 dropped and many a
+    published package still names): its loader imports every module of the package it names, and each of their
+    ``TestCase`` classes is a test whatever the file is called (parsedatetime 2.6's ``tests/TestUnits.py``, which
+    pytest's and unittest's patterns both miss); a module it names is that file alone. None where the name is no
+    package or module of the repository's, or where pytest's own patterns find each ``TestCase`` file there."""
+    suite = repo_config.setuptools_test_suite(root)
+    dotted = suite.replace(".", "/") if suite else None
+    if dotted is None:
+        return None
+    if (package := _inside(dotted, root)) is not None and (root / package / "__init__.py").is_file():
+        start, pattern = package, "*.py"
+    elif (module := _inside(f"{dotted}.py", root)) is not None:
+        start, pattern = posixpath.dirname(module) or ".", posixpath.basename(module)
+    else:
+        return None
+    return unittest_rules(root, start, pattern) if _has_unittest_only_file(root, start, pattern) else None
 
 
 def _measuring(commands: list[list[str]], root: Path) -> Collection | None:
@@ -152,23 +173,23 @@ def pytest_command(words: list[str], root: Path) -> Collection | None:
     return Collection(tuple(options), tuple(paths))
 
 
-def _has_unittest_only_file(root: Path) -> bool:
-    """Whether a file unittest's pattern finds and pytest's do not defines a ``TestCase`` with a test method
-    (walked as a collector walks: hidden and vendored directories left out). Importing unittest is not enough:
-    pytest suites import ``unittest.mock``; nor is a ``TestCase`` with no test, a package's base class for its
+def _has_unittest_only_file(root: Path, start: str = ".", pattern: str = DEFAULT_PATTERN) -> bool:
+    """Whether a file under ``start`` unittest's ``pattern`` finds and pytest's do not defines a ``TestCase`` with a
+    test method (walked as a collector walks: hidden and vendored directories left out). Importing unittest is not
+    enough: pytest suites import ``unittest.mock``; nor is a ``TestCase`` with no test, a package's base class for its
     tests (leather 0.4.1's ``leather/testcase.py``: its unittest rules collected the scratch script ``test.py``
     beside its pytest suite, which failed at import)."""
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root / start):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
-        for name in filter(_unittest_only_name, files):
+        for name in (f for f in files if _unittest_only_name(f, pattern)):
             text = Path(folder, name).read_text(encoding="utf-8", errors="replace")
             if _TEST_CASE.search(text) and _TEST_METHOD.search(text):
                 return True
     return False
 
 
-def _unittest_only_name(name: str) -> bool:
-    return fnmatch.fnmatchcase(name, DEFAULT_PATTERN) and not any(fnmatch.fnmatchcase(name, p) for p in PYTEST_FILES)
+def _unittest_only_name(name: str, pattern: str) -> bool:
+    return fnmatch.fnmatchcase(name, pattern) and not any(fnmatch.fnmatchcase(name, p) for p in PYTEST_FILES)
 
 
 def unittest_command(words: list[str], root: Path) -> Collection | None:

@@ -506,6 +506,19 @@ def setuptools_tests_require(root: Path) -> list[str]:
     return sorted({requirement for requirement in found if requirement and "/" not in requirement})
 
 
+def setuptools_test_suite(root: Path) -> str | None:
+    """The dotted name setuptools' ``test_suite`` gives ``python setup.py test`` (setup.py's, read with ``ast``, or
+    setup.cfg's ``[options]``); None where there is none, or where setup.cfg's ``[aliases]`` makes ``test`` run
+    pytest instead (pytest-runner's ``test = pytest``)."""
+    cfg = _ini(root / "setup.cfg")
+    if cfg is not None and "pytest" in cfg.get("aliases", "test", fallback=""):
+        return None
+    named = _setup_py_keywords(root).get("test_suite")
+    if isinstance(named, ast.Constant) and isinstance(named.value, str):
+        return named.value.strip() or None
+    return (cfg.get("options", "test_suite", fallback="").strip() or None) if cfg is not None else None
+
+
 def wanted_groups(root: Path, python: tuple[int, int]) -> list[str]:
     """The PEP 735 dependency groups a test run needs (see ``for_tests``), and those tox's test environment
     installs (tox 4.22's ``dependency_groups``: lazy-object-proxy 1.13.0's ``benchmark``, whose pytest-benchmark

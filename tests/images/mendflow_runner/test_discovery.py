@@ -189,3 +189,28 @@ def test_of_several_pytest_commands_the_one_measuring_coverage_is_the_suite(tmp_
     files = {"tox.ini": f"[testenv]\ncommands =\n    {commands}\n", "README.rst": "", "natsort/__init__.py": ""}
     root = tree(tmp_path, {**files, "tests/test_a.py": ""})
     assert rules(root) == Collection((), ("tests",))
+
+
+SUITE_SETUP = "from setuptools import setup\n\nsetup(name='p', test_suite='tests')\n"
+
+
+def test_setuptools_test_suite_package_collects_every_module_of_it(tmp_path: Path) -> None:
+    files = {"setup.py": SUITE_SETUP, "tests/__init__.py": "", "tests/TestUnits.py": UNITTEST_CASE}
+    root = tree(tmp_path, files)
+    assert rules(root) == unittest_rules(root, "tests", "*.py")
+
+
+def test_setuptools_test_suite_module_collects_that_file(tmp_path: Path) -> None:
+    cfg = "[options]\ntest_suite = tests.suite\n"
+    root = tree(tmp_path, {"setup.cfg": cfg, "tests/__init__.py": "", "tests/suite.py": UNITTEST_CASE})
+    assert rules(root) == unittest_rules(root, "tests", "suite.py")
+
+
+def test_setuptools_test_suite_whose_files_pytest_finds_keeps_pytests_rules(tmp_path: Path) -> None:
+    files = {"setup.py": SUITE_SETUP, "tests/__init__.py": "", "tests/test_units.py": UNITTEST_CASE}
+    assert rules(tree(tmp_path, files)) is None
+
+
+def test_setuptools_test_aliased_to_pytest_keeps_pytests_rules(tmp_path: Path) -> None:
+    files = {"setup.py": SUITE_SETUP, "setup.cfg": "[aliases]\ntest = pytest\n", "tests/__init__.py": ""}
+    assert rules(tree(tmp_path, {**files, "tests/TestUnits.py": UNITTEST_CASE})) is None

@@ -58,6 +58,16 @@ def test_the_same_suite_without_its_tox_command_is_collected_by_pytests_rules(
     assert report.status is BuildStatus.FAILED and report.tests.failed == 2
 
 
+def test_a_setuptools_test_suites_modules_run_whatever_their_names(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """parsedatetime 2.6's layout: setup.py's ``test_suite='tests'``, its files named ``tests/TestUnits.py``."""
+    setup = "from setuptools import setup\n\nsetup(test_suite='tests')\n"
+    files = {"setup.py": setup, "tests/__init__.py": "", "tests/TestAdd.py": UNITTEST_MODULE}
+    report = build_unittest(make_repo, tmp_path, uv_cache, files)
+    assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
+
+
 def test_an_undeclared_unittest_file_named_test_py_is_run(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
