@@ -404,10 +404,13 @@ def is_installable(root: Path) -> bool:
     return "build-system" in data and cfg is not None and cfg.has_section("metadata")
 
 
-# Groups and extras a repo's test run needs: its tests', and its development and type-checking tools (mypy
-# needs the stubs the repo pins). Never docs, release, publish or benchmark ones: the tests do not need them,
-# and their pins are the ones that fail to install.
-_FOR_TESTS = re.compile(r"^(?:.*test.*|dev|devel|develop|development|lint|linting|typing|types|mypy|check|checks|qa)$")
+# Groups and extras a repo's test run needs: its tests', its development and type-checking tools (mypy needs the
+# stubs the repo pins), and what its CI installs (the ``ci`` group of copier-uv's projects, mkdocstrings-python
+# 2.0.11's among them, holds pytest and what the tests import). Never docs, release, publish or benchmark ones:
+# the tests do not need them, and their pins are the ones that fail to install.
+_FOR_TESTS = re.compile(
+    r"^(?:.*test.*|dev|devel|develop|development|lint|linting|typing|types|mypy|check|checks|qa|ci)$"
+)
 
 
 # Extras that are no feature of the project's: its documentation's, release's and benchmarks' tools.

@@ -34,7 +34,9 @@ from mendflow_runner.repo_config import (
 PY311 = (3, 11)
 
 
-@pytest.mark.parametrize("name", ["test", "tests", "Testing", "dev", "typing", "lint", "test-extras", "unit_test"])
+@pytest.mark.parametrize(
+    "name", ["test", "tests", "Testing", "dev", "typing", "lint", "test-extras", "unit_test", "ci"]
+)
 def test_groups_for_tests_and_development_are_installed(name: str) -> None:
     assert for_tests(name)
 
