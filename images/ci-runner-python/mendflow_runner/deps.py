@@ -177,9 +177,25 @@ class Installer:
     def install(self, remaining: Callable[[], float]) -> None:
         """Each command gets what is left of the job's budget; raises DependencyError on the first failure."""
         self._create_venv(remaining())
-        root = self.root
         python = self._venv_version(remaining())
-        groups = [f"--group={g}" for g in repo_config.wanted_groups(root, python) if self._group_fits(g, python)]
+        fitting = [g for g in repo_config.wanted_groups(self.root, python) if self._group_fits(g, python)]
+        defaults = [g for g in repo_config.uv_default_groups(self.root) if g not in fitting]
+        defaults = [g for g in defaults if self._group_fits(g, python)]
+        try:
+            self._install_declared(remaining, python, [*fitting, *defaults])
+        except DependencyError as exc:
+            if exc.transient or not defaults:
+                raise
+            self.log.write(f"dependencies: uv's default groups {defaults} failed ({exc}); without them\n")
+            self._install_declared(remaining, python, fitting)
+        self._add_runner_tools(remaining())
+        self._add_linters(remaining())
+        self._add_build_wheelhouse(remaining())
+
+    def _install_declared(self, remaining: Callable[[], float], python: tuple[int, int], names: list[str]) -> None:
+        """What the repository declares for its tests, with the dependency groups ``names``."""
+        root = self.root
+        groups = [f"--group={g}" for g in names]
         extras = repo_config.wanted_extras(root, python)
         if repo_config.syncs_uv_lock(root):
             if repo_config.uv_dev_dependencies(root) and "--group=dev" not in groups:
@@ -187,34 +203,31 @@ class Installer:
             chosen = [*groups, *(f"--extra={e}" for e in extras)]
             sync = ["uv", "sync", "--frozen", "--no-default-groups", *chosen, "--python", self.venv_python]
             self._run(sync, remaining(), indexed=True)
-        else:
-            requirements = repo_config.requirement_files(root)
-            for req in requirements:
-                self._requirements(req, remaining())
-            locked = self._locked()
-            declared = [
-                *([] if locked else repo_config.pipfile_deps(root)),
-                *poetry.test_requirements(root),
-                *repo_config.pdm_dev_deps(root),
-                *repo_config.uv_dev_dependencies(root),
-                *repo_config.hatch_deps(root),
-                *repo_config.tox_deps(root, python),
-                *repo_config.nox_deps(root),
-                *repo_config.setuptools_tests_require(root),
-                *repo_config.pytest_required_plugins(root),
-            ]
-            if not (requirements or locked or declared or extras or groups):
-                self._install_featured(remaining)
-            elif project := self._project(extras, groups):
-                self._pip([*project, *locked], remaining())
-            elif locked[:1] == ["-r"]:  # a pipenv application has a lock and no project to install
-                self._pip(locked, remaining())
-            if more := sorted(set(declared)):
-                only_constrains = locked[:1] == ["-c"]  # such a lock's pins hold for these too
-                self._pip([*more, *(locked if only_constrains else [])], remaining())
-        self._add_runner_tools(remaining())
-        self._add_linters(remaining())
-        self._add_build_wheelhouse(remaining())
+            return
+        requirements = repo_config.requirement_files(root)
+        for req in requirements:
+            self._requirements(req, remaining())
+        locked = self._locked()
+        declared = [
+            *([] if locked else repo_config.pipfile_deps(root)),
+            *poetry.test_requirements(root),
+            *repo_config.pdm_dev_deps(root),
+            *repo_config.uv_dev_dependencies(root),
+            *repo_config.hatch_deps(root),
+            *repo_config.tox_deps(root, python),
+            *repo_config.nox_deps(root),
+            *repo_config.setuptools_tests_require(root),
+            *repo_config.pytest_required_plugins(root),
+        ]
+        if not (requirements or locked or declared or extras or groups):
+            self._install_featured(remaining)
+        elif project := self._project(extras, groups):
+            self._pip([*project, *locked], remaining())
+        elif locked[:1] == ["-r"]:  # a pipenv application has a lock and no project to install
+            self._pip(locked, remaining())
+        if more := sorted(set(declared)):
+            only_constrains = locked[:1] == ["-c"]  # such a lock's pins hold for these too
+            self._pip([*more, *(locked if only_constrains else [])], remaining())
 
     def _install_featured(self, remaining: Callable[[], float]) -> None:
         """The project with every feature it declares as an extra, where nothing says what its tests need

@@ -531,6 +531,17 @@ def wanted_groups(root: Path, python: tuple[int, int]) -> list[str]:
     return sorted(g for g in groups if for_tests(g) or g in tox) if isinstance(groups, dict) else []
 
 
+def uv_default_groups(root: Path) -> list[str]:
+    """uv's ``[tool.uv] default-groups``, which ``uv sync`` and ``uv run`` install, so the repository's own test
+    run has them (mkdocstrings-python 2.0.11's ``docs``: its tests configure mkdocs-material's theme); ``"all"``:
+    every group."""
+    named = pyproject(root).get("tool", {}).get("uv", {}).get("default-groups")
+    groups = pyproject(root).get("dependency-groups", {})
+    if named == "all" and isinstance(groups, dict):
+        return sorted(groups)
+    return [str(g) for g in named] if isinstance(named, list) else []
+
+
 def uv_dev_dependencies(root: Path) -> list[str]:
     """uv's ``[tool.uv] dev-dependencies``, the ``dev`` group of before PEP 735, which ``uv sync`` installs by
     default (litestar-htmx 0.5.0's tests import litestar from it)."""

@@ -26,6 +26,7 @@ from mendflow_runner.repo_config import (
     setuptools_tests_require,
     tox_deps,
     tox_env_holds,
+    uv_default_groups,
     uv_group_pythons,
     wanted_extras,
     wanted_groups,
@@ -560,6 +561,30 @@ def test_what_the_cache_does_not_hold_is_resolved_against_the_index(tmp_path: Pa
     site = install(tmp_path, tmp_path / "uv-cache", "second")
     assert list(site.glob("idna-*.dist-info"))
     assert "again with the index" in (tmp_path / "log").read_text()
+
+
+@pytest.mark.parametrize(("named", "expected"), [('["docs", "ci"]', ["docs", "ci"]), ('"all"', ["ci", "docs"])])
+def test_uvs_default_groups_are_read(tmp_path: Path, named: str, expected: list[str]) -> None:
+    groups = '[dependency-groups]\nci = ["pytest"]\ndocs = ["mkdocs"]\n'
+    (tmp_path / "pyproject.toml").write_text(f"[tool.uv]\ndefault-groups = {named}\n{groups}")
+    assert uv_default_groups(tmp_path) == expected
+
+
+def _project_with_default_group(tmp_path: Path, requirement: str) -> None:
+    _project_needing(tmp_path)
+    with (tmp_path / "src/pyproject.toml").open("a") as pyproject:
+        pyproject.write(f'[tool.uv]\ndefault-groups = ["site"]\n[dependency-groups]\nsite = ["{requirement}"]\n')
+
+
+def test_uvs_default_groups_are_installed_as_uv_sync_would(tmp_path: Path, uv_cache: Path) -> None:
+    _project_with_default_group(tmp_path, "six")
+    assert list(install(tmp_path, uv_cache).glob("six-*.dist-info"))
+
+
+def test_a_default_group_that_cannot_install_is_left_out_with_a_line(tmp_path: Path, uv_cache: Path) -> None:
+    _project_with_default_group(tmp_path, "mendflow-no-such-package-xyz==1.0")
+    assert list(install(tmp_path, uv_cache).glob("x-*.dist-info"))
+    assert "uv's default groups ['site'] failed" in (tmp_path / "log").read_text()
 
 
 def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tmp_path: Path, uv_cache: Path) -> None:
