@@ -13,7 +13,7 @@ from pathlib import Path
 import pygit2
 from pydantic import BaseModel, ConfigDict
 
-from mendflow import identity, languages, snapshot
+from mendflow import gitversion, identity, languages, snapshot
 from mendflow.contracts import Language
 from mendflow.keys import RepoKeys
 from mendflow.settings import Settings
@@ -32,6 +32,7 @@ class Source(BaseModel):
     branch: str
     archive_key: str
     languages: tuple[Language, ...] = ()  # mendflow.languages.detect at this commit: most source files first
+    version: str = ""  # what the commit's tags make it (mendflow.gitversion): jobs get no .git to read them from
 
     @property
     def language(self) -> Language:
@@ -112,7 +113,8 @@ def _frozen(source: Source, repo: pygit2.Repository, store: ArtefactStore, setti
     if not store.exists(key):  # content-addressed by commit: a retry or a re-run reuses it
         publish_snapshot(repo, source.commit_sha, store, key, settings)
     found = tuple(languages.detect(snapshot.file_paths(repo, source.commit_sha)))
-    return source.model_copy(update={"archive_key": key, "languages": found})
+    version = gitversion.version_of(repo, source.commit_sha)
+    return source.model_copy(update={"archive_key": key, "languages": found, "version": version})
 
 
 def publish_snapshot(repo: pygit2.Repository, sha: str, store: ArtefactStore, key: str, settings: Settings) -> None:

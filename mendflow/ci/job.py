@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from mendflow import progress
 from mendflow.contracts import BuildMetrics, BuildReport, BuildStatus, FailReason, Language, TestFailure
 from mendflow.errors import MendflowError, TooLargeError
+from mendflow.gitversion import SCM_VERSION
 from mendflow.jobcode import RUNNER_IMAGES, runner_command
 from mendflow.keys import HANDOFF, REPORT
 from mendflow.launcher.base import Handoff, JobResult, JobSpec, JobState, OnOutput
@@ -89,6 +90,8 @@ def job_spec(
         "MENDFLOW_JOB_TEST_MARKER": settings.test_marker,
         "MENDFLOW_JOB_TIMEOUT_SEC": str(settings.build_timeout_sec),
     }
+    if source.version:
+        env[SCM_VERSION] = source.version
     if select:
         env["MENDFLOW_JOB_SELECT"] = json.dumps(select)
     if lint_only:

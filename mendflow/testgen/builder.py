@@ -16,7 +16,7 @@ from typing import Any
 
 import pygit2
 
-from mendflow import identity, snapshot
+from mendflow import gitversion, identity, snapshot
 from mendflow.contracts import (
     BuildStatus,
     CoverageTarget,
@@ -115,6 +115,7 @@ class _Run:
             f"testbuilder-{self.spec.id[-8:]}-{round_no}",
             ProgressReader(expected_total(payload), self.on_progress) if self.on_progress else None,
             cache_scope=self.spec.repo,
+            version=gitversion.version_of(self.repo, self.spec.parent_commit_sha),
         )
 
     def record_drops(self, outcome: JobOutcome, round_no: int, final: bool) -> None:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from mendflow import keys
 from mendflow.contracts import TestgenJobResult
 from mendflow.errors import ArtefactNotFoundError, TooLargeError
+from mendflow.gitversion import SCM_VERSION
 from mendflow.jobcode import RUNNER_IMAGE, TESTGEN_PACKAGE, zipapp_bytes
 from mendflow.launcher.base import Handoff, JobResult, JobSpec, JobState, Launcher, OnOutput
 from mendflow.settings import Settings
@@ -77,10 +78,12 @@ def run_job(
     name: str,
     on_output: OnOutput | None = None,
     cache_scope: str = "",
+    version: str = "",
 ) -> JobOutcome:
     """Run the builder job with ``candidates``; artefacts (candidates, result, log) stay under ``prefix``.
 
-    ``on_output`` gets the job's output lines as it prints them (``ProgressReader`` makes progress of them).
+    ``on_output`` gets the job's output lines as it prints them (``ProgressReader`` makes progress of them);
+    ``version``: what the commit's tags make it (``mendflow.gitversion``), for a build backend reading git.
     """
     store.put_bytes(f"{prefix}/candidates.json", json.dumps(candidates).encode())
     timeout = job_timeout(settings, candidates)
@@ -97,7 +100,11 @@ def run_job(
             "--out",
             "{workspace}/out",
         ],
-        env={"MENDFLOW_JOB_TIMEOUT_SEC": str(timeout), "MENDFLOW_JOB_TEST_MARKER": settings.test_marker},
+        env={
+            "MENDFLOW_JOB_TIMEOUT_SEC": str(timeout),
+            "MENDFLOW_JOB_TEST_MARKER": settings.test_marker,
+            **({SCM_VERSION: version} if version else {}),
+        },
         cpu_limit=settings.sandbox.cpu_limit,
         memory_limit_mb=settings.sandbox.memory_limit_mb,
         timeout_sec=timeout + 30,  # the job keeps its own deadline; this is the backstop

@@ -91,6 +91,7 @@ from . import (
     repo_config,
     report,
     reruns,
+    scmversion,
     testing,
     unpack,
 )
@@ -156,6 +157,7 @@ class Build:
             archive = unpack.fetch(self.cfg.source, self.cfg.workspace)
             unpack.unpack(archive, self.src)
             repo_config.pyproject(self.src)  # fail here, clearly, rather than half-honour a broken config
+            self.env.update(scmversion.overrides(self.src, self.env))
         except repo_config.RepoConfigError as exc:
             self.rep.errored("bad_input", str(exc))
             return False

@@ -29,7 +29,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from mendflow_runner import deps, handoff, unpack
+from mendflow_runner import deps, handoff, scmversion, unpack
 from mendflow_runner.proc import Log
 
 from . import edit, pyn
@@ -65,6 +65,7 @@ def build(args: argparse.Namespace, log: Log) -> dict[str, Any]:
     unpack.unpack(unpack.fetch(args.source, work), src)
     python = pyn.python_for_pynguin()
     env = dict(os.environ)
+    env.update(scmversion.overrides(src, env))
     pynguin = spec.get("mode") == "pynguin"
     environments = [src, venv, pyn.venv_of(work)]  # the source tree as the install left it
     if phase == handoff.OFFLINE:

@@ -34,6 +34,28 @@ def test_passing_repo_reports_passed_with_counts_and_metrics(
     assert {"report.json", "coverage.json", "junit.xml", "runner.log"} <= {p.name for p in (tmp_path / "out").iterdir()}
 
 
+VERSION_FROM_GIT = (
+    PYPROJECT.replace('version = "0.1.0"', 'dynamic = ["version"]').replace(
+        'requires = ["hatchling>=1.25"]', 'requires = ["hatchling>=1.25", "hatch-vcs"]'
+    )
+    + '[tool.hatch.version]\nsource = "vcs"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "status"), [("1.2.4.dev5+gabc1234", BuildStatus.PASSED), ("", BuildStatus.ERRORED)]
+)
+def test_a_project_taking_its_version_from_git_builds_with_the_version_the_job_is_told(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path, version: str, status: BuildStatus
+) -> None:
+    """hatch-vcs reads the version from git; a job's sources come without .git (setuptools-scm: "unable to
+    detect version")."""
+    repo = make_repo(demo_files(**{"pyproject.toml": VERSION_FROM_GIT}))
+    told = {"MENDFLOW_JOB_SCM_VERSION": version} if version else {}
+    _, data = run_runner(snapshot(repo, tmp_path / "src.tar.gz"), tmp_path / "out", uv_cache, **told)
+    assert BuildReport.model_validate(data).status is status
+
+
 def test_coverage_has_functions_with_spans(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     report = build(make_repo, tmp_path, uv_cache)
     assert report.coverage is not None

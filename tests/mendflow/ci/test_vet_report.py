@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mendflow.ci.job import collect_report, in_selection, job_spec, latest_report, vet_report
 from mendflow.contracts import BuildReport, BuildStatus, FailReason, FailureKind, TestFailure
+from mendflow.gitversion import SCM_VERSION
 from mendflow.launcher.base import JobResult, JobState
 from mendflow.settings import get_settings
 from mendflow.source import Source
@@ -94,6 +95,11 @@ def test_the_job_is_told_how_many_runs(tmp_path: Path, mendflow_env: object) -> 
     source, store = _source(), FileStore(tmp_path / "store")
     spec = job_spec(source, "B1", 1, "staging", store, get_settings(), ["t.py::test_a"], runs=5)
     assert spec.env["MENDFLOW_JOB_RUNS"] == "5"
+
+
+def test_the_job_is_told_the_version_the_commits_tags_give_it(tmp_path: Path, mendflow_env: object) -> None:
+    source, store = _source().model_copy(update={"version": "1.2.4.dev5+gabc1234"}), FileStore(tmp_path / "store")
+    assert job_spec(source, "B1", 1, "staging", store, get_settings()).env[SCM_VERSION] == ("1.2.4.dev5+gabc1234")
 
 
 def test_a_pass_with_fewer_runs_than_asked_is_not_a_pass(tmp_path: Path) -> None:
