@@ -179,8 +179,8 @@ class Installer:
         self._create_venv(remaining())
         python = self._venv_version(remaining())
         fitting = [g for g in repo_config.wanted_groups(self.root, python) if self._group_fits(g, python)]
-        defaults = [g for g in repo_config.uv_default_groups(self.root) if g not in fitting]
-        defaults = [g for g in defaults if self._group_fits(g, python)]
+        default = repo_config.uv_default_groups(self.root)
+        defaults = [g for g in default if g not in fitting and self._group_fits(g, python)]
         try:
             self._install_declared(remaining, python, [*fitting, *defaults])
         except DependencyError as exc:
