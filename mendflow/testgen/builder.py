@@ -83,6 +83,7 @@ class _Run:
         self.dropped: list[DroppedTest] = []
         self.notes: list[str] = []
         self.source_key = self._snapshot()
+        self.version = gitversion.version_of(repo, spec.parent_commit_sha)  # the snapshot's, for every round
         taken: dict[str, str] = {}
         self.test_files = {t.path: layout.test_file_for(t.path, self.tests_dir, taken, self.tree) for t in spec.targets}
 
@@ -115,7 +116,7 @@ class _Run:
             f"testbuilder-{self.spec.id[-8:]}-{round_no}",
             ProgressReader(expected_total(payload), self.on_progress) if self.on_progress else None,
             cache_scope=self.spec.repo,
-            version=gitversion.version_of(self.repo, self.spec.parent_commit_sha),
+            version=self.version,
         )
 
     def record_drops(self, outcome: JobOutcome, round_no: int, final: bool) -> None:
