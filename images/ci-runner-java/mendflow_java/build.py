@@ -154,7 +154,12 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         return bool(self.resolution) and stamp.is_file() and stamp.read_text(encoding="utf-8") == self.resolution
 
     def _after_download(self) -> None:
-        if not self._resolved_before() and self._test_phase_resolves() and self.resolution:
+        # A build a check of its own stopped (checkstyle, apache-rat) resolved all it loaded before the check: the
+        # next job of these poms stops there too, or, once the sources pass the check, misses a plugin offline,
+        # which drops the stamp and is retried as transient.
+        if self._resolved_before() or not self.resolution:
+            return
+        if self._test_phase_resolves() or self.build_stopped_it:
             (self.m2 / RESOLVED_STAMP).write_text(self.resolution, encoding="utf-8")
 
     def _test_phase_resolves(self) -> bool:

@@ -179,6 +179,18 @@ def test_a_check_of_the_build_that_stops_the_test_phase_fails_the_build_in_its_w
     assert any(said in a for a in report.lint_advisory)
 
 
+def test_a_second_build_stopped_by_the_same_check_reuses_the_resolution(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    # commons-numbers-primes 1.2: its checkstyle stopped every build, and go-offline ran again in each (34 s).
+    files = example_files(**{"pom.xml": POM.replace("    </plugins>", FAILING_CHECK, 1)})
+    _build(make_repo, tmp_path / "first", java_cache, files)
+    report = _build(make_repo, tmp_path / "second", java_cache, files)
+    assert report.status is BuildStatus.FAILED
+    assert "maven-enforcer-plugin:3.5.0:enforce (a-check)" in (report.error_reason or "")
+    assert report.durations["dependencies"] < 1.0
+
+
 def _surefire(configuration: str) -> str:
     """The example's pom with ``configuration`` for its Surefire."""
     return POM.replace(
