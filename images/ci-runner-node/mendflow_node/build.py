@@ -66,6 +66,16 @@ def _caches(root: Path) -> dict[str, str]:
     return {name: str(root / sub) for name, sub in CACHE_VARIABLES.items()}
 
 
+def _node_headers(env: dict[str, str]) -> dict[str, str]:
+    """node-gyp's ``nodedir``: the running Node's own headers (``<prefix>/include/node``, which Node's releases and
+    Debian's package ship beside ``<prefix>/bin/node``), so a native addon (iconv 3.0.1, a dev dependency of
+    iconv-lite 0.7.3) builds offline instead of downloading them from nodejs.org, which no job can reach."""
+    if "npm_config_nodedir" in env or not (node := shutil.which("node", path=env.get("PATH"))):
+        return {}
+    prefix = Path(node).resolve().parents[1]
+    return {"npm_config_nodedir": str(prefix)} if (prefix / "include" / "node" / "common.gypi").is_file() else {}
+
+
 _NPM_CHATTER = re.compile(r"npm warn|npm (?:error|ERR!) A complete log of this run", re.IGNORECASE)
 # npm's own words when a script (``npx aud`` in object-inspect's posttest) asks for a package not in its cache
 _NOT_CACHED = re.compile(r"^npm (?:error|ERR!) code ENOTCACHED$", re.MULTILINE)
@@ -183,6 +193,7 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         env = super()._environment()
         env.update(_TOOL_ENV)
         env.update(_caches(self.cache / "node"))
+        env.update(_node_headers(env))
         return env
 
     def _use_job_caches(self) -> None:

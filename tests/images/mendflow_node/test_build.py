@@ -230,6 +230,38 @@ def test_a_prepare_script_that_dies_of_an_error_is_said_with_the_error(
     assert (report.error_reason or "").endswith("; Error: no build here"), report.error_reason
 
 
+NATIVE_ADDON: Files = {
+    "package.json": package_json("node --test"),
+    "binding.gyp": '{"targets": [{"target_name": "addon", "sources": ["addon.c"]}]}',
+    "addon.c": """\
+#include <node_api.h>
+static napi_value Init(napi_env env, napi_value exports) {
+  napi_value answer;
+  napi_create_int32(env, 42, &answer);
+  return answer;
+}
+NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)
+""",
+    "addon.test.mjs": """\
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+
+test("the addon answers", () => {
+  assert.equal(createRequire(import.meta.url)("./build/Release/addon.node"), 42);
+});
+""",
+}
+
+
+def test_a_native_addon_builds_against_the_running_nodes_headers(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """iconv-lite 0.7.3's dev dependency iconv 3.0.1: node-gyp would download Node's headers from nodejs.org."""
+    report = _build(make_repo, tmp_path, node_cache, NATIVE_ADDON)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+
+
 def test_a_repository_without_package_json_is_bad_input(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
