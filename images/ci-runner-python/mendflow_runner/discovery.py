@@ -47,6 +47,8 @@ _TAKES_VALUE = COV_OPTIONS_WITH_VALUE | {
 # runner's to choose.
 _KEPT_FLAGS = {"--doctest-modules"}
 _KEPT_WITH_VALUE = {"--ignore", "--ignore-glob", "--deselect", "--doctest-glob"}
+# ``coverage run``'s options that take the next word as their value (``--source pkg``).
+_COVERAGE_RUN_VALUES = {"--concurrency", "--context", "--data-file", "--include", "--omit", "--rcfile", "--source"}
 
 
 @dataclass(frozen=True)
@@ -141,14 +143,33 @@ def _measuring(commands: list[list[str]], root: Path) -> Collection | None:
 
 def own_script(root: Path) -> list[str] | None:
     """The tox or nox test command that runs a script of the repository's own (dill's ``{envpython}
-    dill/tests/__main__.py``, which runs each test file in a process of its own), as the script's path and
+    dill/tests/__main__.py``, which runs each test file in a process of its own; defusedxml 0.7.1's ``coverage run
+    --parallel-mode tests.py``, whose suite leaves out the base class pytest collects), as the script's path and
     arguments; None when the tests' command is pytest, unittest or anything else."""
-    for words in repo_config.test_commands(root):
-        words = words[1:] if words and posixpath.basename(words[0]).startswith("python") else words
+    for words in map(_script_words, repo_config.test_commands(root)):
         script = _inside(words[0], root) if words and words[0].endswith(".py") else None
         if script is not None and (root / script).is_file():
             return [script, *words[1:]]
     return None
+
+
+def _script_words(words: list[str]) -> list[str]:
+    """A command's words from the script it runs on: past ``python`` and past ``[python -m] coverage run``'s
+    options (a ``-m`` there runs a module: no words)."""
+    words = words[1:] if words and posixpath.basename(words[0]).startswith("python") else words
+    if words[:2] == ["-m", "coverage"]:
+        words = ["coverage", *words[2:]]
+    if words[:2] != ["coverage", "run"]:
+        return words
+    args = iter(words[2:])
+    for word in args:
+        if word == "-m":
+            return []
+        if word in _COVERAGE_RUN_VALUES:
+            next(args, None)
+        elif not word.startswith("-"):
+            return [word, *args]
+    return []
 
 
 def pytest_command(words: list[str], root: Path) -> Collection | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mendflow_runner.discovery import Collection, rules, unittest_rules
+from mendflow_runner.discovery import Collection, own_script, rules, unittest_rules
 
 UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"
 
@@ -214,3 +214,18 @@ def test_setuptools_test_suite_whose_files_pytest_finds_keeps_pytests_rules(tmp_
 def test_setuptools_test_aliased_to_pytest_keeps_pytests_rules(tmp_path: Path) -> None:
     files = {"setup.py": SUITE_SETUP, "setup.cfg": "[aliases]\ntest = pytest\n", "tests/__init__.py": ""}
     assert rules(tree(tmp_path, {**files, "tests/TestUnits.py": UNITTEST_CASE})) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["coverage run --parallel-mode tests.py -v", "python -m coverage run --source pkg -p tests.py -v"],
+)
+def test_coverage_running_a_script_of_the_repositorys_is_its_own_script(tmp_path: Path, command: str) -> None:
+    # defusedxml 0.7.1: `coverage run --parallel-mode tests.py`, whose suite leaves out its BaseTests class
+    root = tree(tmp_path, {"tox.ini": f"[testenv]\ncommands =\n    {command}\n", "tests.py": UNITTEST_CASE})
+    assert own_script(root) == ["tests.py", "-v"]
+
+
+def test_coverage_running_a_module_is_no_script(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"tox.ini": "[testenv]\ncommands = coverage run -m tests\n", "tests.py": UNITTEST_CASE})
+    assert own_script(root) is None
