@@ -25,6 +25,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -103,14 +104,24 @@ class Row:
 # -- the library as shipped -----------------------------------------------------------------------------------
 def sdist(name: str, version: str) -> Path:
     cache = CACHE / "sdists"
-    pattern = f"{name.replace('-', '[-_]')}-{version}.tar.gz"
-    found = sorted(cache.glob(pattern))
-    if found:
-        return found[0]
+    if found := _cached_sdist(cache, name, version):
+        return found
     cache.mkdir(parents=True, exist_ok=True)
     subprocess.run(["uv", "tool", "run", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
                     f"{name}=={version}", "-d", str(cache)], check=True)  # fmt: skip
-    return sorted(cache.glob(pattern))[0]
+    found = _cached_sdist(cache, name, version)
+    assert found is not None, f"pip downloaded no sdist of {name}=={version}"
+    return found
+
+
+def _cached_sdist(cache: Path, name: str, version: str) -> Path | None:
+    """The sdist in ``cache`` by its name as PEP 625 normalises it (Automat's is automat-25.4.16.tar.gz)."""
+    wanted = _normalised(f"{name}-{version}.tar.gz")
+    return next((path for path in sorted(cache.glob("*.tar.gz")) if _normalised(path.name) == wanted), None)
+
+
+def _normalised(filename: str) -> str:
+    return re.sub(r"[-_.]+", "-", filename).lower()
 
 
 def as_shipped(name: str, version: str, work: Path) -> Path:
