@@ -368,9 +368,13 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             return []
         caches = self._golangci_caches(config)
         env = {**self.offline_env, **caches}
-        step = self._golangci_run(golangci.argv(), module, env)
-        if golangci.refuses_v1(step):
-            step = self._golangci_v1(module, config, env) or step
+        kept = self._kept_migration(config, env)
+        if kept is not None and kept.is_file():  # a v1 configuration converted before
+            step = self._golangci_v1(module, config, env, kept) or self._golangci_run(golangci.argv(), module, env)
+        else:
+            step = self._golangci_run(golangci.argv(), module, env)
+            if golangci.refuses_v1(step):
+                step = self._golangci_v1(module, config, env, kept) or step
         try:
             return golangci.findings(step, module, self.src)
         except golangci.GolangciError as exc:
@@ -420,13 +424,27 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
             return path
         return self.lint_tree / path.relative_to(self.src)
 
-    def _golangci_v1(self, module: Path, config: Path, env: dict[str, str]) -> StepResult | None:
-        """A v1 configuration run as ``golangci-lint migrate`` converts it; None where it cannot be converted."""
+    def _kept_migration(self, config: Path, env: dict[str, str]) -> Path | None:
+        """Where the conversion of ``config`` is kept for the repository's next jobs; None where no test can be kept
+        from writing the converted copy before it is kept: golangci-lint runs beside the tests, in their tree."""
+        tool = fmtcache.tool_identity(shutil.which("golangci-lint", path=self.env.get("PATH")))
+        in_private_tree = self.lint_tree is not None and self._writes_shared(env)
+        if tool is None or (self.lint_beside_tests and not in_private_tree):
+            return None
+        return golangci.kept_migration(self.cache / "go", self._seen_by_golangci(config, env), tool)
+
+    def _golangci_v1(self, module: Path, config: Path, env: dict[str, str], kept: Path | None) -> StepResult | None:
+        """A v1 configuration run as ``golangci-lint migrate`` converts it (or converted it for an earlier job:
+        ``kept``); None where it cannot be converted."""
         copy, command, leftovers = golangci.migration(config)
-        shutil.copyfile(self._seen_by_golangci(config, env), self._seen_by_golangci(copy, env))
+        seen_copy = self._seen_by_golangci(copy, env)
         try:
-            if not self._golangci_run(command, module, env).ok:
-                return None
+            if kept is None or not golangci.use_migration(kept, seen_copy):
+                shutil.copyfile(self._seen_by_golangci(config, env), seen_copy)
+                if not self._golangci_run(command, module, env).ok:
+                    return None
+                if kept is not None:
+                    golangci.keep_migration(seen_copy, kept)
             step = self._golangci_run(golangci.argv(copy), module, env)
         finally:
             for path in leftovers:

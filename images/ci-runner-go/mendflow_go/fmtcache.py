@@ -26,11 +26,12 @@ def digest(path: Path) -> str:
         return hashlib.file_digest(source, "sha256").hexdigest()
 
 
-def tool_identity(gofmt: str | None) -> str | None:
-    """Which gofmt judges: its real path, size and modification time; None without one."""
-    if gofmt is None:
+def tool_identity(binary: str | None) -> str | None:
+    """Which gofmt judges (or golangci-lint converts): its real path, size and modification time; None without
+    one."""
+    if binary is None:
         return None
-    real = Path(gofmt).resolve()
+    real = Path(binary).resolve()
     stat = real.stat()
     return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
 

@@ -3,14 +3,20 @@
 The image carries golangci-lint v2 (``images/ci-runner-go/Dockerfile``). It refuses a v1 configuration (no
 ``version: "2"``), which many published modules still carry: that one runs as ``golangci-lint migrate`` converts it,
 the upgrade golangci-lint's migration guide gives, from a copy beside it (so its relative paths mean the same), and
-an advisory says so. A configuration it cannot convert is a lint failure in golangci-lint's words, like a broken
-ruff config. A repository that configures it on a host without it gets one advisory line instead of silence.
+an advisory says so. The converted configuration is kept in the repository's cache, keyed by the v1 file's bytes
+and the golangci-lint binary, so the next job with that file runs it at once, without the refused run and the
+conversion (a second of each warm job of hbollon/go-edlib 1.7.0, whose whole suite takes 0.9 s). A configuration
+it cannot convert is a lint failure in golangci-lint's words, like a broken ruff config. A repository that
+configures it on a host without it gets one advisory line instead of silence.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 from mendflow_runner.proc import StepResult
@@ -25,6 +31,8 @@ class GolangciError(Exception):
 
 V1_REFUSED = "unsupported version of the configuration"
 MIGRATED = ".golangci.mendflow-v2"
+MIGRATIONS = "golangci-migrated"  # under the repository's Go cache: converted v1 configurations
+KEPT_MIGRATIONS = 8  # the most recently used; a repository has one configuration per module, rarely more
 
 
 def config_file(module: Path, root: Path) -> Path | None:
@@ -66,6 +74,41 @@ def migration(config: Path) -> tuple[Path, list[str], list[Path]]:
     copy = config.with_name(MIGRATED + config.suffix)
     command = ["golangci-lint", "migrate", "--skip-validation", "--config", str(copy)]
     return copy, command, [copy, config.with_name(f"{MIGRATED}.bck{config.suffix}")]
+
+
+def kept_migration(cache: Path, config: Path, tool: str) -> Path:
+    """Where the conversion of ``config``'s bytes by ``tool`` (``fmtcache.tool_identity``) is kept in ``cache``."""
+    key = hashlib.sha256(tool.encode() + b"\0" + config.read_bytes()).hexdigest()
+    return cache / MIGRATIONS / f"{key}{config.suffix}"
+
+
+def use_migration(kept: Path, copy: Path) -> bool:
+    """``kept``'s conversion copied to ``copy``, where golangci-lint reads it; False where none is kept."""
+    try:
+        shutil.copyfile(kept, copy)
+    except FileNotFoundError:
+        return False
+    os.utime(kept)  # recently used: kept longest
+    return True
+
+
+def keep_migration(converted: Path, kept: Path) -> None:
+    """``converted`` kept as ``kept``, written whole or not at all; the least recently used beyond
+    ``KEPT_MIGRATIONS`` are dropped."""
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_name(f".{kept.name}-{os.getpid()}")
+    shutil.copyfile(converted, partial)
+    partial.replace(kept)
+    others = [p for p in kept.parent.iterdir() if p != kept and not p.name.startswith(".")]  # not a partial
+    for stale in sorted(others, key=_last_used, reverse=True)[KEPT_MIGRATIONS - 1 :]:
+        stale.unlink(missing_ok=True)
+
+
+def _last_used(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # another job of the repository's dropped it meanwhile
+        return 0.0
 
 
 def findings(step: StepResult, module: Path, root: Path) -> list[str]:

@@ -229,6 +229,22 @@ def test_a_golangci_v1_configuration_runs_as_migrated_and_says_so(
     ]
 
 
+@pytest.mark.skipif(golangci_lint() is None, reason="needs golangci-lint (scripts/build-go-tools.sh)")
+def test_the_next_job_runs_a_v1_configuration_as_converted_before(
+    make_repo: RepoFactory, tmp_path: Path, go_std_seed: Path
+) -> None:
+    # hbollon/go-edlib 1.7.0: a refused run and `golangci-lint migrate` took a second of each warm job
+    files = {".golangci.yml": GOLANGCI_V1_CONFIG, "cleanup.go": UNCHECKED_CHDIR}
+    source = snapshot(make_repo(example_files(**files)), tmp_path / "src.tar.gz")
+    cache, seed = tmp_path / "cache", {warm.SEED_ENV: str(go_std_seed)}
+    first = BuildReport.model_validate(run_go_runner(source, tmp_path / "first", cache, **seed))
+    second = BuildReport.model_validate(run_go_runner(source, tmp_path / "second", cache, **seed))
+    assert "golangci-lint migrate" in (tmp_path / "first" / "runner.log").read_text()
+    log = (tmp_path / "second" / "runner.log").read_text()
+    assert "golangci-lint migrate" not in log and "exit=3" not in log
+    assert (second.lint_errors, second.lint_advisory) == (first.lint_errors, first.lint_advisory)
+
+
 def _lint_entries(cache: Path) -> dict[str, int]:
     """golangci-lint's cache entries in the repository's cache: each name with its last change."""
     return {p.name: p.stat().st_mtime_ns for p in (cache / "go" / "lint").rglob("*-[ad]")}
