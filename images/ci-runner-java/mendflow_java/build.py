@@ -41,6 +41,7 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         self.job_caches = False
         self.test_phase_resolved: bool | None = None  # the resolving test run's outcome, once it ran
         self.build_stopped_it = ""  # what of the build's own stopped the resolving test run, not a resolution
+        self.resolving_failed = ""  # Maven's words for why the resolving run, which had the network, failed
         super().__init__(cfg, rep, log)
 
     # -- the environment ------------------------------------------------------------------------------------
@@ -149,9 +150,15 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
 
     def _resolved_before(self) -> bool:
         """Whether this cache already holds everything these poms resolve to (released versions never change;
-        a pom naming a SNAPSHOT is always resolved again)."""
-        stamp = self.m2 / RESOLVED_STAMP
-        return bool(self.resolution) and stamp.is_file() and stamp.read_text(encoding="utf-8") == self.resolution
+        a pom naming a SNAPSHOT is always resolved again), and what of the build stopped the resolving run then."""
+        try:
+            stamp = json.loads((self.m2 / RESOLVED_STAMP).read_text(encoding="utf-8"))
+            resolved = bool(self.resolution) and stamp["resolution"] == self.resolution
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        if resolved:
+            self.resolving_failed = self.resolving_failed or str(stamp.get("stopped", ""))
+        return resolved
 
     def _after_download(self) -> None:
         # A build a check of its own stopped (checkstyle, apache-rat) resolved all it loaded before the check: the
@@ -160,7 +167,8 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         if self._resolved_before() or not self.resolution:
             return
         if self._test_phase_resolves() or self.build_stopped_it:
-            (self.m2 / RESOLVED_STAMP).write_text(self.resolution, encoding="utf-8")
+            stamp = {"resolution": self.resolution, "stopped": self.build_stopped_it}
+            (self.m2 / RESOLVED_STAMP).write_text(json.dumps(stamp), encoding="utf-8")
 
     def _test_phase_resolves(self) -> bool:
         """A test run that runs no test, still with the network: it fetches what only the test phase loads
@@ -172,7 +180,7 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
             if filter_ is not None:
                 step = self._run(self._confined(), self._test_command(filter_, offline=False), self.src, self.env)
                 if not step.ok:
-                    goal = maven.failed_goal(step.stdout)
+                    goal = self.resolving_failed = maven.failed_goal(step.stdout)
                     self.log.write(f"dependencies: the resolving test run: {goal}")
                     if not step.timed_out and not maven.offline_miss(step.stdout):
                         self.build_stopped_it = goal
@@ -229,6 +237,15 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         said = "; ".join(errors[:3]) or self.in_repo(maven.failed_goal(output) or step.last_stderr_line())
         if errors:
             self.rep.failed("build", f"`mvn` failed to compile: {said}")
+        elif maven.offline_miss(output) and maven.same_goal(self.resolving_failed, maven.failed_goal(output)):
+            # The resolving run, which could reach the Maven repository, failed there too: the repository lacks
+            # what the build needs (commons-collections 3.2.2's animal-sniffer signature), which no retry changes.
+            said = self.in_repo(self.resolving_failed)
+            self.rep.errored(
+                "dependencies",
+                f"the Maven repository lacks what `mvn` needs (deterministic: not retried): {said}",
+                transient=False,
+            )
         elif maven.offline_miss(output):
             # The cache's resolution was not enough after all (an entry evicted from it): the next attempt
             # resolves again.

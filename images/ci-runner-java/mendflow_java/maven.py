@@ -228,6 +228,15 @@ def _first_missing(rest: list[str]) -> str:
     return ""
 
 
+_GOAL_EXECUTION = re.compile(r"Failed to execute goal (\S+ \([^)]*\) on project [^:\s]+)")
+
+
+def same_goal(summary: str, other: str) -> bool:
+    """Whether two of Maven's summaries (``failed_goal``) name the same goal execution of the same project."""
+    found = [_GOAL_EXECUTION.search(text) for text in (summary, other)]
+    return all(found) and found[0][1] == found[1][1]  # type: ignore[index]
+
+
 def offline_miss(output: str) -> bool:
     """Whether an offline run failed for want of something the dependency phase did not fetch."""
     return any(_OFFLINE_MISS.search(line) for line in output.splitlines() if line.startswith("[ERROR]"))

@@ -191,6 +191,87 @@ def test_a_second_build_stopped_by_the_same_check_reuses_the_resolution(
     assert report.durations["dependencies"] < 1.0
 
 
+# commons-collections 3.2.2: animal-sniffer fetches its signature artifact when it runs, and the Maven repository
+# has none of that version; the project's own `mvn test` fails there.
+FETCHES_A_MISSING_ARTIFACT = """\
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-dependency-plugin</artifactId>
+        <version>3.8.1</version>
+        <executions>
+          <execution>
+            <id>fetch</id>
+            <phase>process-test-resources</phase>
+            <goals><goal>copy</goal></goals>
+            <configuration>
+              <artifactItems><artifactItem><groupId>org.example.mendflow</groupId><artifactId>absent</artifactId><version>1.0</version></artifactItem></artifactItems>
+            </configuration>
+          </execution>
+        </executions>
+      </plugin>
+    </plugins>"""
+MISSING_ARTIFACT_POM = POM.replace("    </plugins>", FETCHES_A_MISSING_ARTIFACT, 1)
+
+
+def test_an_artifact_the_maven_repository_lacks_is_a_dependency_error_not_retried(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": MISSING_ARTIFACT_POM}))
+    assert (report.status, report.fail_reason, report.transient) == (
+        BuildStatus.ERRORED,
+        FailReason.DEPENDENCIES,
+        False,
+    )
+    assert "maven-dependency-plugin:3.8.1:copy (fetch)" in (report.error_reason or "")
+    assert "Could not find artifact org.example.mendflow:absent:jar:1.0 in central" in (report.error_reason or "")
+
+
+# commons-collections 3.2.2 itself: animal-sniffer's words for the signature it cannot fetch are no offline miss.
+CHECKS_AGAINST_A_MISSING_SIGNATURE = """\
+      <plugin>
+        <groupId>org.codehaus.mojo</groupId>
+        <artifactId>animal-sniffer-maven-plugin</artifactId>
+        <version>1.14</version>
+        <executions>
+          <execution>
+            <id>api</id>
+            <phase>process-classes</phase>
+            <goals><goal>check</goal></goals>
+            <configuration>
+              <signature><groupId>org.example.mendflow</groupId><artifactId>absent</artifactId><version>1.0</version></signature>
+            </configuration>
+          </execution>
+        </executions>
+      </plugin>
+    </plugins>"""
+
+
+def test_a_signature_the_maven_repository_lacks_is_a_dependency_error_not_retried_again(
+    make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    # Maven says "Could not find artifact" the first time, then "was not found … during a previous attempt".
+    files = example_files(**{"pom.xml": POM.replace("    </plugins>", CHECKS_AGAINST_A_MISSING_SIGNATURE, 1)})
+    cache = tmp_path / "cache"
+    _build(make_repo, tmp_path / "first", cache, files)
+    report = _build(make_repo, tmp_path / "second", cache, files)
+    assert (report.status, report.fail_reason, report.transient) == (
+        BuildStatus.ERRORED,
+        FailReason.DEPENDENCIES,
+        False,
+    )
+    assert "animal-sniffer-maven-plugin:1.14:check (api)" in (report.error_reason or "")
+
+
+def test_the_goal_that_stopped_the_resolving_run_is_kept_for_the_next_job(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    _build(
+        make_repo, tmp_path, java_cache, example_files(**{"pom.xml": POM.replace("    </plugins>", FAILING_CHECK, 1)})
+    )
+    stamp = json.loads((java_cache / "m2" / RESOLVED_STAMP).read_text(encoding="utf-8"))
+    assert "maven-enforcer-plugin:3.5.0:enforce (a-check)" in stamp["stopped"]
+
+
 def _surefire(configuration: str) -> str:
     """The example's pom with ``configuration`` for its Surefire."""
     return POM.replace(

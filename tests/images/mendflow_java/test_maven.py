@@ -222,3 +222,15 @@ def test_a_long_list_after_a_failed_goal_is_cut_to_three() -> None:
     files = "".join(f"[ERROR]     src/F{i}.java\n" for i in range(5))
     said = maven.failed_goal(f"{goal}\n{files}")
     assert said.endswith("violations: src/F0.java, src/F1.java, src/F2.java and 2 more")
+
+
+def test_two_summaries_of_one_goal_execution_are_the_same_goal() -> None:
+    online = "Failed to execute goal org.x:p:1.0:check (api) on project demo: Failed to obtain signature: not found"
+    offline = "Failed to execute goal org.x:p:1.0:check (api) on project demo: Cannot access central in offline mode"
+    assert maven.same_goal(online, offline)
+
+
+def test_another_project_s_execution_is_another_goal() -> None:
+    one = "Failed to execute goal org.x:p:1.0:check (api) on project demo: x"
+    assert not maven.same_goal(one, one.replace("project demo", "project other"))
+    assert not maven.same_goal("", one)
