@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mendflow_runner import coverage_formats, proc
 from mendflow_runner.config import JobConfig
-from mendflow_runner.deps import refused_hosts
+from mendflow_runner.deps import refused_host_names
 from mendflow_runner.language_build import LanguageBuild
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.report import Report
@@ -130,7 +130,7 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         # all it loaded before a check of the build's own stopped it (apache-rat), the build goes on: the offline
         # run then fails where the project's own `mvn test` does, in its words.
         if (
-            refused_hosts(self.refusals)
+            self._refused(step)
             or maven.resolve_only_filter(self.src) is None
             or not (self._test_phase_resolves() or self.build_stopped_it)
         ):
@@ -139,6 +139,13 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         said = f"go-offline failed, and the test phase resolved {loaded}: {self._cause(step)}"
         self.rep.lint_advisory.append(f"pom.xml:0:0 dependencies {said}")
         return True
+
+    def _refused(self, step: StepResult) -> str | None:
+        """A refused host is the cause where Maven's failure names it: a repository a pom names that Maven only
+        asks for metadata (commons-jcs3-core 3.2.1's parent's apache.snapshots) it merely warns about."""
+        said = maven.failed_goal(step.stdout)
+        named = [h for h in refused_host_names(self.refusals) if h.rsplit(":", 1)[0] in said]
+        return super()._refused(step) if named else None
 
     def _cause(self, step: StepResult) -> str:
         """Maven says why on stdout; its stderr holds only the JVM's notices."""

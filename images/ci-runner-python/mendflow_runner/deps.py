@@ -88,12 +88,17 @@ def _backend_error(backend: list[tuple[str, str]]) -> tuple[str, str]:
 REFUSALS = "mendflow-egress-refused"  # in the job's temp dir: where relay.py notes a host the proxy refused
 
 
+def refused_host_names(refusals: Path) -> list[str]:
+    """The hosts (``host:port``) the egress proxy refused the step, as relay.py noted them."""
+    try:
+        return sorted(set(refusals.read_text(encoding="utf-8", errors="replace").split()))
+    except OSError:
+        return []
+
+
 def refused_hosts(refusals: Path) -> str | None:
     """Why a failed step failed when it asked the egress proxy for a host outside the package index allowlist."""
-    try:
-        hosts = sorted(set(refusals.read_text(encoding="utf-8", errors="replace").split()))
-    except OSError:
-        return None
+    hosts = refused_host_names(refusals)
     if not hosts:
         return None
     return (

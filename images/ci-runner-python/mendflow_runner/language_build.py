@@ -253,13 +253,17 @@ class LanguageBuild(ABC, Generic[TestOutcome]):
 
     def _fetch_failed(self, step: StepResult, argv: list[str], cwd: Path) -> bool:
         """ERRORED with the failed dependency command's cause; False."""
-        refused = refused_hosts(self.refusals)
+        refused = self._refused(step)
         transient = False if refused else DependencyError(step).transient
         how = "" if transient else " (deterministic: not retried)"
         reason = "timeout" if step.timed_out else "dependencies"
         said = refused or self._cause(step)
         self.rep.errored(reason, f"`{' '.join(argv)}` in {self.where(cwd)} failed{how}: {said}", transient)
         return False
+
+    def _refused(self, step: StepResult) -> str | None:
+        """Why ``step`` failed when the egress proxy refused it a host (``deps.refused_hosts``), else None."""
+        return refused_hosts(self.refusals)
 
     def _cause(self, step: StepResult) -> str:
         """Why a dependency command failed, in the tool's words."""

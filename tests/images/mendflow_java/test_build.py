@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import tarfile
 import tempfile
 from pathlib import Path
 
 import pytest
-from mendflow_java.build import RESOLVED_STAMP
+from mendflow_java.build import RESOLVED_STAMP, JavaBuild
+from mendflow_runner.config import parse_args
+from mendflow_runner.proc import Log, StepResult
+from mendflow_runner.report import Report
 
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason
 from tests.fixtures.repos import RepoFactory
@@ -440,3 +444,39 @@ def test_runs_repeat_maven_s_test_phase(make_repo: RepoFactory, tmp_path: Path, 
     selected = json.dumps([f"{TEST_FILE}::rejectsWrongLength"])
     report = _build(make_repo, tmp_path, java_cache, example_files(), "--select", selected, "--runs", "2")
     assert (report.status, report.runs, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 2, 1, 1)
+
+
+# commons-jcs3-core 3.2.1: its parent names apache.snapshots, which Maven asks for plugin metadata and only warns
+# it cannot reach; go-offline failed on a site plugin's groovy the Maven repository lacks.
+SITE_PLUGIN_MISSING = (
+    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-dependency-plugin:3.8.1:go-offline (default-cli) "
+    "on project demo: The following artifacts could not be resolved: org.apache.groovy:groovy-json:jar:5.1.3: "
+    "org.apache.groovy:groovy-json:jar:5.1.3 was not found in https://repo.maven.apache.org/maven2"
+)
+
+
+def _java_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> JavaBuild:
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    with tarfile.open(tmp_path / "source.tar", "w"):
+        pass
+    cfg = parse_args(["--source", str(tmp_path / "source.tar"), "--out", str(tmp_path / "out"), "--timeout", "60"])
+    cfg.out.mkdir(parents=True)
+    build = JavaBuild(cfg, Report(cfg), Log(cfg.out / "runner.log"))
+    build.refusals.write_text("repository.apache.org:443\n", encoding="utf-8")
+    return build
+
+
+def test_a_refused_host_maven_only_warned_about_is_not_the_cause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    step = StepResult(["mvn"], 1, SITE_PLUGIN_MISSING, "", 1.0)
+    assert _java_build(tmp_path, monkeypatch)._refused(step) is None
+
+
+def test_a_refused_host_maven_failed_on_is_the_cause(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    said = SITE_PLUGIN_MISSING.replace("https://repo.maven.apache.org/maven2", "https://repository.apache.org/x")
+    step = StepResult(["mvn"], 1, said, "", 1.0)
+    assert "repository.apache.org:443 is not on its allowlist" in (
+        _java_build(tmp_path, monkeypatch)._refused(step) or ""
+    )
