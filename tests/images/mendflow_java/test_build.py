@@ -35,6 +35,18 @@ POM = example_files()["pom.xml"]
 assert isinstance(TESTS, str) and isinstance(SOURCE, str) and isinstance(POM, str)
 
 
+def _with_plugin(coordinates: str, execution: str) -> str:
+    """The example's pom with one more plugin (``group:artifact:version``), bound by ``execution``'s lines."""
+    group, artifact, version = coordinates.split(":")
+    inner = "\n".join(f"            {line}" for line in execution.splitlines())
+    plugin = (
+        f"      <plugin>\n        <groupId>{group}</groupId>\n        <artifactId>{artifact}</artifactId>\n"
+        f"        <version>{version}</version>\n        <executions>\n          <execution>\n{inner}\n"
+        "          </execution>\n        </executions>\n      </plugin>\n    </plugins>"
+    )
+    return POM.replace("    </plugins>", plugin, 1)
+
+
 def _build(make_repo: RepoFactory, tmp_path: Path, cache: Path, files: Files, *args: str, **env: str) -> BuildReport:
     source = snapshot(make_repo(files), tmp_path / "src.tar.gz")
     return BuildReport.model_validate(run_java_runner(source, tmp_path / "out", cache, *args, **env))
@@ -156,26 +168,19 @@ def test_a_reporting_plugin_that_cannot_resolve_leaves_the_test_phase_to_build(
 
 # commons-text 1.12.0 as its jars rebuild it: apache-rat's check, bound before `test`, fails the project's own
 # `mvn test`, and go-offline fails on a plugin bound after `test` (its spotbugs) the Maven repository lacks.
-FAILING_CHECK = """\
-      <plugin>
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-enforcer-plugin</artifactId>
-        <version>3.5.0</version>
-        <executions>
-          <execution>
-            <id>a-check</id>
-            <goals><goal>enforce</goal></goals>
-            <configuration><rules><requireProperty><property>no.such.property</property></requireProperty></rules></configuration>
-          </execution>
-        </executions>
-      </plugin>
-    </plugins>"""
+FAILING_CHECK = _with_plugin(
+    "org.apache.maven.plugins:maven-enforcer-plugin:3.5.0",
+    """\
+<id>a-check</id>
+<goals><goal>enforce</goal></goals>
+<configuration><rules><requireProperty><property>no.such.property</property></requireProperty></rules></configuration>""",
+)
 
 
 def test_a_check_of_the_build_that_stops_the_test_phase_fails_the_build_in_its_words(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
-    pom = POM.replace("</project>", REPORTING).replace("    </plugins>", FAILING_CHECK, 1)
+    pom = FAILING_CHECK.replace("</project>", REPORTING)
     report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": pom}))
     assert report.status is BuildStatus.FAILED, report.error_reason
     assert "maven-enforcer-plugin:3.5.0:enforce (a-check)" in (report.error_reason or "")
@@ -187,7 +192,7 @@ def test_a_second_build_stopped_by_the_same_check_reuses_the_resolution(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
     # commons-numbers-primes 1.2: its checkstyle stopped every build, and go-offline ran again in each (34 s).
-    files = example_files(**{"pom.xml": POM.replace("    </plugins>", FAILING_CHECK, 1)})
+    files = example_files(**{"pom.xml": FAILING_CHECK})
     _build(make_repo, tmp_path / "first", java_cache, files)
     report = _build(make_repo, tmp_path / "second", java_cache, files)
     assert report.status is BuildStatus.FAILED
@@ -195,32 +200,24 @@ def test_a_second_build_stopped_by_the_same_check_reuses_the_resolution(
     assert report.durations["dependencies"] < 1.0
 
 
-# commons-collections 3.2.2: animal-sniffer fetches its signature artifact when it runs, and the Maven repository
-# has none of that version; the project's own `mvn test` fails there.
-FETCHES_A_MISSING_ARTIFACT = """\
-      <plugin>
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-dependency-plugin</artifactId>
-        <version>3.8.1</version>
-        <executions>
-          <execution>
-            <id>fetch</id>
-            <phase>process-test-resources</phase>
-            <goals><goal>copy</goal></goals>
-            <configuration>
-              <artifactItems><artifactItem><groupId>org.example.mendflow</groupId><artifactId>absent</artifactId><version>1.0</version></artifactItem></artifactItems>
-            </configuration>
-          </execution>
-        </executions>
-      </plugin>
-    </plugins>"""
-MISSING_ARTIFACT_POM = POM.replace("    </plugins>", FETCHES_A_MISSING_ARTIFACT, 1)
+# An artifact the build fetches when it runs, as commons-collections 3.2.2's animal-sniffer fetches its signature,
+# which the Maven repository lacks: the project's own `mvn test` fails there.
+FETCHES_A_MISSING_ARTIFACT = _with_plugin(
+    "org.apache.maven.plugins:maven-dependency-plugin:3.8.1",
+    """\
+<id>fetch</id>
+<phase>process-test-resources</phase>
+<goals><goal>copy</goal></goals>
+<configuration>
+  <artifactItems><artifactItem><groupId>org.example.mendflow</groupId><artifactId>absent</artifactId><version>1.0</version></artifactItem></artifactItems>
+</configuration>""",
+)
 
 
 def test_an_artifact_the_maven_repository_lacks_is_a_dependency_error_not_retried(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
-    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": MISSING_ARTIFACT_POM}))
+    report = _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": FETCHES_A_MISSING_ARTIFACT}))
     assert (report.status, report.fail_reason, report.transient) == (
         BuildStatus.ERRORED,
         FailReason.DEPENDENCIES,
@@ -231,30 +228,23 @@ def test_an_artifact_the_maven_repository_lacks_is_a_dependency_error_not_retrie
 
 
 # commons-collections 3.2.2 itself: animal-sniffer's words for the signature it cannot fetch are no offline miss.
-CHECKS_AGAINST_A_MISSING_SIGNATURE = """\
-      <plugin>
-        <groupId>org.codehaus.mojo</groupId>
-        <artifactId>animal-sniffer-maven-plugin</artifactId>
-        <version>1.14</version>
-        <executions>
-          <execution>
-            <id>api</id>
-            <phase>process-classes</phase>
-            <goals><goal>check</goal></goals>
-            <configuration>
-              <signature><groupId>org.example.mendflow</groupId><artifactId>absent</artifactId><version>1.0</version></signature>
-            </configuration>
-          </execution>
-        </executions>
-      </plugin>
-    </plugins>"""
+CHECKS_AGAINST_A_MISSING_SIGNATURE = _with_plugin(
+    "org.codehaus.mojo:animal-sniffer-maven-plugin:1.14",
+    """\
+<id>api</id>
+<phase>process-classes</phase>
+<goals><goal>check</goal></goals>
+<configuration>
+  <signature><groupId>org.example.mendflow</groupId><artifactId>absent</artifactId><version>1.0</version></signature>
+</configuration>""",
+)
 
 
 def test_a_signature_the_maven_repository_lacks_is_a_dependency_error_not_retried_again(
     make_repo: RepoFactory, tmp_path: Path
 ) -> None:
     # Maven says "Could not find artifact" the first time, then "was not found … during a previous attempt".
-    files = example_files(**{"pom.xml": POM.replace("    </plugins>", CHECKS_AGAINST_A_MISSING_SIGNATURE, 1)})
+    files = example_files(**{"pom.xml": CHECKS_AGAINST_A_MISSING_SIGNATURE})
     cache = tmp_path / "cache"
     _build(make_repo, tmp_path / "first", cache, files)
     report = _build(make_repo, tmp_path / "second", cache, files)
@@ -269,9 +259,7 @@ def test_a_signature_the_maven_repository_lacks_is_a_dependency_error_not_retrie
 def test_the_goal_that_stopped_the_resolving_run_is_kept_for_the_next_job(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
-    _build(
-        make_repo, tmp_path, java_cache, example_files(**{"pom.xml": POM.replace("    </plugins>", FAILING_CHECK, 1)})
-    )
+    _build(make_repo, tmp_path, java_cache, example_files(**{"pom.xml": FAILING_CHECK}))
     stamp = json.loads((java_cache / "m2" / RESOLVED_STAMP).read_text(encoding="utf-8"))
     assert "maven-enforcer-plugin:3.5.0:enforce (a-check)" in stamp["stopped"]
 
@@ -340,26 +328,19 @@ def test_a_cache_entry_evicted_after_resolving_is_a_transient_dependency_error(
 
 
 # A plugin that writes in Maven's own JVM's temp dir (as spotless's sortPom does: java.io.tmpdir).
-ANTRUN = """\
-      <plugin>
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-antrun-plugin</artifactId>
-        <version>3.1.0</version>
-        <executions>
-          <execution>
-            <phase>validate</phase>
-            <goals><goal>run</goal></goals>
-            <configuration><target><echo file="${java.io.tmpdir}/scratch.txt" message="x"/></target></configuration>
-          </execution>
-        </executions>
-      </plugin>
-    </plugins>"""
+ANTRUN = _with_plugin(
+    "org.apache.maven.plugins:maven-antrun-plugin:3.1.0",
+    """\
+<phase>validate</phase>
+<goals><goal>run</goal></goals>
+<configuration><target><echo file="${java.io.tmpdir}/scratch.txt" message="x"/></target></configuration>""",
+)
 
 
 def test_maven_s_own_jvm_writes_its_temp_files_in_the_workspace(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
-    pom = POM.replace("    </plugins>", ANTRUN, 1)
+    pom = ANTRUN
     # The launcher's TMPDIR: the dependency phase's, read-only offline (and not under /tmp, which the offline
     # sandbox replaces with a fresh one).
     outside = Path(tempfile.mkdtemp(prefix="mendflow-job-tmp-", dir="/var/tmp"))
