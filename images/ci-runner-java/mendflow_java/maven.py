@@ -233,8 +233,8 @@ _GOAL_EXECUTION = re.compile(r"Failed to execute goal (\S+ \([^)]*\) on project 
 
 def same_goal(summary: str, other: str) -> bool:
     """Whether two of Maven's summaries (``failed_goal``) name the same goal execution of the same project."""
-    found = [_GOAL_EXECUTION.search(text) for text in (summary, other)]
-    return all(found) and found[0][1] == found[1][1]  # type: ignore[index]
+    one, two = (_GOAL_EXECUTION.search(text) for text in (summary, other))
+    return one is not None and two is not None and one[1] == two[1]
 
 
 def offline_miss(output: str) -> bool:
