@@ -130,6 +130,35 @@ def setuptools_suite(root: Path) -> Collection | None:
     return unittest_rules(root, start, pattern) if _has_unittest_only_file(root, start, pattern) else None
 
 
+@functools.lru_cache(maxsize=8)
+def namespace_options(root: Path) -> tuple[str, ...]:
+    """pytest's ``consider_namespace_packages`` where the repository configures no pytest and its tests live in
+    packages of a native namespace package (zope.event 6.2's ``src/zope/event/tests.py``, with no
+    ``src/zope/__init__.py``), which its own runner (zope-testrunner) imports as ``zope.event.tests``: pytest
+    imported the package a second time as ``event`` (its state split in two), and coverage measured 9.6 % of it.
+    Not where a test file lies outside any package: pytest would then put the repository's root on ``sys.path``
+    in place of the file's directory, and a bare import of a module beside it would fail."""
+    if repo_config.configures_pytest(root):
+        return ()
+    in_namespace = loose = False
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+        if not any(_test_file_name(name) for name in files):
+            continue
+        here = Path(folder)
+        if "__init__.py" not in files:
+            loose = True
+            continue
+        while (here.parent / "__init__.py").is_file():
+            here = here.parent
+        in_namespace = in_namespace or (here.parent != root and here.parent.name != "src")
+    return ("-o", "consider_namespace_packages=true") if in_namespace and not loose else ()
+
+
+def _test_file_name(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in (DEFAULT_PATTERN, *PYTEST_FILES))
+
+
 def _measuring(commands: list[list[str]], root: Path) -> Collection | None:
     """Of several pytest commands, the collection of the one that measures coverage (``--cov``, ``coverage run``):
     the suite the repository's CI measures. natsort 8.4.0's tox runs its README's doctests first, then the

@@ -113,7 +113,9 @@ def pytest_argv(paths: Paths, marker: str | None, select: list[str] | None = Non
 def collection_options(root: Path) -> list[str]:
     """pytest's options for collecting this repository's tests as its own command does (pytest-cov kept out)."""
     declared = discovery.rules(root)
-    return addopts_without_cov(root) + list(declared.options if declared else ())
+    return (
+        addopts_without_cov(root) + list(declared.options if declared else ()) + list(discovery.namespace_options(root))
+    )
 
 
 def suite_paths(root: Path) -> list[str]:

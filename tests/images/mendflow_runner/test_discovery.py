@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mendflow_runner.discovery import Collection, own_script, rules, unittest_rules
+from mendflow_runner.discovery import Collection, namespace_options, own_script, rules, unittest_rules
 
 UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"
 
@@ -229,3 +229,28 @@ def test_coverage_running_a_script_of_the_repositorys_is_its_own_script(tmp_path
 def test_coverage_running_a_module_is_no_script(tmp_path: Path) -> None:
     root = tree(tmp_path, {"tox.ini": "[testenv]\ncommands = coverage run -m tests\n", "tests.py": UNITTEST_CASE})
     assert own_script(root) is None
+
+
+NAMESPACE_TESTS = {"src/ns/demo/__init__.py": "", "src/ns/demo/tests.py": UNITTEST_CASE}
+
+
+def test_tests_in_a_native_namespace_package_are_imported_by_its_name(tmp_path: Path) -> None:
+    # zope.event 6.2: src/zope/event/tests.py, and no src/zope/__init__.py
+    assert namespace_options(tree(tmp_path, NAMESPACE_TESTS)) == ("-o", "consider_namespace_packages=true")
+
+
+def test_a_test_file_outside_any_package_keeps_pytests_default(tmp_path: Path) -> None:
+    root = tree(tmp_path, {**NAMESPACE_TESTS, "tests/test_more.py": UNITTEST_CASE})
+    assert namespace_options(root) == ()
+
+
+def test_a_repository_configuring_pytest_keeps_its_own_rules(tmp_path: Path) -> None:
+    root = tree(tmp_path, {**NAMESPACE_TESTS, "pytest.ini": "[pytest]\n"})
+    assert namespace_options(root) == ()
+
+
+def test_tests_in_an_ordinary_package_keep_pytests_default(tmp_path: Path) -> None:
+    root = tree(
+        tmp_path, {"src/demo/__init__.py": "", "src/demo/tests/__init__.py": "", "src/demo/tests/test_a.py": ""}
+    )
+    assert namespace_options(root) == ()

@@ -704,3 +704,47 @@ def test_measured_code_without_a_source_file_is_left_out(
     report = build(make_repo, tmp_path, uv_cache, **{"tests/test_template.py": test})
     assert report.coverage is not None and report.coverage.file("demo/__init__.py") is not None
     assert any("demo/_compiled_page" in advisory for advisory in report.lint_advisory)
+
+
+# zope.event 6.2's shape: a native namespace package (no src/ns/__init__.py) with its tests inside it, coverage's
+# source named as a package, and no pytest configuration (zope-testrunner runs its tests).
+NAMESPACE_PYPROJECT = """\
+[project]
+name = "ns.demo"
+version = "0.1.0"
+requires-python = ">=3.11"
+
+[build-system]
+requires = ["hatchling>=1.25"]
+build-backend = "hatchling.build"
+
+[tool.hatch.build.targets.wheel]
+packages = ["src/ns"]
+
+[tool.coverage.run]
+source = ["ns.demo"]
+"""
+NAMESPACE_TEST = """\
+import unittest
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        from ns.demo import add
+
+        self.assertEqual(add(1, 2), 3)
+"""
+
+
+def test_a_native_namespace_packages_tests_measure_it(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    files = {
+        "pyproject.toml": NAMESPACE_PYPROJECT,
+        "demo/__init__.py": None,
+        "tests/test_demo.py": None,
+        "src/ns/demo/__init__.py": DEMO_MODULE,
+        "src/ns/demo/tests.py": NAMESPACE_TEST,
+    }
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.status is BuildStatus.PASSED and report.coverage is not None, report.error_reason
+    demo = report.coverage.file("src/ns/demo/__init__.py")
+    assert demo is not None and demo.line_pct > 0
