@@ -748,3 +748,22 @@ def test_a_native_namespace_packages_tests_measure_it(make_repo: RepoFactory, tm
     assert report.status is BuildStatus.PASSED and report.coverage is not None, report.error_reason
     demo = report.coverage.file("src/ns/demo/__init__.py")
     assert demo is not None and demo.line_pct > 0
+
+
+PROGRAM_NAME_TEST = """\
+import os
+import sys
+
+import pytest
+
+
+@pytest.mark.fast
+def test_the_program_is_pytest() -> None:
+    assert os.path.basename(sys.argv[0]) == "pytest", sys.argv
+"""
+
+
+def test_tests_see_pytest_as_the_program_their_ci_runs(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    # typed-argument-parser 1.12.0: argparse's usage line names the program, "usage: pytest"
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_program.py": PROGRAM_NAME_TEST})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), [f.message for f in report.failures]

@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import re
+import sys
 import traceback
 import unittest
 from collections.abc import Iterator
@@ -38,6 +39,12 @@ except ImportError:  # pragma: no cover - the runner installs coverage
 # `coverage report` in a temp dir; the report combined the runner's data files there, and deleted them). A
 # subprocess coverage.py measures (``[run] patch = subprocess``) has the name in the configuration it is handed.
 os.environ.pop("COVERAGE_FILE", None)
+
+# The tests see the command line of the `pytest` their CI runs: under `coverage run -m pytest`, sys.argv[0] is
+# pytest's __main__.py, and argparse names its program after it (typed-argument-parser 1.12.0: 46 tests expect
+# "usage: pytest").
+if Path(sys.argv[0]).name == "__main__.py" and Path(sys.argv[0]).parent.name == "pytest":
+    sys.argv[0] = os.path.join(os.path.dirname(sys.executable), "pytest")
 _EVENTS = os.environ.get("MENDFLOW_PYTEST_EVENTS", "")
 _CONTEXTS = bool(os.environ.get("MENDFLOW_TEST_CONTEXTS"))  # testing.CONTEXTS_VARIABLE (stdlib only here)
 TEXT_MAX = 4096  # bytes of a failure's text kept (its end: the error is there)
