@@ -160,6 +160,7 @@ def test_commands(root: Path) -> list[list[str]]:
     task runner's tasks named for tests (``task_runners``), as words: tox's ``{toxinidir}`` becomes ``.``,
     ``{env:NAME}`` its ``setenv`` value, ``{envsitepackagesdir}/PACKAGE`` the package's source, and other
     substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition (``py38: …``) are left out,
+    but those of an environment named for tests (``_tox_command_lines``),
     as are a noxfile's computed arguments but its names of paths (``_nox_runs``)."""
     setenv = _tox_setenv(root)
     lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
@@ -168,11 +169,31 @@ def test_commands(root: Path) -> list[list[str]]:
 
 
 def _tox_command_lines(root: Path) -> list[str]:
+    """``[testenv] commands``' lines without a factor condition, then those whose condition holds for an environment
+    of the envlist named for tests (clize 5.0.2's ``test: {posargs:python -m unittest}`` of ``test-{py39,py310}``)."""
     cp = tox_config(root)
     if cp is None or not cp.has_option("testenv", "commands"):
         return []
     text = re.sub(r"\\\n\s*", " ", _tox_value(cp, "testenv", "commands"))  # a line continued with a backslash
-    return [line.strip() for line in text.splitlines() if line.strip() and not re.match(r"^[\w,.!-]+:\s", line)]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    plain = [line for line in lines if not _FACTORED_COMMAND.match(line)]
+    envs = _test_envs(cp)
+    factored = [m for line in lines if _FACTORED_COMMAND.match(line) and (m := _FACTOR_LINE.match(line))]
+    held = [m["value"].strip() for m in factored if any(tox_env_holds(m["condition"], env) for env in envs)]
+    return plain + [line for line in held if line]
+
+
+_FACTORED_COMMAND = re.compile(r"^[\w,.!-]+:\s")  # a brace in the condition has always read as a command
+
+
+_TEST_FACTORS = {"test", "tests", "unit", "pytest"}
+
+
+def _test_envs(cp: configparser.ConfigParser) -> list[str]:
+    """The environments of ``[tox] envlist`` (braces expanded) with a factor that names tests (``test-py310``)."""
+    listed = _tox_value(cp, "tox", "envlist") if cp.has_option("tox", "envlist") else ""
+    names = [e.strip() for part in listed.splitlines() for item in _top_level_split(part) for e in _expand_braces(item)]
+    return [name for name in names if _TEST_FACTORS & set(name.split("-"))]
 
 
 _ENV_REF = re.compile(r"\{env:(?P<name>[^{}:]+)(?::(?P<default>[^{}]*))?\}")

@@ -254,3 +254,38 @@ def test_tests_in_an_ordinary_package_keep_pytests_default(tmp_path: Path) -> No
         tmp_path, {"src/demo/__init__.py": "", "src/demo/tests/__init__.py": "", "src/demo/tests/test_a.py": ""}
     )
     assert namespace_options(root) == ()
+
+
+CLIZE_TOX = """\
+[tox]
+envlist=test-{py39,py310},cover-py310-all
+
+[testenv]
+commands=
+    test: {posargs:python -m unittest}
+    cover: coverage erase
+    cover-all: -coverage run {posargs:-m unittest}
+"""
+
+
+def test_a_factor_conditional_command_of_the_test_environments_is_read(tmp_path: Path) -> None:
+    # clize 5.0.2: pytest collected its repeated_test fixture classes, 24 errors; its tox runs unittest
+    root = tree(
+        tmp_path,
+        {
+            "tox.ini": CLIZE_TOX,
+            "pkg/__init__.py": "",
+            "pkg/tests/__init__.py": "",
+            "pkg/tests/test_a.py": UNITTEST_CASE,
+        },
+    )
+    assert rules(root) == unittest_rules(root)
+
+
+def test_a_factor_conditional_command_of_no_test_environment_is_left_out(tmp_path: Path) -> None:
+    tox = CLIZE_TOX.replace("test-{py39,py310}", "py310")
+    root = tree(
+        tmp_path,
+        {"tox.ini": tox, "pkg/__init__.py": "", "pkg/tests/__init__.py": "", "pkg/tests/test_a.py": UNITTEST_CASE},
+    )
+    assert rules(root) is None
