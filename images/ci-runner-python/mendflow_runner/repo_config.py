@@ -183,9 +183,8 @@ def _tox_command_lines(root: Path) -> list[str]:
     return plain + [line for line in held if line]
 
 
-_FACTORED_COMMAND = re.compile(r"^[\w,.!-]+:\s")  # a brace in the condition has always read as a command
-
-
+# A condition with braces (``py{38,39}: pytest``) has always been read as part of the command.
+_FACTORED_COMMAND = re.compile(r"^[\w,.!-]+:\s")
 _TEST_FACTORS = {"test", "tests", "unit", "pytest"}
 
 

@@ -708,22 +708,11 @@ def test_measured_code_without_a_source_file_is_left_out(
 
 # zope.event 6.2's shape: a native namespace package (no src/ns/__init__.py) with its tests inside it, coverage's
 # source named as a package, and no pytest configuration (zope-testrunner runs its tests).
-NAMESPACE_PYPROJECT = """\
-[project]
-name = "ns.demo"
-version = "0.1.0"
-requires-python = ">=3.11"
-
-[build-system]
-requires = ["hatchling>=1.25"]
-build-backend = "hatchling.build"
-
-[tool.hatch.build.targets.wheel]
-packages = ["src/ns"]
-
-[tool.coverage.run]
-source = ["ns.demo"]
-"""
+NAMESPACE_PYPROJECT = (
+    PYPROJECT.split("[tool.pytest.ini_options]")[0]
+    .replace('name = "demo"', 'name = "ns.demo"')
+    .replace('packages = ["demo"]', 'packages = ["src/ns"]')
+) + '[tool.coverage.run]\nsource = ["ns.demo"]\n'
 NAMESPACE_TEST = """\
 import unittest
 

@@ -45,6 +45,7 @@ os.environ.pop("COVERAGE_FILE", None)
 # "usage: pytest").
 if Path(sys.argv[0]).name == "__main__.py" and Path(sys.argv[0]).parent.name == "pytest":
     sys.argv[0] = os.path.join(os.path.dirname(sys.executable), "pytest")
+
 _EVENTS = os.environ.get("MENDFLOW_PYTEST_EVENTS", "")
 _CONTEXTS = bool(os.environ.get("MENDFLOW_TEST_CONTEXTS"))  # testing.CONTEXTS_VARIABLE (stdlib only here)
 TEXT_MAX = 4096  # bytes of a failure's text kept (its end: the error is there)
