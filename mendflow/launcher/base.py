@@ -27,6 +27,13 @@ OnOutput = Callable[[str], None]
 MAX_LINE_BYTES = 4096  # a job printing one endless line must not grow the trusted side's memory
 
 
+# Every job's environment, whichever launcher runs it. A test that commits to a git repository of its own and
+# configures no identity (typed-argument-parser 1.12.0's `git commit`s) finds one, as in a CI whose workflow sets it:
+# git takes the name from the user's passwd entry ("mendflow job", in the images and in the local sandbox) and the
+# address from EMAIL, which any user.email a test configures overrides (GIT_AUTHOR_EMAIL would override it).
+JOB_ENV = {"EMAIL": "job@mendflow.invalid"}
+
+
 # Never handed to a job, whatever the spec says: the trusted side's credentials and their relatives.
 CREDENTIAL_PATTERNS = (
     "AWS_*",

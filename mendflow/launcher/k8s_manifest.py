@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from kubernetes import client as k
 
 from mendflow.errors import ConfigError
-from mendflow.launcher.base import JobSpec, is_credential
+from mendflow.launcher.base import JOB_ENV, JobSpec, is_credential
 from mendflow.settings import Settings
 
 JOB_UID = 10001  # the CI images' USER (images/*/Dockerfile); non-zero, as restricted PSA requires
@@ -181,6 +181,7 @@ def _env(spec: JobSpec, settings: Settings) -> list[k.V1EnvVar]:
     env = {
         **_proxy_env(spec, settings),
         **_ca_env(settings),
+        **JOB_ENV,
         "HOME": "/tmp",
         "TMPDIR": "/tmp",
         "XDG_CACHE_HOME": CACHE_DIR,

@@ -62,6 +62,7 @@ from urllib.parse import unquote, urlsplit
 
 from mendflow.jobcode import IMAGE_PACKAGES, IMAGE_SYSROOTS, IMAGE_TOOLS, RUNNER_IMAGE, copy_package
 from mendflow.launcher.base import (
+    JOB_ENV,
     MEMORY_ADVICE,
     JobResult,
     JobSpec,
@@ -466,7 +467,7 @@ class LocalLauncher(Launcher):
 
     def _environment(self, spec: JobSpec, ws: Workspace, tools: Path, job_id: str, cache: Path) -> dict[str, str]:
         env = {k: v for k, v in spec.env.items() if not is_credential(k) and k not in RESERVED_ENV}
-        env.setdefault("LANG", "C.UTF-8")
+        env = {"LANG": "C.UTF-8", **JOB_ENV, **env}
         env.setdefault("MENDFLOW_JOB_TIMEOUT_SEC", str(spec.timeout_sec))
         cafile = ssl.get_default_verify_paths().cafile
         if cafile and os.access(cafile, os.R_OK):

@@ -53,6 +53,12 @@ def test_runs_as_the_numeric_non_root_uid_the_pod_uses(dockerfile: str) -> None:
     assert build_args(dockerfile).get("JOB_UID") == str(JOB_UID)
 
 
+def test_the_user_is_named_as_in_the_local_sandbox(dockerfile: str) -> None:
+    """git takes a commit's author from the passwd entry where a test configures none (``JOB_ENV``)."""
+    (useradd,) = [rest for kind, rest in parse(dockerfile) if kind == "RUN" and "useradd" in rest]
+    assert '--comment "mendflow job"' in useradd
+
+
 def test_installs_the_repositorys_in_job_packages(dockerfile_path: Path) -> None:
     """Each package the image's jobs import (jobcode.IMAGE_PACKAGES), copied from this repository and let
     through the build context's ignore file."""

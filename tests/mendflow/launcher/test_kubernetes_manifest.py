@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client as k
 
 from mendflow.errors import ConfigError
-from mendflow.launcher.base import Handoff, JobSpec
+from mendflow.launcher.base import JOB_ENV, Handoff, JobSpec
 from mendflow.launcher.k8s_manifest import (
     DEPENDENCIES,
     HANDOFF_NAME,
@@ -117,6 +117,12 @@ def test_presigned_urls_reach_the_pod_through_the_transfer_wrapper() -> None:
     }
     assert env["MENDFLOW_JOB_STAGE"] == "B1"
     assert env["HOME"] == "/tmp"
+
+
+def test_a_pods_git_has_an_address_below_what_a_test_configures() -> None:
+    (ctr,) = _dict(_job())["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in ctr["env"]}
+    assert env["EMAIL"] == JOB_ENV["EMAIL"] and not any(name.startswith("GIT_") for name in env)
 
 
 def test_file_urls_are_refused_with_a_config_error() -> None:

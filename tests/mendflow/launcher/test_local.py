@@ -160,6 +160,44 @@ def test_a_jobs_gid_has_a_name_in_its_sandbox(launcher: LocalLauncher, make_repo
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), result.log_tail
 
 
+# typed-argument-parser 1.12.0's tests commit to git repositories of their own and configure no identity (its CI's
+# workflow sets one); one that configures its own keeps it.
+GIT_TEST = """import subprocess
+
+import pytest
+
+
+def git(repo, *args):
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.mark.fast
+def test_a_commit_needs_no_identity_of_its_own(tmp_path):
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "first")
+    assert git(tmp_path, "log", "--format=%an <%ae>") == "mendflow job <job@mendflow.invalid>"
+
+
+@pytest.mark.fast
+def test_an_identity_a_test_configures_is_its_own(tmp_path):
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "user.email", "tester@example.com")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "first")
+    assert git(tmp_path, "log", "--format=%ae") == "tester@example.com"
+"""
+
+
+@pytest.mark.slow
+@ROOT_ONLY
+def test_a_test_can_commit_to_a_git_repository_of_its_own(
+    launcher: LocalLauncher, make_repo: RepoFactory, tmp_path: Path
+) -> None:
+    repo = make_repo(demo_files(**{"tests/test_git.py": GIT_TEST}))
+    result = launcher.run(build_job(repo, tmp_path))
+    report = BuildReport.model_validate_json((tmp_path / "report.json").read_text())
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 4), result.log_tail
+
+
 def _cache_job(scope: str, code: str, tmp_path: Path) -> JobSpec:
     return script_job(code + "\nopen('out/result.json', 'w').write(json.dumps(res))", tmp_path, cache_scope=scope)
 
