@@ -112,6 +112,24 @@ def refused_hosts(refusals: Path) -> str | None:
 _PER_REQUIREMENT_OPTION = re.compile(r"[ \t]+--(?:config-settings|global-option|install-option)(?:=|[ \t]+)\S+")
 # A short option with its value attached, as pip reads it and uv does not (astunparse 1.6.3's ``-rrequirements.txt``).
 _ATTACHED_VALUE = re.compile(r"^([ \t]*-[rce])(?=[^\s=])", re.MULTILINE)
+# A line that includes another requirement or constraint file, by its path.
+_INCLUDE = re.compile(r"^[ \t]*(?:-r|-c|--requirement|--constraint)(?:[ \t]*=[ \t]*|[ \t]+)(\S+)[ \t]*$", re.MULTILINE)
+
+
+def _without_missing_includes(text: str, here: Path) -> tuple[str, list[str]]:
+    """``text`` without its ``-r``/``-c`` lines whose file the tree lacks, and their paths: an sdist may leave
+    out the file a shipped one includes (aiohttp-jinja2 1.6's ``requirements-dev.txt`` includes
+    ``requirements.txt``, whose runtime requirements the project's own metadata names too)."""
+    missing: list[str] = []
+
+    def kept(line: re.Match[str]) -> str:
+        path = line[1]
+        if "://" in path or (here / path).exists():
+            return line[0]
+        missing.append(path)
+        return ""
+
+    return _INCLUDE.sub(kept, text), missing
 
 
 class Installer:
@@ -259,11 +277,14 @@ class Installer:
         text = requirements.read_text(encoding="utf-8", errors="replace")
         dropped = " ".join(option.strip() for option in _PER_REQUIREMENT_OPTION.findall(text))
         as_uv_reads = _ATTACHED_VALUE.sub(r"\1 ", _PER_REQUIREMENT_OPTION.sub("", text))
+        as_uv_reads, missing = _without_missing_includes(as_uv_reads, requirements.parent)
         if as_uv_reads == text:
             self._pip(["-r", str(requirements)], timeout)
             return
         if dropped:
             self.log.write(f"{requirements.name}: uv reads no per-requirement options; left out: {dropped}")
+        if missing:
+            self.log.write(f"{requirements.name}: includes {', '.join(missing)}, which the tree lacks; left out")
         copy = requirements.with_name(f".{requirements.stem}.uv{requirements.suffix}")
         copy.write_text(as_uv_reads, encoding="utf-8")
         try:

@@ -701,6 +701,16 @@ def test_a_short_option_with_its_value_attached_is_read_as_pip_reads_it(tmp_path
     assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.16.0.dist-info"]
 
 
+def test_an_included_file_the_tree_lacks_is_left_out(tmp_path: Path, uv_cache: Path) -> None:
+    # aiohttp-jinja2 1.6 as published: requirements-dev.txt includes requirements.txt, which its sdist lacks.
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/requirements-dev.txt").write_text("-r requirements.txt\n-c constraints.txt\nsix==1.16.0\n")
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.16.0.dist-info"]
+    said = "requirements-dev.txt: includes requirements.txt, constraints.txt, which the tree lacks; left out"
+    assert said in (tmp_path / "log").read_text()
+
+
 def test_the_plugin_a_pytest_option_belongs_to_is_installed(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\n")
