@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import interpreter, lockfiles, poetry, precommit, repo_config
+from .asked_plugins import asked_plugins
 from .proc import Log, StepResult, confined, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
@@ -385,9 +386,10 @@ class Installer:
 
     def _add_runner_tools(self, timeout: float) -> None:
         """pytest and coverage.py when the repository lacks them, the coverage plugins its configuration loads
-        (by their module's top package: ``covdefaults``) and the pytest plugins its pytest options belong to."""
+        (by their module's top package: ``covdefaults``), the pytest plugins its pytest options belong to and
+        those its tests ask for by a fixture or a mark (``asked_plugins``)."""
         tools = {**RUNNER_TOOLS, **{p: p.split(".")[0] for p in repo_config.coverage_plugins(self.root)}}
-        tools |= repo_config.configured_pytest_plugins(self.root)
+        tools |= repo_config.configured_pytest_plugins(self.root) | asked_plugins(self.root)
         probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"
         r = self._run([self.venv_python, "-c", probe % (tuple(tools),)], timeout)
         missing = [tools[n] for n in r.stdout.split()]

@@ -143,7 +143,7 @@ def namespace_options(root: Path) -> tuple[str, ...]:
     in_namespace = loose = False
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
-        if not any(_test_file_name(name) for name in files):
+        if not any(is_test_file(name) for name in files):
             continue
         here = Path(folder)
         if "__init__.py" not in files:
@@ -155,7 +155,8 @@ def namespace_options(root: Path) -> tuple[str, ...]:
     return ("-o", "consider_namespace_packages=true") if in_namespace and not loose else ()
 
 
-def _test_file_name(name: str) -> bool:
+def is_test_file(name: str) -> bool:
+    """A file unittest's or pytest's default pattern collects."""
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in (DEFAULT_PATTERN, *PYTEST_FILES))
 
 

@@ -718,6 +718,13 @@ def test_the_plugin_a_pytest_option_belongs_to_is_installed(tmp_path: Path, uv_c
     assert list(site.glob("pytest_asyncio-*.dist-info"))
 
 
+def test_a_plugin_the_tests_ask_for_by_a_fixture_is_installed(tmp_path: Path, uv_cache: Path) -> None:
+    (tmp_path / "src/tests").mkdir(parents=True)
+    (tmp_path / "src/tests/test_x.py").write_text("def test_x(mocker):\n    pass\n")
+    site = install(tmp_path, uv_cache)
+    assert list(site.glob("pytest_mock-*.dist-info"))
+
+
 UV_NO_SOLUTION = """\
   \u00d7 No solution found when resolving dependencies:
   \u2570\u2500\u25b6 Because mendflow-no-such-package was not found in the package registry and you require
