@@ -174,9 +174,12 @@ def _measuring(commands: list[list[str]], root: Path) -> Collection | None:
 def own_script(root: Path) -> list[str] | None:
     """The tox or nox test command that runs a script of the repository's own (dill's ``{envpython}
     dill/tests/__main__.py``, which runs each test file in a process of its own; defusedxml 0.7.1's ``coverage run
-    --parallel-mode tests.py``, whose suite leaves out the base class pytest collects), as the script's path and
-    arguments; None when the tests' command is pytest, unittest or anything else."""
+    --parallel-mode tests.py``, whose suite leaves out the base class pytest collects) or unittest (clize 5.0.2's
+    ``python -m unittest``, whose fixture classes pytest's unittest plugin cannot instantiate), as the
+    interpreter's arguments; None when the tests' command is pytest or anything else."""
     for words in map(_script_words, repo_config.test_commands(root)):
+        if words[:2] == ["-m", "unittest"]:
+            return words
         script = _inside(words[0], root) if words and words[0].endswith(".py") else None
         if script is not None and (root / script).is_file():
             return [script, *words[1:]]
@@ -184,8 +187,8 @@ def own_script(root: Path) -> list[str] | None:
 
 
 def _script_words(words: list[str]) -> list[str]:
-    """A command's words from the script it runs on: past ``python`` and past ``[python -m] coverage run``'s
-    options (a ``-m`` there runs a module: no words)."""
+    """A command's words from the script or the ``-m`` module it runs: past ``python`` and past ``[python -m]
+    coverage run``'s options."""
     words = words[1:] if words and posixpath.basename(words[0]).startswith("python") else words
     if words[:2] == ["-m", "coverage"]:
         words = ["coverage", *words[2:]]
@@ -194,7 +197,7 @@ def _script_words(words: list[str]) -> list[str]:
     args = iter(words[2:])
     for word in args:
         if word == "-m":
-            return []
+            return ["-m", *args]
         if word in _COVERAGE_RUN_VALUES:
             next(args, None)
         elif not word.startswith("-"):

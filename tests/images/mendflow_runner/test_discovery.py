@@ -231,6 +231,19 @@ def test_coverage_running_a_module_is_no_script(tmp_path: Path) -> None:
     assert own_script(root) is None
 
 
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("python -m unittest", ["-m", "unittest"]),  # clize 5.0.2's
+        ("coverage run --branch -m unittest discover -s tests", ["-m", "unittest", "discover", "-s", "tests"]),
+        ("python -m pytest tests", None),
+    ],
+)
+def test_unittest_run_as_a_module_is_its_own_command(tmp_path: Path, command: str, expected: list[str] | None) -> None:
+    root = tree(tmp_path, {"tox.ini": f"[testenv]\ncommands = {command}\n", "tests/test_a.py": UNITTEST_CASE})
+    assert own_script(root) == expected
+
+
 NAMESPACE_TESTS = {"src/ns/demo/__init__.py": "", "src/ns/demo/tests.py": UNITTEST_CASE}
 
 

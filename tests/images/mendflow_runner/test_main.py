@@ -191,6 +191,37 @@ def test_a_suite_its_own_script_fails_stays_failed_with_pytests_failures(
     assert report.failed_tests == ["tests/test_script.py"]
 
 
+# A unittest suite pytest runs otherwise (clize 5.0.2's `python -m unittest`, whose repeated_test classes pytest's
+# unittest plugin cannot instantiate): here unittest's load_tests protocol, which pytest ignores, builds the cases.
+LOADED_TESTS = """import unittest
+
+import pytest
+
+pytestmark = pytest.mark.fast  # the demo's B1 runs its fast tests
+
+
+class Check(unittest.TestCase):
+    value = None
+
+    def test_value(self):
+        self.assertIsNotNone(self.value)
+
+
+def load_tests(loader, tests, pattern):
+    return unittest.TestSuite([type("CheckOne", (Check,), {"value": 1})("test_value")])
+"""
+
+
+def test_a_suite_its_own_unittest_passes_is_judged_by_unittest(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    files = {"tox.ini": "[testenv]\ncommands = python -m unittest\n", "tests/test_loaded.py": LOADED_TESTS}
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/__init__.py": "", **files})
+    assert report.status is BuildStatus.PASSED and report.failed_tests == []
+    said = "pytest failed 1 test that the repository's own `python -m unittest` passes: judged by that command"
+    assert f".:0:0 tests {said}" in report.lint_advisory
+
+
 def test_a_paths_alias_to_a_tree_that_is_not_here_leaves_the_files_where_they_are(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
