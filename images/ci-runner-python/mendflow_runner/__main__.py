@@ -65,6 +65,7 @@ Exit code: 0 whenever report.json (fixes.json) was written and every upload succ
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -309,6 +310,9 @@ class Build:
             what = "of the selected node ids" if self.cfg.select else "at all"
             what = f"marked '{run.marker_used}'" if run.marker_used else what
             rep.failed("no_tests", f"pytest collected no tests {what}; add tests or check the test paths")
+        elif step.returncode == testing.PYTEST_TESTS_FAILED and self._only_the_tracer_failed():
+            if rep.lint_errors:
+                rep.failed("lint")
         elif step.returncode != 0:
             # A crash (an INTERNALERROR) stops the run whatever failed before it: it is the reason to give.
             if not rep.failed_tests or step.returncode == testing.PYTEST_INTERNAL_ERROR:
@@ -319,6 +323,35 @@ class Build:
                 rep.failed("lint")
         elif rep.lint_errors:
             rep.failed("lint")
+
+    def _only_the_tracer_failed(self) -> bool:
+        """Whether every failed test failed only because coverage.py's tracer was on
+        (``testing.failed_under_the_tracer``): they run again unmeasured, and each that passes there counts as
+        passed, with an advisory; the coverage stays the first run's."""
+        traced = testing.failed_under_the_tracer(self.rep.failures)
+        if not traced:
+            return False
+        workspace = self.cfg.workspace
+        paths = dataclasses.replace(
+            self.test_paths, junit=workspace / "unmeasured.xml", events=workspace / "unmeasured-events.jsonl"
+        )
+        again = testing.run_tests(paths, "", self.test_env, self.remaining(), self.log, traced, measured=False)
+        if again.step.returncode not in (0, testing.PYTEST_TESTS_FAILED):
+            return False
+        passed = {node for node in traced if node not in again.failed}
+        kinds = [f.get("kind") for f in self.rep.failures if f["node_id"] in passed]
+        counts = self.rep.counts
+        self.rep.counts = {
+            **counts,
+            "passed": counts.get("passed", 0) + len(kinds),
+            "failed": counts.get("failed", 0) - kinds.count("failed"),
+            "errors": counts.get("errors", 0) - (len(kinds) - kinds.count("failed")),
+        }
+        self.rep.failed_tests = [node for node in self.rep.failed_tests if node not in passed]
+        self.rep.failures = [f for f in self.rep.failures if f["node_id"] not in passed]
+        said = f"{len(passed)} test{'s' * (len(passed) != 1)} failed only under coverage.py's tracer and passed"
+        self.rep.lint_advisory.append(f".:0:0 tests {said} without it: counted as passed, their lines unmeasured")
+        return not self.rep.failed_tests
 
     def _own_script_passes(self) -> bool:
         """Whether the repository's own test script passes where pytest failed tests: a suite written to run one

@@ -222,6 +222,35 @@ def test_a_suite_its_own_unittest_passes_is_judged_by_unittest(
     assert f".:0:0 tests {said}" in report.lint_advisory
 
 
+# snoop 0.6.1's tests assert that no tracer is on, as under its own command, `pytest`, none is.
+UNTRACED_TEST = """import sys
+
+import pytest
+
+
+@pytest.mark.fast
+def test_no_tracer_is_on():
+    assert sys.gettrace() {}
+"""
+
+
+def test_a_test_failing_only_under_coverages_tracer_counts_as_passed(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_untraced.py": UNTRACED_TEST.format("is None")})
+    assert (report.status, report.tests.passed, report.tests.failed) == (BuildStatus.PASSED, 3, 0)
+    said = "1 test failed only under coverage.py's tracer and passed without it: counted as passed, their lines"
+    assert f".:0:0 tests {said} unmeasured" in report.lint_advisory
+
+
+def test_a_test_failing_without_the_tracer_too_stays_failed(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    report = build(make_repo, tmp_path, uv_cache, **{"tests/test_untraced.py": UNTRACED_TEST.format("== 1")})
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert report.failed_tests == ["tests/test_untraced.py::test_no_tracer_is_on"]
+
+
 def test_a_paths_alias_to_a_tree_that_is_not_here_leaves_the_files_where_they_are(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
