@@ -38,6 +38,8 @@ _HEAD_BYTES = 16384  # a Go file's package clause comes after its licence commen
 NO_COMMANDS = "no main packages to build"  # what `go build -o DIR/` says of a module with none
 _SKIP_DIRS = ("vendor", "testdata")
 _FMT_BATCH = 200  # files per gofmt command line
+# go.work's ``use`` directives: a block ``use ( ./a ./b )`` or a line ``use ./a``, comments aside.
+_WORK_USE = re.compile(r"^use[ \t]*\(([^)]*)\)|^use[ \t]+(\S+)", re.MULTILINE)
 JOBCACHE = Path(__file__).resolve().parent / "jobcache.py"
 # jobcache.py's interpreter: this one's real file (a launcher's toolchain links it from under /tmp, which a
 # sandbox hides), run isolated and without site-packages, as the script needs the standard library only.
@@ -89,6 +91,19 @@ _FUNC_MAIN = re.compile(r"^func\s+main\s*\(\s*\)", re.M)
 def _block_file(line: str) -> str:
     """The file a coverprofile's block is in (``example.com/m/a.go`` of ``example.com/m/a.go:3.2,5.3 2 1``)."""
     return line.rpartition(":")[0]
+
+
+def missing_workspace_modules(src: Path) -> list[str]:
+    """The directories ``src/go.work`` uses that hold no ``go.mod``: a module's zip from the proxy leaves its nested
+    modules out and may keep the workspace file (zombiezen.com/go/sqlite 1.4.2's ``./cmd/zombiezen-sqlite-migrate``),
+    and every go command then stops on it; the go command ignores a dependency's go.work alike."""
+    try:
+        text = (src / "go.work").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    uncommented = re.sub(r"//[^\n]*", "", text)
+    used = [d for block in _WORK_USE.findall(uncommented) for d in (block[0] or block[1]).split()]
+    return [d for d in used if not (src / d.strip('"`') / "go.mod").is_file()]
 
 
 def only_test_mains_failed(stderr: str, modules: dict[str, str], src: Path) -> bool:
@@ -185,6 +200,10 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         if not self.modules:
             self.rep.errored("bad_input", "no go.mod in the repository: this is not a Go module (run `go mod init`)")
             return False
+        if missing := missing_workspace_modules(self.src):
+            self.env["GOWORK"] = "off"
+            said = f"go.work uses {', '.join(missing)}, which the tree lacks: built without the workspace (GOWORK=off)"
+            self.rep.lint_advisory.append(f"go.work:0:0 build {said}")
         return self._selection_ok(gotest.selection)
 
     def _download(self) -> bool:

@@ -385,6 +385,26 @@ def test_golangci_lint_configured_where_it_is_absent_is_advice_not_silence(
     ]
 
 
+# zombiezen.com/go/sqlite 1.4.2 from the module proxy: its go.work uses a nested module the module's zip leaves out.
+BROKEN_WORK = "go 1.22\n\nuse (\n\t. // the library\n\t./cmd/migrate\n)\n"
+
+
+def test_a_workspace_using_a_module_the_tree_lacks_builds_without_it(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    report = _build(make_repo, tmp_path, go_cache, **{"go.work": BROKEN_WORK})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 4)
+    said = "go.work uses ./cmd/migrate, which the tree lacks: built without the workspace (GOWORK=off)"
+    assert report.lint_advisory == [f"go.work:0:0 build {said}"]
+
+
+def test_a_workspace_of_the_modules_it_has_is_left_as_it_is(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/go.mod").write_text("module example.com/lib\n")
+    (tmp_path / "go.work").write_text("go 1.22\n\nuse ./lib // the one module\n")
+    assert build.missing_workspace_modules(tmp_path) == []
+
+
 def test_select_runs_only_the_named_tests(make_repo: RepoFactory, tmp_path: Path, go_cache: Path) -> None:
     report = _build(make_repo, tmp_path, go_cache, "--select", json.dumps([".::TestParseLimitBurst"]))
     assert (report.status, report.tests.total, report.selected) == (BuildStatus.PASSED, 1, [".::TestParseLimitBurst"])
