@@ -327,7 +327,7 @@ class Build:
     def _only_the_tracer_failed(self) -> bool:
         """Whether every failed test failed only because coverage.py's tracer was on
         (``testing.failed_under_the_tracer``): they run again unmeasured, and each that passes there counts as
-        passed, with an advisory; the coverage stays the first run's."""
+        passed, with an advisory; the coverage stays the first run's. One that fails again keeps that failure."""
         traced = testing.failed_under_the_tracer(self.rep.failures)
         if not traced:
             return False
@@ -348,7 +348,8 @@ class Build:
             "errors": counts.get("errors", 0) - (len(kinds) - kinds.count("failed")),
         }
         self.rep.failed_tests = [node for node in self.rep.failed_tests if node not in passed]
-        self.rep.failures = [f for f in self.rep.failures if f["node_id"] not in passed]
+        unmeasured = {f["node_id"]: f for f in again.failures}  # why one still fails, in words without the tracer
+        self.rep.failures = [unmeasured.get(f["node_id"], f) for f in self.rep.failures if f["node_id"] not in passed]
         said = f"{len(passed)} test{'s' * (len(passed) != 1)} failed only under coverage.py's tracer and passed"
         self.rep.lint_advisory.append(f".:0:0 tests {said} without it: counted as passed, their lines unmeasured")
         return not self.rep.failed_tests

@@ -249,6 +249,7 @@ def test_a_test_failing_without_the_tracer_too_stays_failed(
     report = build(make_repo, tmp_path, uv_cache, **{"tests/test_untraced.py": UNTRACED_TEST.format("== 1")})
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
     assert report.failed_tests == ["tests/test_untraced.py::test_no_tracer_is_on"]
+    assert [f.message for f in report.failures] == ["assert None == 1"]  # the unmeasured run's words
 
 
 def test_a_paths_alias_to_a_tree_that_is_not_here_leaves_the_files_where_they_are(
