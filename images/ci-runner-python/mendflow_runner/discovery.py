@@ -61,9 +61,12 @@ class Collection:
 
 def unittest_rules(root: Path, start: str = ".", pattern: str = DEFAULT_PATTERN) -> Collection:
     """``python -m unittest discover``'s start directory and pattern, run under pytest, which leaves out the
-    directories discovery does not enter (``_not_discovered``)."""
+    directories discovery does not enter (``_not_discovered``). A pattern of every module leaves out each package's
+    ``__init__.py``, where a suite imports the classes its modules define (aiomultiprocess 0.9.1's: pytest ran each
+    of its 33 tests twice)."""
     options = ("-o", f"python_files={pattern}", "-o", "python_classes=")
     ignored = tuple(f"--ignore={folder}" for folder in _not_discovered(root, start, pattern))
+    ignored += ("--ignore-glob=*/__init__.py",) if fnmatch.fnmatchcase("__init__.py", pattern) else ()
     return Collection((*options, *ignored), () if start == "." else (start,))
 
 
@@ -104,7 +107,7 @@ def rules(root: Path) -> Collection | None:
         if (found := pytest_command(words, root)) is not None:
             found = _measuring(commands, root) or found
             return found if found.options or found.paths else None
-        if not configures_pytest and (found := unittest_command(words, root)) is not None:
+        if not configures_pytest and (found := unittest_command(words, root) or module_suite(words, root)):
             return found
     if not configures_pytest and (found := setuptools_suite(root)) is not None:
         return found
@@ -118,16 +121,35 @@ def setuptools_suite(root: Path) -> Collection | None:
     pytest's and unittest's patterns both miss); a module it names is that file alone. None where the name is no
     package or module of the repository's, or where pytest's own patterns find each ``TestCase`` file there."""
     suite = repo_config.setuptools_test_suite(root)
-    dotted = suite.replace(".", "/") if suite else None
-    if dotted is None:
+    if suite is None:
         return None
-    if (package := _inside(dotted, root)) is not None and (root / package / "__init__.py").is_file():
+    if (package := _package(root, suite)) is not None:
         start, pattern = package, "*.py"
-    elif (module := _inside(f"{dotted}.py", root)) is not None:
+    elif (module := _inside(f"{suite.replace('.', '/')}.py", root)) is not None:
         start, pattern = posixpath.dirname(module) or ".", posixpath.basename(module)
     else:
         return None
     return unittest_rules(root, start, pattern) if _has_unittest_only_file(root, start, pattern) else None
+
+
+def module_suite(words: list[str], root: Path) -> Collection | None:
+    """The rules of a command that runs a package of the repository's as its suite, ``[coverage run] -m PACKAGE``
+    (aiomultiprocess 0.9.1's Makefile: ``python -m coverage run -m aiomultiprocess.tests``, whose ``__main__``
+    runs unittest over the ``TestCase`` classes of modules named ``core.py``, ``pool.py``): every module of that
+    package, under unittest's rules. None for another module, or where pytest's patterns find each such file."""
+    run = _script_words(words)
+    package = _package(root, run[1], main=True) if run[:1] == ["-m"] and len(run) > 1 else None
+    if package is None or not _has_unittest_only_file(root, package, "*.py"):
+        return None
+    return unittest_rules(root, package, "*.py")
+
+
+def _package(root: Path, dotted: str, main: bool = False) -> str | None:
+    """The folder of the repository's package named ``dotted`` (with a ``__main__.py`` too, if ``main``)."""
+    folder = _inside(dotted.replace(".", "/"), root)
+    if folder is None or not (root / folder / "__init__.py").is_file():
+        return None
+    return folder if not main or (root / folder / "__main__.py").is_file() else None
 
 
 @functools.lru_cache(maxsize=8)
@@ -178,7 +200,7 @@ def own_script(root: Path) -> list[str] | None:
     ``python -m unittest``, whose fixture classes pytest's unittest plugin cannot instantiate), as the
     interpreter's arguments; None when the tests' command is pytest or anything else."""
     for words in map(_script_words, repo_config.test_commands(root)):
-        if words[:2] == ["-m", "unittest"]:
+        if words[:2] == ["-m", "unittest"] or (words[:1] == ["-m"] and _package(root, "".join(words[1:2]), main=True)):
             return words
         script = _inside(words[0], root) if words and words[0].endswith(".py") else None
         if script is not None and (root / script).is_file():

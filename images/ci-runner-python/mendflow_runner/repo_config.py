@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from mendflow_runner import precommit, task_runners, workflows
+from mendflow_runner import makefile, precommit, task_runners, workflows
 
 _INI_PYTEST = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
 _TOML_PYTEST = ("pytest.toml", ".pytest.toml")  # pytest 9's, read before any other
@@ -157,15 +157,17 @@ def configures_pytest(root: Path) -> bool:
 
 def test_commands(root: Path) -> list[list[str]]:
     """The commands tox's ``[testenv]`` (see ``tox_config``) and noxfile.py's test sessions run, then those of the
-    task runner's tasks named for tests (``task_runners``), as words: tox's ``{toxinidir}`` becomes ``.``,
-    ``{env:NAME}`` its ``setenv`` value, ``{envsitepackagesdir}/PACKAGE`` the package's source, and other
-    substitutions (``{posargs}``, ``{envpython}``) and lines with a factor condition (``py38: …``) are left out,
-    but those of an environment named for tests (``_tox_command_lines``),
-    as are a noxfile's computed arguments but its names of paths (``_nox_runs``)."""
+    task runner's tasks named for tests (``task_runners``), then those of the Makefile's test targets
+    (``makefile``), as words: tox's ``{toxinidir}`` becomes ``.``, ``{env:NAME}`` its ``setenv`` value,
+    ``{envsitepackagesdir}/PACKAGE`` the package's source, and other substitutions (``{posargs}``,
+    ``{envpython}``) and lines with a factor condition (``py38: …``) are left out, but those of an environment
+    named for tests (``_tox_command_lines``), as are a noxfile's computed arguments but its names of paths
+    (``_nox_runs``)."""
     setenv = _tox_setenv(root)
     lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
     tasks = task_runners.commands_for_tests(pyproject(root).get("tool", {}), task_runners.names_a_test)
-    return [words for words in map(_tox_words, [*lines, *tasks]) if words] + _nox_runs(root)
+    made = [words for words in map(_tox_words, makefile.commands_for_tests(root)) if words]
+    return [words for words in map(_tox_words, [*lines, *tasks]) if words] + _nox_runs(root) + made
 
 
 def _tox_command_lines(root: Path) -> list[str]:

@@ -200,6 +200,29 @@ def test_setuptools_test_suite_package_collects_every_module_of_it(tmp_path: Pat
     assert rules(root) == unittest_rules(root, "tests", "*.py")
 
 
+def test_a_pattern_of_every_module_leaves_out_the_packages_init(tmp_path: Path) -> None:
+    # aiomultiprocess 0.9.1's tests/__init__.py imports the classes of its modules: pytest ran each test twice
+    assert "--ignore-glob=*/__init__.py" in unittest_rules(tmp_path, ".", "*.py").options
+    assert not [o for o in unittest_rules(tmp_path).options if o.startswith("--ignore-glob")]
+
+
+def test_a_package_of_the_repositorys_run_as_a_module_collects_every_module_of_it(tmp_path: Path) -> None:
+    makefile = "test:\n\tpython -m coverage run -m pkg.tests\n"
+    files = {
+        "Makefile": makefile,
+        "pkg/__init__.py": "",
+        "pkg/tests/__init__.py": "",
+        "pkg/tests/core.py": UNITTEST_CASE,
+    }
+    root = tree(tmp_path, {**files, "pkg/tests/__main__.py": "import unittest\nunittest.main('pkg.tests')\n"})
+    assert (rules(root), own_script(root)) == (unittest_rules(root, "pkg/tests", "*.py"), ["-m", "pkg.tests"])
+
+
+def test_a_module_run_that_is_no_package_of_the_repositorys_keeps_pytests_rules(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"Makefile": "test:\n\tpython -m http.server\n", "tests/core.py": UNITTEST_CASE})
+    assert (rules(root), own_script(root)) == (None, None)
+
+
 def test_setuptools_test_suite_module_collects_that_file(tmp_path: Path) -> None:
     cfg = "[options]\ntest_suite = tests.suite\n"
     root = tree(tmp_path, {"setup.cfg": cfg, "tests/__init__.py": "", "tests/suite.py": UNITTEST_CASE})
