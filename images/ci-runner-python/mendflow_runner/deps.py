@@ -113,6 +113,8 @@ def refused_hosts(refusals: Path) -> str | None:
 _PER_REQUIREMENT_OPTION = re.compile(r"[ \t]+--(?:config-settings|global-option|install-option)(?:=|[ \t]+)\S+")
 # A short option with its value attached, as pip reads it and uv does not (astunparse 1.6.3's ``-rrequirements.txt``).
 _ATTACHED_VALUE = re.compile(r"^([ \t]*-[rce])(?=[^\s=])", re.MULTILINE)
+# uv's words for a package whose build failed: "Failed to build `mysqlclient==2.3.2`".
+_UNBUILT = re.compile(r"Failed to build `([A-Za-z0-9][A-Za-z0-9._-]*)")
 # A line that includes another requirement or constraint file, by its path.
 _INCLUDE = re.compile(r"^[ \t]*(?:-r|-c|--requirement|--constraint)(?:[ \t]*=[ \t]*|[ \t]+)(\S+)[ \t]*$", re.MULTILINE)
 
@@ -205,16 +207,32 @@ class Installer:
         fitting = [g for g in repo_config.wanted_groups(self.root, python) if self._group_fits(g, python)]
         default = repo_config.uv_default_groups(self.root)
         defaults = [g for g in default if g not in fitting and self._group_fits(g, python)]
-        try:
-            self._install_declared(remaining, python, [*fitting, *defaults])
-        except DependencyError as exc:
-            if exc.transient or not defaults:
-                raise
-            self.log.write(f"dependencies: uv's default groups {defaults} failed ({exc}); without them\n")
-            self._install_declared(remaining, python, fitting)
+        self._install_groups(remaining, python, fitting, defaults)
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
         self._add_build_wheelhouse(remaining())
+
+    def _install_groups(
+        self, remaining: Callable[[], float], python: tuple[int, int], wanted: list[str], defaults: list[str]
+    ) -> None:
+        """What the repository declares, with the ``wanted`` dependency groups and uv's ``defaults``. Where a group
+        names a package that does not build here, that group is left out (django-guardian 3.5.2's ``ci`` group
+        adds mysqlclient, which needs MySQL's client library, to its ``dev`` group); then uv's default groups."""
+        try:
+            self._install_declared(remaining, python, [*wanted, *defaults])
+        except DependencyError as exc:
+            if exc.transient:
+                raise
+            unbuilt = found[1] if (found := _UNBUILT.search(str(exc))) else ""
+            if naming := repo_config.groups_naming(self.root, unbuilt, wanted + defaults) if unbuilt else []:
+                self.log.write(f"dependencies: {unbuilt} does not build here: groups {naming} left out\n")
+                kept = [g for g in wanted if g not in naming], [g for g in defaults if g not in naming]
+                self._install_groups(remaining, python, *kept)
+                return
+            if not defaults:
+                raise
+            self.log.write(f"dependencies: uv's default groups {defaults} failed ({exc}); without them\n")
+            self._install_declared(remaining, python, wanted)
 
     def _install_declared(self, remaining: Callable[[], float], python: tuple[int, int], names: list[str]) -> None:
         """What the repository declares for its tests, with the dependency groups ``names``."""

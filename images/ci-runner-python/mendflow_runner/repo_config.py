@@ -571,6 +571,18 @@ def uv_dev_dependencies(root: Path) -> list[str]:
     return [str(r) for r in dev] if isinstance(dev, list) else []
 
 
+def groups_naming(root: Path, project: str, groups: list[str]) -> list[str]:
+    """Those of ``groups`` whose own requirements name ``project`` (not through a group they include)."""
+    declared = pyproject(root).get("dependency-groups", {})
+    wanted = normalised_name(project)
+
+    def names(entry: object) -> bool:
+        found = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", entry) if isinstance(entry, str) else None
+        return found is not None and normalised_name(found[0]) == wanted
+
+    return [g for g in groups if isinstance(declared, dict) and any(map(names, declared.get(g) or []))]
+
+
 def uv_group_pythons(root: Path, group: str) -> list[str]:
     """The ``requires-python`` uv's ``[tool.uv.dependency-groups]`` gives ``group`` and each group it includes
     (``{include-group = ...}``): uv refuses a group one of them excludes the interpreter from (parver 1.0.1's

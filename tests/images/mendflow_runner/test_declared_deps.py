@@ -587,6 +587,24 @@ def test_a_default_group_that_cannot_install_is_left_out_with_a_line(tmp_path: P
     assert "uv's default groups ['site'] failed" in (tmp_path / "log").read_text()
 
 
+def test_a_group_naming_a_package_that_does_not_build_here_is_left_out(tmp_path: Path, uv_cache: Path) -> None:
+    # django-guardian 3.5.2: its ci group adds mysqlclient, which needs MySQL's client library, to its dev group
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "pyproject.toml").write_text(
+        '[project]\nname = "broken"\nversion = "1"\n'
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    (broken / "setup.py").write_text("raise SystemExit('mysql_config not found')\n")
+    _project_needing(tmp_path)
+    with (tmp_path / "src/pyproject.toml").open("a") as pyproject:
+        pyproject.write(
+            f'[dependency-groups]\ndev = ["six"]\nci = ["broken @ {broken.as_uri()}", {{include-group = "dev"}}]\n'
+        )
+    assert list(install(tmp_path, uv_cache).glob("six-*.dist-info"))
+    assert "broken does not build here: groups ['ci'] left out" in (tmp_path / "log").read_text()
+
+
 def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/pyproject.toml").write_text(
