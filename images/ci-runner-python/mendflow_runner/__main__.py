@@ -339,17 +339,9 @@ class Build:
         if again.step.returncode not in (0, testing.PYTEST_TESTS_FAILED):
             return False
         passed = {node for node in traced if node not in again.failed}
-        kinds = [f.get("kind") for f in self.rep.failures if f["node_id"] in passed]
-        counts = self.rep.counts
-        self.rep.counts = {
-            **counts,
-            "passed": counts.get("passed", 0) + len(kinds),
-            "failed": counts.get("failed", 0) - kinds.count("failed"),
-            "errors": counts.get("errors", 0) - (len(kinds) - kinds.count("failed")),
-        }
-        self.rep.failed_tests = [node for node in self.rep.failed_tests if node not in passed]
+        self.rep.passed_after_all(passed)
         unmeasured = {f["node_id"]: f for f in again.failures}  # why one still fails, in words without the tracer
-        self.rep.failures = [unmeasured.get(f["node_id"], f) for f in self.rep.failures if f["node_id"] not in passed]
+        self.rep.failures = [unmeasured.get(f["node_id"], f) for f in self.rep.failures]
         said = f"{len(passed)} test{'s' * (len(passed) != 1)} failed only under coverage.py's tracer and passed"
         self.rep.lint_advisory.append(f".:0:0 tests {said} without it: counted as passed, their lines unmeasured")
         return not self.rep.failed_tests
