@@ -144,3 +144,11 @@ def tree_files(root: Path, **overrides: str | None) -> dict[str, str | bytes | N
     }
     files.update(overrides)
     return {k: v for k, v in files.items() if v is not None}
+
+
+def tree(root: Path, files: dict[str, str]) -> Path:
+    """``files`` (paths relative to ``root``) written under ``root``, which is returned."""
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root

@@ -6,47 +6,42 @@ from pathlib import Path
 
 from mendflow_runner.asked_plugins import asked_plugins
 
+from tests.images.mendflow_runner.helpers import tree
+
 # aiohttp-cors 0.8.1 as published: its tests take aiohttp_client, and its sdist names no test requirement.
 AIOHTTP_TEST = "async def test_roundtrip(aiohttp_client):\n    client = await aiohttp_client(None)\n"
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
-
 def test_a_fixture_only_a_plugin_defines_asks_for_that_plugin(tmp_path: Path) -> None:
-    _tree(tmp_path, {"tests/test_main.py": AIOHTTP_TEST})
+    tree(tmp_path, {"tests/test_main.py": AIOHTTP_TEST})
     assert asked_plugins(tmp_path) == {"pytest_aiohttp": "pytest-aiohttp"}
 
 
 def test_a_fixture_a_fixture_takes_asks_too(tmp_path: Path) -> None:
     conftest = "import pytest\n\n\n@pytest.fixture\ndef patched(mocker):\n    return mocker.patch('os.getcwd')\n"
-    _tree(tmp_path, {"tests/conftest.py": conftest})
+    tree(tmp_path, {"tests/conftest.py": conftest})
     assert asked_plugins(tmp_path) == {"pytest_mock": "pytest-mock"}
 
 
 def test_an_asyncio_mark_asks_for_pytest_asyncio(tmp_path: Path) -> None:
     marked = "import pytest\n\n\n@pytest.mark.asyncio\nasync def test_it():\n    pass\n"
-    _tree(tmp_path, {"test_it.py": marked})
+    tree(tmp_path, {"test_it.py": marked})
     assert asked_plugins(tmp_path) == {"pytest_asyncio": "pytest-asyncio"}
 
 
 def test_a_fixture_the_repository_defines_itself_asks_for_nothing(tmp_path: Path) -> None:
     own = "import pytest\n\n\n@pytest.fixture\ndef mocker():\n    return None\n"
-    _tree(tmp_path, {"tests/test_a.py": "def test_a(mocker):\n    pass\n", "tests/fixtures.py": own})
+    tree(tmp_path, {"tests/test_a.py": "def test_a(mocker):\n    pass\n", "tests/fixtures.py": own})
     assert asked_plugins(tmp_path) == {}
 
 
 def test_a_helpers_parameter_of_the_same_name_asks_for_nothing(tmp_path: Path) -> None:
-    _tree(tmp_path, {"tests/test_fs.py": "def check(fs, path):\n    return fs.exists(path)\n"})
+    tree(tmp_path, {"tests/test_fs.py": "def check(fs, path):\n    return fs.exists(path)\n"})
     assert asked_plugins(tmp_path) == {}
 
 
 def test_only_tests_ask(tmp_path: Path) -> None:
-    _tree(
+    tree(
         tmp_path,
         {"pkg/client.py": "def send(aiohttp_client):\n    pass\n", "tests/test_x.py": "def test_x():\n    pass\n"},
     )

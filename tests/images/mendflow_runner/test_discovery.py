@@ -7,14 +7,9 @@ from pathlib import Path
 import pytest
 from mendflow_runner.discovery import Collection, namespace_options, own_script, rules, unittest_rules
 
+from tests.images.mendflow_runner.helpers import tree
+
 UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"
-
-
-def tree(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def test_tox_running_unittest_discover_gives_its_start_directory(tmp_path: Path) -> None:
