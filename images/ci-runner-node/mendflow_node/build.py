@@ -36,6 +36,7 @@ from .project import Project, ProjectError
 COVERAGE = "coverage.json"
 LCOV = "lcov.info"
 VITEST_PROVIDERS = ("@vitest/coverage-v8", "@vitest/coverage-istanbul")
+MOCHA_REPORTER_OPTIONS = (2, 2)  # the first mocha with --reporter-options (node-dir 0.1.17 pins mocha ~1.13.0)
 # mendflow's node:test reporter (`node --test`, borp): each test's end, a JSON line (results.from_node_events).
 REPORTER = resources.files(__package__).joinpath("reporter.mjs")
 # Where a test script's own tool has V8 write its test processes' coverage, past the NODE_V8_COVERAGE mendflow
@@ -476,16 +477,14 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
                 coverage = []
             return [tool, "run", *args, *files, *filters, *reports, *coverage]
         filters = ["--grep", pattern] if pattern else []
-        mocha = [
-            tool,
-            *args,
-            *files,
-            *filters,
-            "--reporter",
-            "json",
-            "--reporter-options",  # every mocha's spelling: before 6 there was no --reporter-option
-            f"output={out / 'mocha.json'}",
-        ]
+        if old_mocha := (self.proj.package_version("mocha") or MOCHA_REPORTER_OPTIONS) < MOCHA_REPORTER_OPTIONS:
+            # mocha 1's `mocha` starts `_mocha` with stdio options today's Node ignores: nothing it prints is seen
+            tool = str(self.proj.bin("_mocha") or tool)
+        mocha = [tool, *args, *files, *filters, "--reporter", "json"]
+        if not old_mocha:
+            # every mocha's spelling (before 6 there was no --reporter-option); an older one, which stops at an
+            # option it does not know, prints the report (``results.mocha_json_from_stdout``)
+            mocha += ["--reporter-options", f"output={out / 'mocha.json'}"]
         if c8 := self.proj.bin("c8"):
             return [str(c8), "--reporter=lcovonly", f"--report-dir={cover}", f"--temp-directory={out / 'c8'}", *mocha]
         if nyc := self.proj.bin("nyc"):  # istanbul's wrapper, with the repository's own nyc configuration

@@ -151,12 +151,18 @@ class Project:
 
     def package_major(self, name: str) -> int | None:
         """The major version of the installed package ``name`` (None if it is not installed or says none)."""
+        version = self.package_version(name)
+        return version[0] if version else None
+
+    def package_version(self, name: str) -> tuple[int, int] | None:
+        """The major and minor version of the installed package ``name`` (None if it is not installed or says
+        none)."""
         try:
             manifest = json.loads((self._tree / name / MANIFEST).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             return None
-        major = str(manifest.get("version", "")).partition(".")[0] if isinstance(manifest, dict) else ""
-        return int(major) if major.isdigit() else None
+        found = re.match(r"(\d+)\.(\d+)", str(manifest.get("version", ""))) if isinstance(manifest, dict) else None
+        return (int(found[1]), int(found[2])) if found else None
 
     @property
     def _tree(self) -> Path:

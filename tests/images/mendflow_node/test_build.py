@@ -838,11 +838,15 @@ def test_ava_finding_no_test_files_is_no_tests(make_repo: RepoFactory, tmp_path:
     assert report.error_reason == "`npm run test` found no test files: add tests or check its test paths"
 
 
+# vary 1.1.2 as published: `mocha --reporter spec test/` (mocha 2.5.3), and no test/ in its tarball; node-dir 0.1.17:
+# `mocha --reporter spec` (mocha 1.13.0, which knows no --reporter-options), and no test/ either.
+@pytest.mark.parametrize(
+    ("mocha", "script"), [("2.5.3", "mocha --reporter spec test/"), ("1.13.0", "mocha --reporter spec")]
+)
 def test_an_old_mocha_finding_no_test_path_is_no_tests(
-    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+    mocha: str, script: str, make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
-    # vary 1.1.2 as published: `mocha --reporter spec test/` (mocha 2.5.3), and no test/ in its tarball.
-    files = {"package.json": package_json("mocha --reporter spec test/", mocha="2.5.3"), "index.js": ""}
+    files = {"package.json": package_json(script, mocha=mocha), "index.js": ""}
     report = _build(make_repo, tmp_path, node_cache, files)
     assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.NO_TESTS)
 
@@ -994,9 +998,9 @@ MOCHA_TESTS = 'const assert = require("node:assert");\n' + MOCHA_TESTS.replace(
 )
 
 
-# deep-extend 0.6.0 pins mocha 5.2.0, which knows --reporter-options and refused --reporter-option. Its json
-# reporter names no test's file.
-@pytest.mark.parametrize(("mocha", "file"), [("5.2.0", "."), ("11.7.5", "test/calc.js")])
+# deep-extend 0.6.0 pins mocha 5.2.0, which knows --reporter-options and refused --reporter-option; node-dir 0.1.17
+# pins mocha 1.13.0, which stops at --reporter-options. Their json reporters name no test's file.
+@pytest.mark.parametrize(("mocha", "file"), [("1.13.0", "."), ("5.2.0", "."), ("11.7.5", "test/calc.js")])
 def test_mocha_without_c8_or_nyc_reports_its_tests_and_v8s_coverage(
     mocha: str, file: str, make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
