@@ -137,11 +137,15 @@ def module_suite(words: list[str], root: Path) -> Collection | None:
     (aiomultiprocess 0.9.1's Makefile: ``python -m coverage run -m aiomultiprocess.tests``, whose ``__main__``
     runs unittest over the ``TestCase`` classes of modules named ``core.py``, ``pool.py``): every module of that
     package, under unittest's rules. None for another module, or where pytest's patterns find each such file."""
-    run = _script_words(words)
-    package = _package(root, run[1], main=True) if run[:1] == ["-m"] and len(run) > 1 else None
+    package = _run_package(_script_words(words), root)
     if package is None or not _has_unittest_only_file(root, package, "*.py"):
         return None
     return unittest_rules(root, package, "*.py")
+
+
+def _run_package(words: list[str], root: Path) -> str | None:
+    """The folder of the package of the repository's that ``-m PACKAGE …`` runs (one with a ``__main__.py``)."""
+    return _package(root, words[1], main=True) if words[:1] == ["-m"] and len(words) > 1 else None
 
 
 def _package(root: Path, dotted: str, main: bool = False) -> str | None:
@@ -196,11 +200,11 @@ def _measuring(commands: list[list[str]], root: Path) -> Collection | None:
 def own_script(root: Path) -> list[str] | None:
     """The tox or nox test command that runs a script of the repository's own (dill's ``{envpython}
     dill/tests/__main__.py``, which runs each test file in a process of its own; defusedxml 0.7.1's ``coverage run
-    --parallel-mode tests.py``, whose suite leaves out the base class pytest collects) or unittest (clize 5.0.2's
-    ``python -m unittest``, whose fixture classes pytest's unittest plugin cannot instantiate), as the
-    interpreter's arguments; None when the tests' command is pytest or anything else."""
+    --parallel-mode tests.py``, whose suite leaves out the base class pytest collects), unittest (clize 5.0.2's
+    ``python -m unittest``, whose fixture classes pytest's unittest plugin cannot instantiate) or a package of its
+    own (``module_suite``), as the interpreter's arguments; None when the tests' command is pytest or another."""
     for words in map(_script_words, repo_config.test_commands(root)):
-        if words[:2] == ["-m", "unittest"] or (words[:1] == ["-m"] and _package(root, "".join(words[1:2]), main=True)):
+        if words[:2] == ["-m", "unittest"] or _run_package(words, root) is not None:
             return words
         script = _inside(words[0], root) if words and words[0].endswith(".py") else None
         if script is not None and (root / script).is_file():
