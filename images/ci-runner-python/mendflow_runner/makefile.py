@@ -46,6 +46,8 @@ def _read(text: str) -> tuple[dict[str, str], dict[str, tuple[list[str], list[st
             for recipe in current:
                 recipe.append(_PREFIX.sub("", line.strip()))
             continue
+        if not line.strip() or line.startswith("#"):
+            continue  # a blank or comment line goes on with the rule before it, as make reads it
         current = []
         if (assigned := _ASSIGNMENT.match(line)) is not None:
             _assign(variables, assigned[1], assigned[2], assigned[3].split("#")[0].strip())

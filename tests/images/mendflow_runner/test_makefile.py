@@ -40,6 +40,13 @@ def test_a_prerequisite_named_for_tests_runs_first_and_others_are_left_out(tmp_p
     assert _recipes(tmp_path, text, "makefile") == ["pytest tests/unit", "pytest tests/e2e"]
 
 
+def test_a_blank_or_comment_line_goes_on_with_the_rule(tmp_path: Path) -> None:
+    assert _recipes(tmp_path, "test:\n\tpytest unit\n\n# then\n\tpytest e2e\nlint:\n\truff .\n") == [
+        "pytest unit",
+        "pytest e2e",
+    ]
+
+
 def test_a_line_of_several_commands_is_each_of_them(tmp_path: Path) -> None:
     assert _recipes(tmp_path, "tests:\n\tcd src && python -m unittest discover\n") == [
         "cd src",
