@@ -405,14 +405,23 @@ class Installer:
     def _add_runner_tools(self, timeout: float) -> None:
         """pytest and coverage.py when the repository lacks them, the coverage plugins its configuration loads
         (by their module's top package: ``covdefaults``), the pytest plugins its pytest options belong to and
-        those its tests ask for by a fixture or a mark (``asked_plugins``)."""
+        those its tests ask for by a fixture or a mark (``asked_plugins``: a guess, so one that does not install
+        beside what the repository declares is left out, with a line)."""
         tools = {**RUNNER_TOOLS, **{p: p.split(".")[0] for p in repo_config.coverage_plugins(self.root)}}
-        tools |= repo_config.configured_pytest_plugins(self.root) | asked_plugins(self.root)
+        tools |= repo_config.configured_pytest_plugins(self.root)
+        asked = {module: plugin for module, plugin in asked_plugins(self.root).items() if module not in tools}
         probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"
-        r = self._run([self.venv_python, "-c", probe % (tuple(tools),)], timeout)
-        missing = [tools[n] for n in r.stdout.split()]
-        if missing:
-            self._pip(missing, timeout)
+        r = self._run([self.venv_python, "-c", probe % (tuple(tools | asked),)], timeout)
+        missing = r.stdout.split()
+        if needed := [tools[n] for n in missing if n in tools]:
+            self._pip(needed, timeout)
+        if guessed := [asked[n] for n in missing if n in asked]:
+            try:
+                self._pip(guessed, timeout)
+            except DependencyError as exc:
+                if exc.transient:
+                    raise
+                self.log.write(f"dependencies: {', '.join(guessed)}, which the tests ask for, left out: {exc}\n")
 
 
 PIP_QUIET = ["--quiet", "--no-input", "--disable-pip-version-check"]  # no prompt, no call home for pip's own news

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from mendflow_runner import interpreter, lockfiles, poetry, precommit
+from mendflow_runner import deps, interpreter, lockfiles, poetry, precommit
 from mendflow_runner.deps import DependencyError, Installer
 from mendflow_runner.proc import Log, StepResult
 from mendflow_runner.repo_config import (
@@ -741,6 +741,16 @@ def test_a_plugin_the_tests_ask_for_by_a_fixture_is_installed(tmp_path: Path, uv
     (tmp_path / "src/tests/test_x.py").write_text("def test_x(mocker):\n    pass\n")
     site = install(tmp_path, uv_cache)
     assert list(site.glob("pytest_mock-*.dist-info"))
+
+
+def test_a_plugin_the_tests_ask_for_that_does_not_install_is_left_out_with_a_line(
+    tmp_path: Path, uv_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the asked plugin is a guess from the tests' words: the distribution it names here is one no index serves
+    monkeypatch.setattr(deps, "asked_plugins", lambda root: {"mendflow_no_such": "mendflow-no-such-plugin-xyz"})
+    _project_needing(tmp_path, "six")
+    assert list(install(tmp_path, uv_cache).glob("six-*.dist-info"))
+    assert "mendflow-no-such-plugin-xyz, which the tests ask for, left out" in (tmp_path / "log").read_text()
 
 
 UV_NO_SOLUTION = """\
