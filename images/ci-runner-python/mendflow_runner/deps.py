@@ -377,7 +377,7 @@ class Installer:
             # A hook's pin of a package the tests already have (iniconfig's mypy hook pins pytest 7.2.0 against
             # the pytest>=8.4.2 its lock installs) must not change what the tests run on: that one is kept.
             installed = self._installed(timeout)
-            self._pip([w for w in wanted if _project_name(w) not in installed], timeout)
+            self._pip([w for w in wanted if repo_config.project_name(w) not in installed], timeout)
 
     def _add_build_wheelhouse(self, timeout: float) -> None:
         """The project's build requirements as files pip installs offline (``wheelhouse``), when the tests build
@@ -442,9 +442,3 @@ def offline_pip_env(venv: Path) -> dict[str, str]:
 # may run ``python -m pip`` (jsonschema 4.23.0's test_license runs ``pip show jsonschema``). ``--clear``: made again
 # over what an attempt from the cache alone left.
 UV_VENV = ["uv", "venv", "--seed", "--clear"]
-
-
-def _project_name(requirement: str) -> str:
-    """The normalised project name a requirement string starts with (``mypy==1.10`` → ``mypy``)."""
-    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-    return repo_config.normalised_name(m[1]) if m else requirement

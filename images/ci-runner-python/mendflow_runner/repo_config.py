@@ -466,6 +466,12 @@ def normalised_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def project_name(requirement: str) -> str:
+    """The normalised project name a requirement string starts with (``mypy==1.10`` → ``mypy``)."""
+    m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return normalised_name(m[1]) if m else requirement
+
+
 def _extras(root: Path) -> set[str]:
     """Every extra the project declares."""
     data = pyproject(root)
@@ -577,8 +583,7 @@ def groups_naming(root: Path, project: str, groups: list[str]) -> list[str]:
     wanted = normalised_name(project)
 
     def names(entry: object) -> bool:
-        found = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", entry) if isinstance(entry, str) else None
-        return found is not None and normalised_name(found[0]) == wanted
+        return isinstance(entry, str) and project_name(entry) == wanted
 
     return [g for g in groups if isinstance(declared, dict) and any(map(names, declared.get(g) or []))]
 
