@@ -992,6 +992,43 @@ def test_jest_reports_its_tests_and_coverage_with_repository_paths(
     assert calc is not None and calc.missing_lines == [3]
 
 
+JEST_PASSING = JEST_TESTS.split('  test("divides wrongly"')[0] + "});\n"
+
+
+def test_a_coverage_threshold_jest_misses_is_an_advisory_not_a_failure(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    manifest = json.loads(package_json("jest", jest="30.2.0"))
+    manifest["jest"] = {"coverageThreshold": {"global": {"lines": 100}}}
+    files: Files = {"package.json": json.dumps(manifest), "calc.js": CALC, "test/calc.test.js": JEST_PASSING}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.error_reason
+    said = [a for a in report.lint_advisory if "coverage under the repository's threshold" in a]
+    assert said and 'Jest: "global" coverage threshold for lines (100%) not met' in said[0]
+
+
+def test_a_coverage_threshold_vitest_misses_is_an_advisory_not_a_failure(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    config = "export default { test: { coverage: { thresholds: { lines: 100 } } } };\n"
+    report = _build(make_repo, tmp_path, node_cache, example_files(**{"vitest.config.mjs": config}))
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 6), report.error_reason
+    said = [a for a in report.lint_advisory if "coverage under the repository's threshold" in a]
+    assert said and "ERROR: Coverage for lines" in said[0] and "does not meet global threshold (100%)" in said[0]
+
+
+def test_jest_failing_a_run_whose_tests_passed_says_why_in_its_words(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    late = JEST_PASSING.replace("describe(", 'setTimeout(() => console.log("late"), 300);\n\ndescribe(')
+    late += 'test("waits", () => new Promise((done) => setTimeout(done, 50)));\n'
+    files: Files = {"package.json": package_json("jest", jest="30.2.0"), "calc.js": CALC, "test/calc.test.js": late}
+    files["test/slow.test.js"] = 'test("slow", () => new Promise((done) => setTimeout(done, 1500)));\n'
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason, report.tests.failed) == (BuildStatus.FAILED, FailReason.TESTS, 0)
+    assert "`jest` exited 1: Cannot log after tests are done." in (report.error_reason or "")
+
+
 MOCHA_TESTS = JEST_TESTS.replace("test(", "it(").replace("expect(div(6, 3)).toBe(2)", "assert.equal(div(6, 3), 2)")
 MOCHA_TESTS = 'const assert = require("node:assert");\n' + MOCHA_TESTS.replace(
     "expect(div(6, 3)).toBe(3)", "assert.equal(div(6, 3), 3)"
