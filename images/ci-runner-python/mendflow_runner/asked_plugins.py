@@ -1,8 +1,10 @@
-"""The pytest plugins a repository's tests ask for by name, where nothing it ships declares them: a fixture or a
-mark that only one well-known plugin defines. An sdist often leaves out the requirement files its CI installs:
-aiohttp-cors 0.8.1's tests take ``aiohttp_client`` (pytest-aiohttp) and its sdist names no test requirement, so
-70 of its 99 tests errored on a fixture not found. The job installs such a plugin only where the venv lacks its
-module (``deps.Installer._add_runner_tools``), so a plugin the repository declares keeps its version.
+"""The pytest plugins and test libraries a repository's tests ask for by name, where nothing it ships declares them:
+a fixture or a mark that only one well-known plugin defines, or an import of a well-known library only tests use.
+An sdist often leaves out the requirement files its CI installs: aiohttp-cors 0.8.1's tests take
+``aiohttp_client`` (pytest-aiohttp) and its sdist names no test requirement, so 70 of its 99 tests errored on a
+fixture not found; canvasapi 3.6.0's 73 test files import ``requests_mock``, which its sdist's requirements (its
+``tests_requirements.txt`` left out) never name. The job installs such a distribution only where the venv lacks
+its module (``deps.Installer._add_runner_tools``), so one the repository declares keeps its version.
 """
 
 from __future__ import annotations
@@ -30,31 +32,65 @@ FIXTURES = {
     "datadir": ("pytest_datadir", "pytest-datadir"),
     "shared_datadir": ("pytest_datadir", "pytest-datadir"),
 }
+# A module the tests import -> its distribution: libraries only tests use, whose module names nothing else takes.
+IMPORTS = {
+    "aioresponses": "aioresponses",
+    "ddt": "ddt",
+    "dirty_equals": "dirty-equals",
+    "flaky": "flaky",
+    "freezegun": "freezegun",
+    "httpretty": "httpretty",
+    "hypothesis": "hypothesis",
+    "inline_snapshot": "inline-snapshot",
+    "mock": "mock",
+    "parameterized": "parameterized",
+    "pyfakefs": "pyfakefs",
+    "pytest_asyncio": "pytest-asyncio",
+    "pytest_cases": "pytest-cases",
+    "pytest_httpserver": "pytest-httpserver",
+    "pytest_httpx": "pytest-httpx",
+    "pytest_mock": "pytest-mock",
+    "requests_mock": "requests-mock",
+    "responses": "responses",
+    "respx": "respx",
+    "syrupy": "syrupy",
+    "testfixtures": "testfixtures",
+    "time_machine": "time-machine",
+    "trustme": "trustme",
+    "vcr": "vcrpy",
+}
 # A mark's name -> its plugin: without it, pytest runs an ``async def`` test as a coroutine it never awaits.
 MARKS = {"asyncio": ("pytest_asyncio", "pytest-asyncio"), "trio": ("pytest_trio", "pytest-trio")}
 
 _FIXTURE_NAMES = "|".join(sorted(FIXTURES))
-_NAMED = re.compile(rf"\b(?:{_FIXTURE_NAMES})\b|\bmark\.(?:{'|'.join(sorted(MARKS))})\b")
+_IMPORTED = rf"^[ \t]*(?:import|from)[ \t]+(?:{'|'.join(sorted(IMPORTS))})\b"
+_NAMED = re.compile(rf"\b(?:{_FIXTURE_NAMES})\b|\bmark\.(?:{'|'.join(sorted(MARKS))})\b|{_IMPORTED}", re.MULTILINE)
 _DEFINED = re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+({_FIXTURE_NAMES})[ \t]*\(", re.MULTILINE)
 
 
 def asked_plugins(root: Path) -> dict[str, str]:
-    """The plugins the tests under ``root`` ask for where no Python file of the repository defines that name
-    itself (a conftest's own ``mocker`` fixture, a plugin module of its own): module -> distribution. Only test
-    files that name one are parsed (mendflow's own 532 files: 0.3 s, most of it parsing nine test files)."""
-    asked: set[str] = set()
+    """What the tests under ``root`` ask for where the repository does not define that name itself (a
+    conftest's own ``mocker`` fixture, a ``mock.py`` of its own): module -> distribution. Only test files that
+    name one are parsed (mendflow's own 532 files: 0.3 s, most of it parsing nine test files)."""
+    asked: set[str] = set()  # fixtures and marks
+    imported: set[str] = set()
     defined: set[str] = set()
+    modules: set[str] = set()  # the repository's own module names, which its imports of that name find
     for path in _python_files(root):
+        modules.add(path.parent.name if path.name == "__init__.py" else path.stem)
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
             if not _NAMED.search(text):  # most files name none
                 continue
             defined.update(_DEFINED.findall(text))
             if path.name == "conftest.py" or is_test_file(path.name):
-                asked |= _asked(ast.parse(text))
+                tree = ast.parse(text)
+                asked |= _asked(tree)
+                imported |= _imported(tree)
         except (OSError, SyntaxError, ValueError):
             continue
-    return dict(FIXTURES.get(name) or MARKS[name] for name in sorted(asked - defined))
+    found = {FIXTURES.get(name) or MARKS[name] for name in asked - defined}
+    return dict(sorted(found | {(name, IMPORTS[name]) for name in imported - modules}))
 
 
 def _python_files(root: Path) -> list[Path]:
@@ -76,6 +112,17 @@ def _asked(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.Attribute) and node.attr in MARKS and _is_pytest_mark(node.value):
             asked.add(node.attr)
     return asked
+
+
+def _imported(tree: ast.AST) -> set[str]:
+    """The test libraries imported, absolutely (``from . import mock`` is the repository's own)."""
+    tops: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            tops.add(node.module.split(".")[0])
+    return tops & IMPORTS.keys()
 
 
 def _takes_fixtures(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -405,8 +405,8 @@ class Installer:
     def _add_runner_tools(self, timeout: float) -> None:
         """pytest and coverage.py when the repository lacks them, the coverage plugins its configuration loads
         (by their module's top package: ``covdefaults``), the pytest plugins its pytest options belong to and
-        those its tests ask for by a fixture or a mark (``asked_plugins``: a guess, so one that does not install
-        beside what the repository declares is left out, with a line)."""
+        the plugins and libraries its tests ask for by a fixture, a mark or an import (``asked_plugins``: a guess,
+        so one that does not install beside what the repository declares is left out, with a line)."""
         tools = {**RUNNER_TOOLS, **{p: p.split(".")[0] for p in repo_config.coverage_plugins(self.root)}}
         tools |= repo_config.configured_pytest_plugins(self.root)
         asked = {module: plugin for module, plugin in asked_plugins(self.root).items() if module not in tools}

@@ -1,4 +1,5 @@
-"""The pytest plugins a repository's tests ask for by a fixture or a mark only that plugin defines."""
+"""The pytest plugins and test libraries a repository's tests ask for by a fixture or a mark only that plugin
+defines, or by an import."""
 
 from __future__ import annotations
 
@@ -45,4 +46,25 @@ def test_only_tests_ask(tmp_path: Path) -> None:
         tmp_path,
         {"pkg/client.py": "def send(aiohttp_client):\n    pass\n", "tests/test_x.py": "def test_x():\n    pass\n"},
     )
+    assert asked_plugins(tmp_path) == {}
+
+
+def test_a_test_library_the_tests_import_asks_for_its_distribution(tmp_path: Path) -> None:
+    # canvasapi 3.6.0 as published: 73 test files import requests_mock, which nothing in its sdist names.
+    tree(tmp_path, {"tests/test_account.py": "import unittest\n\nimport requests_mock\n"})
+    assert asked_plugins(tmp_path) == {"requests_mock": "requests-mock"}
+
+
+def test_a_name_imported_from_a_test_library_asks_for_it(tmp_path: Path) -> None:
+    tree(tmp_path, {"tests/test_clock.py": "from freezegun.api import freeze_time\n"})
+    assert asked_plugins(tmp_path) == {"freezegun": "freezegun"}
+
+
+def test_a_module_of_the_repositorys_own_of_that_name_asks_for_nothing(tmp_path: Path) -> None:
+    tree(tmp_path, {"tests/test_a.py": "import mock\n", "tests/mock/__init__.py": "def patch():\n    pass\n"})
+    assert asked_plugins(tmp_path) == {}
+
+
+def test_a_relative_import_asks_for_nothing(tmp_path: Path) -> None:
+    tree(tmp_path, {"tests/test_a.py": "from . import mock\nfrom .responses import ok\n"})
     assert asked_plugins(tmp_path) == {}

@@ -743,6 +743,13 @@ def test_a_plugin_the_tests_ask_for_by_a_fixture_is_installed(tmp_path: Path, uv
     assert list(site.glob("pytest_mock-*.dist-info"))
 
 
+def test_a_test_library_the_tests_import_is_installed(tmp_path: Path, uv_cache: Path) -> None:
+    (tmp_path / "src/tests").mkdir(parents=True)
+    (tmp_path / "src/tests/test_x.py").write_text("import requests_mock\n\n\ndef test_x():\n    pass\n")
+    site = install(tmp_path, uv_cache)
+    assert list(site.glob("requests_mock-*.dist-info"))
+
+
 def test_a_plugin_the_tests_ask_for_that_does_not_install_is_left_out_with_a_line(
     tmp_path: Path, uv_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
