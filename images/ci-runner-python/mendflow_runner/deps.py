@@ -138,6 +138,7 @@ def _without_missing_includes(text: str, here: Path) -> tuple[str, list[str]]:
 class Installer:
     def __init__(self, root: Path, venv: Path, python: str, env: dict[str, str], log: Log) -> None:
         self.root, self.venv, self.python, self.log = root, venv, python, log
+        self.outside = repo_config.uv_sources_outside(root)
         # pip's cache (the wheelhouse's downloads) is kept with the repository's other dependency caches
         self.pip_cache = Path(env.get("PIP_CACHE_DIR") or f"{env.get('MENDFLOW_JOB_CACHE') or venv.parent}/pip")
         self.env = {
@@ -198,10 +199,15 @@ class Installer:
         return self._confined(argv, timeout)
 
     def _pip(self, args: list[str], timeout: float) -> None:
-        self._run(["uv", "pip", "install", "--python", self.venv_python, *args], timeout, indexed=True)
+        # a uv source the tree lacks is taken from the index, by the name and version the requirement gives
+        outside = [a for name in self.outside for a in ("--no-sources-package", name)]
+        self._run(["uv", "pip", "install", "--python", self.venv_python, *outside, *args], timeout, indexed=True)
 
     def install(self, remaining: Callable[[], float]) -> None:
         """Each command gets what is left of the job's budget; raises DependencyError on the first failure."""
+        if self.outside:
+            named = ", ".join(f"{name} ({path})" for name, path in self.outside.items())
+            self.log.write(f"pyproject.toml: uv sources outside the tree: {named}; from the index instead\n")
         self._create_venv(remaining())
         python = self._venv_version(remaining())
         fitting = [g for g in repo_config.wanted_groups(self.root, python) if self._group_fits(g, python)]
@@ -239,7 +245,7 @@ class Installer:
         root = self.root
         groups = [f"--group={g}" for g in names]
         extras = repo_config.wanted_extras(root, python)
-        if repo_config.syncs_uv_lock(root):
+        if repo_config.syncs_uv_lock(root) and not self.outside:  # a lock of those sources cannot be synced
             if repo_config.uv_dev_dependencies(root) and "--group=dev" not in groups:
                 groups.append("--group=dev")
             chosen = [*groups, *(f"--extra={e}" for e in extras)]

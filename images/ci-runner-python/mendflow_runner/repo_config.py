@@ -570,6 +570,22 @@ def uv_default_groups(root: Path) -> list[str]:
     return [str(g) for g in named] if isinstance(named, list) else []
 
 
+def uv_sources_outside(root: Path) -> dict[str, str]:
+    """uv's ``[tool.uv.sources]`` whose ``path`` the tree lacks: package -> path. A monorepo's sdist names its
+    siblings so (langchain-ollama 1.1.0's ``langchain-core = { path = "../../core", editable = true }``,
+    azure-keyvault-certificates 4.12.0's ``path = "../../core/azure-core"``), which its own CI has beside it."""
+    sources = pyproject(root).get("tool", {}).get("uv", {}).get("sources")
+    if not isinstance(sources, dict):
+        return {}
+    found = {}
+    for name, source in sources.items():
+        for each in source if isinstance(source, list) else [source]:  # a list: one source per marker
+            path = each.get("path") if isinstance(each, dict) else None
+            if isinstance(path, str) and not (root / path).exists():
+                found[str(name)] = path
+    return found
+
+
 def uv_dev_dependencies(root: Path) -> list[str]:
     """uv's ``[tool.uv] dev-dependencies``, the ``dev`` group of before PEP 735, which ``uv sync`` installs by
     default (litestar-htmx 0.5.0's tests import litestar from it)."""

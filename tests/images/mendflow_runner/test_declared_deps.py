@@ -543,6 +543,39 @@ def _project_needing(tmp_path: Path, *requirements: str) -> None:
     (tmp_path / "src/x.py").write_text("")
 
 
+OUTSIDE_SOURCE = '[tool.uv.sources]\nsix = { path = "../../six", editable = true }\n'
+
+
+def test_a_uv_source_outside_the_tree_is_installed_from_the_index(tmp_path: Path, uv_cache: Path) -> None:
+    # langchain-ollama 1.1.0's shape: its sdist's sources name its monorepo's siblings
+    _project_needing(tmp_path, "six==1.16.0")
+    with (tmp_path / "src/pyproject.toml").open("a") as pyproject:
+        pyproject.write(OUTSIDE_SOURCE)
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.16.0.dist-info"]
+    said = "pyproject.toml: uv sources outside the tree: six (../../six); from the index instead"
+    assert said in (tmp_path / "log").read_text()
+
+
+def test_a_lock_of_a_uv_source_outside_the_tree_gives_way_to_the_index(tmp_path: Path, uv_cache: Path) -> None:
+    sibling = tmp_path / "six"  # where the source points when the lock is made: ../../six from src/x
+    sibling.mkdir()
+    (sibling / "pyproject.toml").write_text(
+        '[project]\nname = "six"\nversion = "1.16.0"\n'
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+    )
+    (sibling / "six.py").write_text("")
+    _project_needing(tmp_path, "six")
+    (tmp_path / "src/pyproject.toml").write_text(
+        (tmp_path / "src/pyproject.toml").read_text() + OUTSIDE_SOURCE.replace("../../six", "../six")
+    )
+    env = {**os.environ, "UV_CACHE_DIR": str(uv_cache)}
+    subprocess.run(["uv", "lock", "--quiet"], cwd=tmp_path / "src", env=env, check=True)
+    shutil.rmtree(sibling)
+    site = install(tmp_path, uv_cache)
+    assert list(site.glob("six-*.dist-info")) and (site / "six.py").stat().st_size > 0  # the index's six
+
+
 NO_INDEX = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "UV_HTTP_RETRIES": "0"}
 
 

@@ -191,3 +191,18 @@ def test_a_ruff_config_alone_formats_with_ruff(tmp_path: Path) -> None:
 def test_no_ruff_anywhere_is_not_held_to_ruffs_format(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert not repo_config.formats_with_ruff(tmp_path)
+
+
+UV_SOURCES = """\
+[tool.uv.sources]
+langchain-core = { path = "../../core", editable = true }
+here = { path = "libs/here" }
+rich = { git = "https://github.com/Textualize/rich" }
+marked = [{ path = "../gone", marker = "sys_platform == 'linux'" }, { index = "pytorch" }]
+"""
+
+
+def test_uv_sources_outside_the_tree_are_its_path_sources_the_tree_lacks(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(UV_SOURCES)
+    (tmp_path / "libs/here").mkdir(parents=True)
+    assert repo_config.uv_sources_outside(tmp_path) == {"langchain-core": "../../core", "marked": "../gone"}
