@@ -18,7 +18,8 @@ from .discovery import SKIPPED_DIRS, is_test_file
 
 _MOCK = ("pytest_mock", "pytest-mock")
 _AIOHTTP = ("pytest_aiohttp", "pytest-aiohttp")
-# A fixture's name -> (the plugin's module, its distribution). Only names no other common plugin defines.
+# A fixture's name -> (the plugin's module, its distribution). Only names no other common plugin defines, but for
+# the ``ALTERNATIVES``.
 FIXTURES = {
     **dict.fromkeys(("mocker", "class_mocker", "module_mocker", "package_mocker", "session_mocker"), _MOCK),
     **dict.fromkeys(("aiohttp_client", "aiohttp_server", "aiohttp_raw_server", "aiohttp_unused_port"), _AIOHTTP),
@@ -32,6 +33,9 @@ FIXTURES = {
     "datadir": ("pytest_datadir", "pytest-datadir"),
     "shared_datadir": ("pytest_datadir", "pytest-datadir"),
 }
+# Another plugin's module that defines the same fixture: a repository that declares that one is served (pytest-base-url
+# 2.1.0 declares pytest-localserver, whose `httpserver` has `serve_content`; pytest-httpserver's took its place).
+ALTERNATIVES = {"pytest_httpserver": ("pytest_localserver",), "pytest_benchmark": ("pytest_codspeed",)}
 # A module the tests import -> its distribution: libraries only tests use, whose module names nothing else takes.
 IMPORTS = {
     "aioresponses": "aioresponses",

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import interpreter, lockfiles, poetry, precommit, repo_config
-from .asked_plugins import asked_plugins
+from .asked_plugins import ALTERNATIVES, asked_plugins
 from .proc import Log, StepResult, confined, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
@@ -416,12 +416,14 @@ class Installer:
         tools = {**RUNNER_TOOLS, **{p: p.split(".")[0] for p in repo_config.coverage_plugins(self.root)}}
         tools |= repo_config.configured_pytest_plugins(self.root)
         asked = {module: plugin for module, plugin in asked_plugins(self.root).items() if module not in tools}
+        others = [other for module in asked for other in ALTERNATIVES.get(module, ())]
         probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"
-        r = self._run([self.venv_python, "-c", probe % (tuple(tools | asked),)], timeout)
+        r = self._run([self.venv_python, "-c", probe % (tuple([*tools, *asked, *others]),)], timeout)
         missing = r.stdout.split()
         if needed := [tools[n] for n in missing if n in tools]:
             self._pip(needed, timeout)
-        if guessed := [asked[n] for n in missing if n in asked]:
+        unserved = [n for n in missing if n in asked and set(ALTERNATIVES.get(n, ())) <= set(missing)]
+        if guessed := [asked[n] for n in unserved]:
             try:
                 self._pip(guessed, timeout)
             except DependencyError as exc:

@@ -776,6 +776,15 @@ def test_a_plugin_the_tests_ask_for_by_a_fixture_is_installed(tmp_path: Path, uv
     assert list(site.glob("pytest_mock-*.dist-info"))
 
 
+def test_a_fixture_a_declared_plugin_defines_too_installs_no_other(tmp_path: Path, uv_cache: Path) -> None:
+    # pytest-base-url 2.1.0: its `httpserver` is pytest-localserver's, which it declares
+    _project_needing(tmp_path, "pytest-localserver")
+    (tmp_path / "src/tests").mkdir()
+    (tmp_path / "src/tests/test_x.py").write_text("def test_x(httpserver):\n    httpserver.serve_content('')\n")
+    site = install(tmp_path, uv_cache)
+    assert list(site.glob("pytest_localserver-*.dist-info")) and not list(site.glob("pytest_httpserver-*"))
+
+
 def test_a_test_library_the_tests_import_is_installed(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src/tests").mkdir(parents=True)
     (tmp_path / "src/tests/test_x.py").write_text("import requests_mock\n\n\ndef test_x():\n    pass\n")
