@@ -203,9 +203,8 @@ class Build:
         return True
 
     def _install(self) -> bool:
-        installer = deps.Installer(self.src, self.venv, self.cfg.python, self.env, self.log)
         try:
-            installer.install(self.remaining)
+            deps.Installer(self.src, self.venv, self.cfg.python, self.env, self.log).install(self.remaining)
         except repo_config.RepoConfigError as exc:  # a lockfile it cannot read: never retried
             self.rep.errored("bad_input", str(exc))
             return False
