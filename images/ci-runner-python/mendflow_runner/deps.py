@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -205,6 +206,7 @@ class Installer:
 
     def install(self, remaining: Callable[[], float]) -> None:
         """Each command gets what is left of the job's budget; raises DependencyError on the first failure."""
+        self._check_rust()
         if self.outside:
             named = ", ".join(f"{name} ({path})" for name, path in self.outside.items())
             self.log.write(f"pyproject.toml: uv sources outside the tree: {named}; from the index instead\n")
@@ -217,6 +219,15 @@ class Installer:
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
         self._add_build_wheelhouse(remaining())
+
+    def _check_rust(self) -> None:
+        """A project that builds a Rust extension (fastwarc 2.0.0: maturin) where the job has no cargo fails at
+        once, saying so, rather than after its build backend asked for a toolchain to download (rustup, which no
+        job may reach)."""
+        rust = repo_config.rust_build_backend(self.root)
+        if rust and not shutil.which("cargo", path=self.env.get("PATH")):
+            said = f"the project builds a Rust extension ({rust}), and this job has no Rust toolchain (cargo)"
+            raise DependencyError(StepResult([rust], None, "", said, 0.0), said, transient=False)
 
     def _install_groups(
         self, remaining: Callable[[], float], python: tuple[int, int], wanted: list[str], defaults: list[str]

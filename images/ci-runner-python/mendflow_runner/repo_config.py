@@ -416,6 +416,15 @@ def build_requires(root: Path) -> list[str]:
     return [r for r in requires if isinstance(r, str)]
 
 
+RUST_BACKENDS = ("maturin", "setuptools-rust")
+
+
+def rust_build_backend(root: Path) -> str | None:
+    """The Rust extension builder the project's ``[build-system] requires`` names (fastwarc 2.0.0's maturin), if
+    any: building the project then takes cargo and crates.io."""
+    return next((name for r in build_requires(root) if (name := project_name(r)) in RUST_BACKENDS), None)
+
+
 def is_installable(root: Path) -> bool:
     """Whether the repository is a project pip can install: PEP 621, poetry, setup.py, or setup.cfg with a
     build system."""

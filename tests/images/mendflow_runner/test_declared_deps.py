@@ -543,6 +543,19 @@ def _project_needing(tmp_path: Path, *requirements: str) -> None:
     (tmp_path / "src/x.py").write_text("")
 
 
+def test_a_rust_extension_without_cargo_fails_at_once_saying_so(tmp_path: Path, uv_cache: Path) -> None:
+    # fastwarc 2.0.0 as published: maturin's backend asked for rustup, which no job reaches
+    _project_needing(tmp_path)
+    pyproject = (tmp_path / "src/pyproject.toml").read_text()
+    (tmp_path / "src/pyproject.toml").write_text(pyproject.replace('["setuptools"]', '["maturin>=1.9,<2.0"]'))
+    with pytest.raises(DependencyError) as raised:
+        install(tmp_path, uv_cache, PATH="/usr/bin:/bin")
+    assert (
+        str(raised.value) == "the project builds a Rust extension (maturin), and this job has no Rust toolchain (cargo)"
+    )
+    assert raised.value.transient is False
+
+
 OUTSIDE_SOURCE = '[tool.uv.sources]\nsix = { path = "../../six", editable = true }\n'
 
 
