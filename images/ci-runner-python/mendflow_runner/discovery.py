@@ -13,6 +13,7 @@ file (decorator's ``src/tests/test.py``).
 
 from __future__ import annotations
 
+import configparser
 import fnmatch
 import functools
 import os
@@ -102,7 +103,7 @@ def rules(root: Path) -> Collection | None:
     mendflow writes (``test_*.py``) match both patterns, so they change nothing.
     """
     configures_pytest = repo_config.configures_pytest(root)
-    commands = repo_config.test_commands(root)
+    commands = _test_commands(root)
     for words in commands:
         if (found := pytest_command(words, root)) is not None:
             found = _measuring(commands, root) or found
@@ -112,6 +113,34 @@ def rules(root: Path) -> Collection | None:
     if not configures_pytest and (found := setuptools_suite(root)) is not None:
         return found
     return unittest_rules(root) if not configures_pytest and _has_unittest_only_file(root) else None
+
+
+def _test_commands(root: Path) -> list[list[str]]:
+    """The repository's test commands (``repo_config.test_commands``), a ``stestr run`` as the unittest discovery
+    it is (``stestr_as_unittest``)."""
+    return [stestr_as_unittest(words, root) for words in repo_config.test_commands(root)]
+
+
+# stestr's options that choose no tests (OpenStack's tox: ``stestr run --serial --suppress-attachments``).
+_STESTR_FLAGS = {"--serial", "--parallel", "--suppress-attachments", "--all-attachments", "--slowest", "--abbreviate"}
+_STESTR_FLAGS |= {"--color", "--no-subunit-trace", "--random"}
+
+
+def stestr_as_unittest(words: list[str], root: Path) -> list[str]:
+    """A ``stestr run`` (OpenStack's test runner: unittest's discovery, its cases run in parallel workers) as the
+    ``python -m unittest discover`` of its ``.stestr.conf``'s ``test_path`` and ``top_dir``, which honours the
+    ``load_tests`` pytest ignores (pbr 7.1.3's testscenarios); other words as they are, and a run that filters
+    its tests too."""
+    at = 1 if words[:2] == ["stestr", "run"] else 3 if words[1:4] == ["-m", "stestr", "run"] else None
+    if at is None or not all(w in _STESTR_FLAGS or w.startswith("--concurrency=") for w in words[at + 1 :]):
+        return words
+    conf = configparser.ConfigParser()
+    try:
+        conf.read(root / ".stestr.conf", encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return words
+    start, top = conf.defaults().get("test_path"), conf.defaults().get("top_dir", "./")
+    return ["python", "-m", "unittest", "discover", "-s", start, "-t", top] if start else words
 
 
 def setuptools_suite(root: Path) -> Collection | None:
@@ -203,7 +232,7 @@ def own_script(root: Path) -> list[str] | None:
     --parallel-mode tests.py``, whose suite leaves out the base class pytest collects), unittest (clize 5.0.2's
     ``python -m unittest``, whose fixture classes pytest's unittest plugin cannot instantiate) or a package of its
     own (``module_suite``), as the interpreter's arguments; None when the tests' command is pytest or another."""
-    for words in map(_script_words, repo_config.test_commands(root)):
+    for words in map(_script_words, _test_commands(root)):
         if words[:2] == ["-m", "unittest"] or _run_package(words, root) is not None:
             return words
         script = _inside(words[0], root) if words and words[0].endswith(".py") else None

@@ -31,6 +31,23 @@ def test_a_nox_session_running_unittest_is_read(tmp_path: Path) -> None:
     assert rules(root) == unittest_rules(root)
 
 
+# pbr 7.1.3's: OpenStack's tox runs stestr, which discovers with unittest from its .stestr.conf's test_path.
+STESTR_TOX = "[testenv]\ncommands =\n  stestr run --serial --suppress-attachments {posargs}\n  stestr slowest\n"
+STESTR_CONF = "[DEFAULT]\ntest_path=./pkg/tests\ntop_dir=./\n"
+
+
+def test_a_stestr_run_is_unittests_discovery_of_its_test_path(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"tox.ini": STESTR_TOX, ".stestr.conf": STESTR_CONF, "pkg/tests/test_a.py": UNITTEST_CASE})
+    assert rules(root) == unittest_rules(root, "pkg/tests", "test*.py")
+    assert own_script(root) == ["-m", "unittest", "discover", "-s", "./pkg/tests", "-t", "./"]
+
+
+def test_a_stestr_run_that_filters_its_tests_is_not_read(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands = stestr run --exclude-regex slow\n"
+    root = tree(tmp_path, {"tox.ini": tox, ".stestr.conf": STESTR_CONF, "pkg/tests/test_a.py": UNITTEST_CASE})
+    assert own_script(root) is None
+
+
 NOX_ON_A_PATH = """\
 from pathlib import Path
 

@@ -222,6 +222,20 @@ def test_a_suite_its_own_unittest_passes_is_judged_by_unittest(
     assert f".:0:0 tests {said}" in report.lint_advisory
 
 
+def test_a_suite_its_own_stestr_passes_is_judged_by_unittests_discovery(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    files = {"tox.ini": "[testenv]\ncommands = stestr run --serial\n", ".stestr.conf": "[DEFAULT]\ntest_path=./tests\n"}
+    report = build(
+        make_repo, tmp_path, uv_cache, **{"tests/__init__.py": "", "tests/test_loaded.py": LOADED_TESTS, **files}
+    )
+    assert report.status is BuildStatus.PASSED and report.failed_tests == []
+    own = "`python -m unittest discover -s ./tests -t ./`"
+    assert f".:0:0 tests pytest failed 1 test that the repository's own {own} passes: judged by that command" in (
+        report.lint_advisory
+    )
+
+
 # snoop 0.6.1's tests assert that no tracer is on, as under its own command, `pytest`, none is.
 UNTRACED_TEST = """import sys
 
