@@ -43,6 +43,9 @@ _REDIRECT = re.compile(r"(?P<op>\d*(?:>>|>|<)&?)(?P<target>.*)")
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
 # Runner arguments that would fight the reporters or never end (mendflow adds its own coverage and ``run``).
 _DROPPED = {"--watch", "--watchAll", "--coverage", "--silent", "--run"}
+# Their short spellings where the letter means that for the runner (crypto-md5 1.0.0's `mocha -w test/` waited for
+# changes until the job's budget ran out); jest's `-w` is `--maxWorkers`, with a value.
+_DROPPED_SHORT = {"mocha": {"-w"}, "vitest": {"-w"}}
 _VITEST_MODES = {"run", "watch", "dev"}  # vitest's first word
 # `node --test`'s own reporters, which mendflow's take the place of: Node wants as many destinations as reporters,
 # and fails on one more (@platformatic's `--test-reporter=cleaner-spec-reporter`).
@@ -435,7 +438,8 @@ def _runner_of(words: list[str]) -> TestCommand | None:
     name = PurePosixPath(rest[0]).name
     if name in RUNNERS:
         args = rest[2:] if name == "vitest" and rest[1:2] and rest[1] in _VITEST_MODES else rest[1:]
-        return TestCommand(name, [a for a in args if a not in _DROPPED], env)
+        dropped = _DROPPED | _DROPPED_SHORT.get(name, set())
+        return TestCommand(name, [a for a in args if a not in dropped], env)
     if name == "node" and "--test" in rest[1:]:
         return TestCommand("node", _node_test_args(rest[1:]), env)
     if name == "borp":
