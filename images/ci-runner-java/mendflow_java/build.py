@@ -111,6 +111,8 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         elif distribution:
             self.log.write(f"mvnw's {distribution} is not on {self.repository}: the image's Maven builds instead")
         self.agent = [] if maven.configures_jacoco(self.src) else [f"{maven.JACOCO}:prepare-agent"]
+        for pom in maven.keep_agent(self.src) if self.agent else []:
+            self.log.write(f"{pom.relative_to(self.src)}: Surefire's argLine now starts with @{{argLine}}, for JaCoCo")
         return self._selection_ok(surefire.selection)
 
     def _download(self) -> bool:
@@ -198,7 +200,9 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
         """``mvn test`` of ``test_filter``'s classes, failures left to the reports; ``measured``: with JaCoCo's agent
         and report, else with the repository's own JaCoCo skipped too."""
         selection = [f"-Dtest={test_filter}", "-Dsurefire.failIfNoSpecifiedTests=false"] if test_filter else []
-        coverage = [*self.agent, "test", f"{maven.JACOCO}:report"] if measured else ["test", "-Djacoco.skip=true"]
+        # skipped, prepare-agent still defines the argLine property, which a pom's `@{argLine}` needs
+        report = f"{maven.JACOCO}:report" if measured else "-Djacoco.skip=true"
+        coverage = [*self.agent, "test", report]
         return self._maven(*coverage, "-Dmaven.test.failure.ignore=true", *selection, offline=offline)
 
     def _selected_classes(self) -> str | None:
@@ -296,8 +300,11 @@ class JavaBuild(LanguageBuild[tuple[RunResults, StepResult | None]]):
                 and maven.NO_EXECUTION_DATA in self.run_step.stdout
                 and self.rep.counts["total"]
             ):
-                said = "JaCoCo's agent recorded nothing: a Surefire argLine the pom sets replaces the agent's"
-                self.rep.lint_advisory.append(f"pom.xml:0:0 coverage {said} (keep it with `@{{argLine}} …`)")
+                said = (
+                    "JaCoCo's agent recorded nothing: no test JVM ran it (Surefire's forkCount 0, or an argLine "
+                    "that a parent pom outside the repository sets; keep the agent with `@{argLine} …`)"
+                )
+                self.rep.lint_advisory.append(f"pom.xml:0:0 coverage {said}")
             return
         try:
             xml, source_dirs = maven.merged_jacoco(reports)

@@ -182,6 +182,51 @@ def configures_jacoco(src: Path) -> bool:
     return any(b"jacoco-maven-plugin" in p.read_bytes() for p in poms(src))
 
 
+_COMMENT = re.compile(rb"<!--.*?-->", re.S)
+_ARG_LINE_TAG = re.compile(rb"<argLine\s*(/?)>")
+SUREFIRE = "maven-surefire-plugin"
+# Surefire's late replacement, which JaCoCo's documentation asks of a pom that sets its own argLine: the
+# property prepare-agent sets (or, skipped, defines empty) at the front of the pom's own arguments.
+LATE_ARG_LINE = b"@{argLine}"
+
+
+def keep_agent(src: Path) -> list[Path]:
+    """Make every Surefire ``<argLine>`` of the build's poms that leaves out the ``argLine`` property (commons-io
+    2.6's ``-Xmx25M``) start with ``@{argLine}``, as JaCoCo's documentation asks, so that its agent runs in the
+    test JVM; the poms changed. A pom this cannot read as XML is left alone (Maven says what is wrong with it)."""
+    return [pom for pom in poms(src) if _keep_agent_in(pom)]
+
+
+def _keep_agent_in(pom: Path) -> bool:
+    text = pom.read_bytes()
+    try:
+        project = ET.fromstring(text)
+    except ET.ParseError:
+        return False
+    ours = {id(line) for line in _surefire_arg_lines(project)}
+    # the parsed elements and the tags outside comments come in the same (document) order
+    comments = [m.span() for m in _COMMENT.finditer(text)]
+    tags = [m for m in _ARG_LINE_TAG.finditer(text) if not any(a <= m.start() < b for a, b in comments)]
+    elements = list(project.iterfind(".//{*}argLine"))
+    if len(tags) != len(elements):
+        return False
+    edits = [tag for tag, element in zip(tags, elements, strict=True) if id(element) in ours]
+    for tag in reversed(edits):
+        late = b"<argLine>" + LATE_ARG_LINE + (b"</argLine>" if tag[1] else b" ")
+        text = text[: tag.start()] + late + text[tag.end() :]
+    if edits:
+        pom.write_bytes(text)
+    return bool(edits)
+
+
+def _surefire_arg_lines(project: ET.Element) -> list[ET.Element]:
+    """Surefire's ``<argLine>`` configurations (of the plugin, an execution, a profile, plugin management) that
+    leave out the ``argLine`` property."""
+    plugins = [p for p in project.iterfind(".//{*}plugin") if (p.findtext("{*}artifactId") or "").strip() == SUREFIRE]
+    lines = [line for plugin in plugins for line in plugin.iterfind(".//{*}argLine")]
+    return [line for line in lines if "argLine}" not in (line.text or "")]
+
+
 def failed_goal(output: str) -> str:
     """Maven's own summary of why a run failed (``Failed to execute goal …``), or else its first ``[ERROR]``
     line that says something (not its help links and advice)."""

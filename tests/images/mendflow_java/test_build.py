@@ -271,15 +271,44 @@ def _surefire(configuration: str) -> str:
     )
 
 
-def test_a_surefire_arg_line_that_drops_the_agent_says_why_there_is_no_coverage(
+def test_a_surefire_arg_line_of_the_pom_s_own_keeps_jacoco_s_agent(
     make_repo: RepoFactory, tmp_path: Path, java_cache: Path
 ) -> None:
-    # commons-io 2.6: <argLine>-Xmx25M</argLine> replaces the argLine JaCoCo's prepare-agent sets.
+    # commons-io 2.6: <argLine>-Xmx25M</argLine> replaced the argLine JaCoCo's prepare-agent sets.
     report = _build(
         make_repo, tmp_path, java_cache, example_files(**{"pom.xml": _surefire("<argLine>-Xmx256m</argLine>")})
     )
+    assert report.status is BuildStatus.PASSED and report.coverage is not None
+    assert 60 < report.coverage.line_pct < 75
+
+
+def test_a_pom_s_own_arg_line_still_applies_to_the_test_jvm(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    asserted = TESTS.replace(
+        'assertEquals("9780306406157", isbn.digits());',
+        'assertEquals("9780306406157", isbn.digits());\n    assertEquals("yes", System.getProperty("pom.own"));',
+    )
+    files = example_files(**{"pom.xml": _surefire("<argLine>-Dpom.own=yes</argLine>"), TEST_FILE: asserted})
+    report = _build(make_repo, tmp_path, java_cache, files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5)
+
+
+def test_a_pom_s_own_arg_line_runs_again_unmeasured(make_repo: RepoFactory, tmp_path: Path, java_cache: Path) -> None:
+    # the unmeasured runs skip JaCoCo, whose skipped prepare-agent still defines the property `@{argLine}` names
+    files = example_files(**{"pom.xml": _surefire("<argLine>-Xmx256m</argLine>")})
+    report = _build(make_repo, tmp_path, java_cache, files, "--runs", "2")
+    assert (report.status, report.runs, report.tests.passed) == (BuildStatus.PASSED, 2, 5)
+
+
+def test_tests_in_maven_s_own_jvm_say_why_there_is_no_coverage(
+    make_repo: RepoFactory, tmp_path: Path, java_cache: Path
+) -> None:
+    report = _build(
+        make_repo, tmp_path, java_cache, example_files(**{"pom.xml": _surefire("<forkCount>0</forkCount>")})
+    )
     assert report.status is BuildStatus.PASSED and report.coverage is None
-    assert any("a Surefire argLine the pom sets replaces the agent's" in a for a in report.lint_advisory)
+    assert any("JaCoCo's agent recorded nothing: no test JVM ran it" in a for a in report.lint_advisory)
 
 
 def test_a_build_that_skips_surefire_says_so_for_running_no_tests(

@@ -234,3 +234,45 @@ def test_another_project_s_execution_is_another_goal() -> None:
     one = "Failed to execute goal org.x:p:1.0:check (api) on project demo: x"
     assert not maven.same_goal(one, one.replace("project demo", "project other"))
     assert not maven.same_goal("", one)
+
+
+def _pom_with_surefire(configuration: str, extra: str = "") -> str:
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><build><plugins>'
+        f"<plugin><artifactId>maven-surefire-plugin</artifactId><configuration>{configuration}</configuration></plugin>"
+        f"{extra}</plugins></build></project>"
+    )
+
+
+def test_surefire_s_own_arg_line_is_made_to_keep_the_agent(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"pom.xml": _pom_with_surefire("<argLine>-Xmx25M</argLine>")})
+    assert maven.keep_agent(src) == [src / "pom.xml"]
+    assert "<argLine>@{argLine} -Xmx25M</argLine>" in (src / "pom.xml").read_text(encoding="utf-8")
+
+
+def test_an_empty_arg_line_is_made_the_agent_s_alone(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"pom.xml": _pom_with_surefire("<argLine/>")})
+    maven.keep_agent(src)
+    assert "<argLine>@{argLine}</argLine>" in (src / "pom.xml").read_text(encoding="utf-8")
+
+
+def test_an_arg_line_naming_the_property_is_left_alone(tmp_path: Path) -> None:
+    src = _write(tmp_path, {"pom.xml": _pom_with_surefire("<argLine>${argLine} -Xmx25M</argLine>")})
+    assert maven.keep_agent(src) == []
+
+
+def test_only_surefire_s_arg_line_is_changed(tmp_path: Path) -> None:
+    # a property named argLine, another plugin's, and one in a comment come before Surefire's
+    failsafe = "<plugin><artifactId>maven-failsafe-plugin</artifactId><configuration><argLine>-Da</argLine>"
+    pom = _pom_with_surefire("<argLine>-Db</argLine>", failsafe + "</configuration></plugin>").replace(
+        "<build>", "<properties><argLine>-Dc</argLine></properties><!-- <argLine>-Dd</argLine> --><build>"
+    )
+    src = _write(tmp_path, {"pom.xml": pom})
+    maven.keep_agent(src)
+    assert (src / "pom.xml").read_text(encoding="utf-8") == pom.replace("<argLine>-Db", "<argLine>@{argLine} -Db")
+
+
+def test_a_module_s_surefire_arg_line_is_changed_too(tmp_path: Path) -> None:
+    root = '<project xmlns="http://maven.apache.org/POM/4.0.0"><modules><module>core</module></modules></project>'
+    src = _write(tmp_path, {"pom.xml": root, "core/pom.xml": _pom_with_surefire("<argLine>-Xmx25M</argLine>")})
+    assert maven.keep_agent(src) == [src / "core/pom.xml"]
