@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from . import discovery, django_suite
 from .discovery import SKIPPED_DIRS, is_test_file
 
 _MOCK = ("pytest_mock", "pytest-mock")
@@ -94,6 +95,7 @@ def asked_plugins(root: Path) -> dict[str, str]:
         except (OSError, SyntaxError, ValueError):
             continue
     found = {FIXTURES.get(name) or MARKS[name] for name in asked - defined}
+    found |= {django_suite.PLUGIN} if discovery.django(root) is not None else set()
     return dict(sorted(found | {(name, IMPORTS[name]) for name in imported - modules}))
 
 

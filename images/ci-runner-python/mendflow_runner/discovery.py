@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import repo_config
+from . import django_suite, repo_config
 
 DEFAULT_PATTERN = "test*.py"  # unittest's
 PYTEST_FILES = ("test_*.py", "*_test.py")  # pytest's default python_files
@@ -65,10 +65,18 @@ def unittest_rules(root: Path, start: str = ".", pattern: str = DEFAULT_PATTERN)
     directories discovery does not enter (``_not_discovered``). A pattern of every module leaves out each package's
     ``__init__.py``, where a suite imports the classes its modules define (aiomultiprocess 0.9.1's: pytest ran each
     of its 33 tests twice)."""
-    options = ("-o", f"python_files={pattern}", "-o", "python_classes=")
+    options = _test_cases_only(pattern)
     ignored = tuple(f"--ignore={folder}" for folder in _not_discovered(root, start, pattern))
     ignored += ("--ignore-glob=*/__init__.py",) if fnmatch.fnmatchcase("__init__.py", pattern) else ()
     return Collection((*options, *ignored), () if start == "." else (start,))
+
+
+def _test_cases_only(files: str) -> tuple[str, ...]:
+    """pytest options collecting what unittest's loader does from ``files``: the methods of ``TestCase`` classes
+    (pytest's unittest plugin collects those whatever ``python_classes`` and ``python_functions`` say), not
+    classes or module-level functions named ``test…`` (zope.publisher 8.1's ``testIReadMapping(self)``, a helper its
+    test cases call, was 2 errors as a test)."""
+    return ("-o", f"python_files={files}", "-o", "python_classes=", "-o", "python_functions=")
 
 
 def _not_discovered(root: Path, start: str, pattern: str) -> list[str]:
@@ -108,7 +116,12 @@ def rules(root: Path) -> Collection | None:
         if (found := pytest_command(words, root)) is not None:
             found = _measuring(commands, root) or found
             return found if found.options or found.paths else None
-        if not configures_pytest and (found := unittest_command(words, root) or module_suite(words, root)):
+        if not configures_pytest and (
+            found := unittest_command(words, root)
+            or module_suite(words, root)
+            or zope_testrunner(words, root)
+            or django_rules(words, root)
+        ):
             return found
     if not configures_pytest and (found := setuptools_suite(root)) is not None:
         return found
@@ -154,7 +167,7 @@ def setuptools_suite(root: Path) -> Collection | None:
         return None
     if (package := _package(root, suite)) is not None:
         start, pattern = package, "*.py"
-    elif (module := _inside(f"{suite.replace('.', '/')}.py", root)) is not None:
+    elif (module := repo_config.inside(f"{suite.replace('.', '/')}.py", root)) is not None:
         start, pattern = posixpath.dirname(module) or ".", posixpath.basename(module)
     else:
         return None
@@ -179,7 +192,7 @@ def _run_package(words: list[str], root: Path) -> str | None:
 
 def _package(root: Path, dotted: str, main: bool = False) -> str | None:
     """The folder of the repository's package named ``dotted`` (with a ``__main__.py`` too, if ``main``)."""
-    folder = _inside(dotted.replace(".", "/"), root)
+    folder = repo_config.inside(dotted.replace(".", "/"), root)
     if folder is None or not (root / folder / "__init__.py").is_file():
         return None
     return folder if not main or (root / folder / "__main__.py").is_file() else None
@@ -230,12 +243,18 @@ def own_script(root: Path) -> list[str] | None:
     """The tox or nox test command that runs a script of the repository's own (dill's ``{envpython}
     dill/tests/__main__.py``, which runs each test file in a process of its own; defusedxml 0.7.1's ``coverage run
     --parallel-mode tests.py``, whose suite leaves out the base class pytest collects), unittest (clize 5.0.2's
-    ``python -m unittest``, whose fixture classes pytest's unittest plugin cannot instantiate) or a package of its
-    own (``module_suite``), as the interpreter's arguments; None when the tests' command is pytest or another."""
+    ``python -m unittest``, whose fixture classes pytest's unittest plugin cannot instantiate), Django's runner
+    (django-debug-toolbar 8.0.0's ``python -m django test tests``, whose URL configuration its runner's order of
+    test classes keeps) or a package of its own (``module_suite``), as the interpreter's arguments; None when the
+    tests' command is pytest or another."""
     for words in map(_script_words, _test_commands(root)):
         if words[:2] == ["-m", "unittest"] or _run_package(words, root) is not None:
             return words
-        script = _inside(words[0], root) if words and words[0].endswith(".py") else None
+        if words[:3] == ["-m", "django", "test"] and (suite := django(root)) is not None:
+            # the settings module tox's setenv names, as an option of the command's own
+            given = any(w.partition("=")[0] == "--settings" for w in words)
+            return words if given else [*words, f"--settings={suite.settings}"]
+        script = repo_config.inside(words[0], root) if words and words[0].endswith(".py") else None
         if script is not None and (root / script).is_file():
             return [script, *words[1:]]
     return None
@@ -245,6 +264,7 @@ def _script_words(words: list[str]) -> list[str]:
     """A command's words from the script or the ``-m`` module it runs: past ``python`` and past ``[python -m]
     coverage run``'s options."""
     words = words[1:] if words and posixpath.basename(words[0]).startswith("python") else words
+    words = _past_interpreter_options(words)
     if words[:2] == ["-m", "coverage"]:
         words = ["coverage", *words[2:]]
     if words[:2] != ["coverage", "run"]:
@@ -258,6 +278,23 @@ def _script_words(words: list[str]) -> list[str]:
         elif not word.startswith("-"):
             return [word, *args]
     return []
+
+
+# The interpreter's options that take the next word as their value (``-W error``).
+_INTERPRETER_VALUES = {"-W", "-X", "--check-hash-based-pycs"}
+# Its one-letter flags run together, the last one -m (pwned-passwords-django 5.2.0's ``python -Im coverage``).
+_FLAGS_THEN_MODULE = re.compile(r"-[bBdEiIOPqsSuvx]+m")
+
+
+def _past_interpreter_options(words: list[str]) -> list[str]:
+    """The words from the module (``-m NAME``) or script on, past the interpreter's options (django-debug-toolbar
+    8.0.0's ``python -b -m coverage run -m django test``)."""
+    at = 0
+    while at < len(words) and words[at].startswith("-") and words[at] not in ("-m", "-c"):
+        if _FLAGS_THEN_MODULE.fullmatch(words[at]):
+            return ["-m", *words[at + 1 :]]
+        at += 2 if words[at] in _INTERPRETER_VALUES else 1
+    return words[at:]
 
 
 def pytest_command(words: list[str], root: Path) -> Collection | None:
@@ -277,7 +314,7 @@ def pytest_command(words: list[str], root: Path) -> Collection | None:
             options.append(word)
         elif name in _TAKES_VALUE and not eq:
             next(args, None)
-        elif not word.startswith("-") and (path := _inside(word, root)) is not None:
+        elif not word.startswith("-") and (path := repo_config.inside(word, root)) is not None:
             paths.append(path)
     return Collection(tuple(options), tuple(paths))
 
@@ -314,6 +351,60 @@ def unittest_command(words: list[str], root: Path) -> Collection | None:
     return None  # named modules, classes or methods: unittest's loading, which no pytest rule says
 
 
+# zope.testrunner's default rules: test modules named ``test…`` in a package named ``tests``, or a module named
+# ``tests`` (``--tests-pattern ^tests$``, ``--test-file-pattern ^test``); pytest matches a pattern with a ``/``
+# against the whole path.
+ZOPE_TEST_FILES = "tests.py */tests/test*.py"
+# zope-testrunner's options that choose tests or where they are found, other than ``--test-path``
+_ZOPE_CHOOSING = {"-s", "--package", "-m", "--module", "-t", "--test", "--tests-pattern", "--test-file-pattern"}
+_ZOPE_CHOOSING |= {"--layer", "--path", "--package-path", "--test-suite", "-u", "--unit", "-f", "--non-unit"}
+
+
+def zope_testrunner(words: list[str], root: Path) -> Collection | None:
+    """The rules of ``zope-testrunner --test-path=src`` (the test command of every zopefoundation package's tox,
+    ``python -m zope.testrunner`` too): the ``TestCase`` classes of its default test modules under the test paths.
+    None where an option chooses tests otherwise, or a test path is not the repository's."""
+    at = next((i for i, w in enumerate(words) if _runs_zope_testrunner(words[: i + 1])), None)
+    if at is None:
+        return None
+    paths: list[str] = []
+    args = iter(words[at + 1 :])
+    for word in args:
+        option, equals, value = word.partition("=")
+        if option in _ZOPE_CHOOSING:
+            return None
+        if option == "--test-path":
+            found = repo_config.inside(value if equals else next(args, ""), root)
+            if found is None or not _is_dir(root, found):
+                return None
+            paths.append(found)
+    return Collection(_test_cases_only(ZOPE_TEST_FILES), tuple(p for p in paths if p != "."))
+
+
+def django(root: Path) -> django_suite.DjangoSuite | None:
+    """The Django test runner's suite the repository's test command runs, where it configures no pytest."""
+    if repo_config.configures_pytest(root):
+        return None
+    return django_suite.django_suite(root, _test_commands(root))
+
+
+def django_rules(words: list[str], root: Path) -> Collection | None:
+    """The rules of a command running Django's test runner: unittest's discovery from its labels, under
+    pytest-django's ini option naming the settings module, and the directories the command puts on ``sys.path``."""
+    suite = django_suite.django_suite(root, [words])
+    if suite is None:
+        return None
+    base = unittest_rules(root, suite.labels[0] if len(suite.labels) == 1 else ".")
+    options: tuple[str, ...] = ("-o", f"{django_suite.SETTINGS}={suite.settings}")
+    options += ("-o", f"pythonpath={' '.join(suite.python_path)}") if suite.python_path else ()
+    return Collection((*base.options, *options), suite.labels if len(suite.labels) > 1 else base.paths)
+
+
+def _runs_zope_testrunner(words: list[str]) -> bool:
+    """Whether ``words`` end in zope.testrunner's script, or in ``-m zope.testrunner``."""
+    return posixpath.basename(words[-1]) == "zope-testrunner" or words[-2:] == ["-m", "zope.testrunner"]
+
+
 def _discover(args: list[str], root: Path) -> Collection | None:
     """``discover [-s START] [-p PATTERN] [-t TOP] [START [PATTERN [TOP]]]``; flags such as ``-v`` pass."""
     named: dict[str, str] = {}
@@ -329,16 +420,8 @@ def _discover(args: list[str], root: Path) -> Collection | None:
             positional.append(word)
     start = named.get("start") or (positional[0] if positional else ".")
     pattern = named.get("pattern") or (positional[1] if len(positional) > 1 else DEFAULT_PATTERN)
-    found = _inside(start, root)
+    found = repo_config.inside(start, root)
     return unittest_rules(root, found, pattern) if found is not None and pattern and _is_dir(root, found) else None
-
-
-def _inside(path: str, root: Path) -> str | None:
-    """``path`` normalised (``./tests/`` → ``tests``) when it names a file or folder inside the repository."""
-    normal = posixpath.normpath(path.replace("\\", "/"))
-    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
-        return None
-    return normal if (root / normal).exists() else None
 
 
 def _is_dir(root: Path, path: str) -> bool:

@@ -163,7 +163,7 @@ def test_commands(root: Path) -> list[list[str]]:
     ``{envpython}``) and lines with a factor condition (``py38: …``) are left out, but those of an environment
     named for tests (``_tox_command_lines``), as are a noxfile's computed arguments but its names of paths
     (``_nox_runs``)."""
-    setenv = _tox_setenv(root)
+    setenv = tox_setenv(root)
     lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
     tasks = task_runners.commands_for_tests(pyproject(root).get("tool", {}), task_runners.names_a_test)
     made = [words for words in map(_tox_words, makefile.commands_for_tests(root)) if words]
@@ -200,7 +200,7 @@ def _test_envs(cp: configparser.ConfigParser) -> list[str]:
 _ENV_REF = re.compile(r"\{env:(?P<name>[^{}:]+)(?::(?P<default>[^{}]*))?\}")
 
 
-def _tox_setenv(root: Path) -> dict[str, str]:
+def tox_setenv(root: Path) -> dict[str, str]:
     """``[testenv] setenv``'s ``NAME=VALUE`` lines, ``{[section]key}`` substituted (hyperlink's ``PY_MODULE``)."""
     pairs = (line.partition("=") for line in _testenv_lines(root, "setenv"))
     return {name.strip(): value.strip() for name, eq, value in pairs if eq and re.fullmatch(r"\w+", name.strip())}
@@ -895,3 +895,11 @@ def has_ruff_config(root: Path) -> bool:
     if (root / "ruff.toml").is_file() or (root / ".ruff.toml").is_file():
         return True
     return "ruff" in pyproject(root).get("tool", {})
+
+
+def inside(path: str, root: Path) -> str | None:
+    """``path`` normalised (``./tests/`` → ``tests``) when it names a file or folder inside the repository."""
+    normal = posixpath.normpath(path.replace("\\", "/"))
+    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
+        return None
+    return normal if (root / normal).exists() else None

@@ -122,13 +122,24 @@ def test_unittests_rules_leave_out_the_directories_its_discovery_does_not_enter(
     files = {"tests/__init__.py": "", "tests/tests.py": UNITTEST_CASE, "tests/data/test_x.py": "raise ValueError\n"}
     root = tree(tmp_path, {**files, "examples/flask/test_demoapp.py": "import flask\n", ".tox/test_y.py": ""})
     assert rules(root) == Collection(
-        ("-o", "python_files=test*.py", "-o", "python_classes=", "--ignore=examples", "--ignore=tests/data")
+        (
+            "-o",
+            "python_files=test*.py",
+            "-o",
+            "python_classes=",
+            "-o",
+            "python_functions=",
+            "--ignore=examples",
+            "--ignore=tests/data",
+        )
     )
 
 
 def test_a_discovery_that_would_find_no_test_file_leaves_pytests_recursion_alone(tmp_path: Path) -> None:
     root = tree(tmp_path, {"tests/test.py": UNITTEST_CASE})
-    assert rules(root) == Collection(("-o", "python_files=test*.py", "-o", "python_classes="))
+    assert rules(root) == Collection(
+        ("-o", "python_files=test*.py", "-o", "python_classes=", "-o", "python_functions=")
+    )
 
 
 def test_pytest_style_files_alone_keep_pytests_rules(tmp_path: Path) -> None:
@@ -337,3 +348,33 @@ def test_a_factor_conditional_command_of_no_test_environment_is_left_out(tmp_pat
         {"tox.ini": tox, "pkg/__init__.py": "", "pkg/tests/__init__.py": "", "pkg/tests/test_a.py": UNITTEST_CASE},
     )
     assert rules(root) is None
+
+
+# zope.publisher 8.1's tox (zope.meta's template, every zopefoundation package's)
+ZOPE_TOX = "[testenv]\ncommands =\n    zope-testrunner --test-path=src {posargs:-vc}\n"
+ZOPE_FILES = ("-o", "python_files=tests.py */tests/test*.py", "-o", "python_classes=", "-o", "python_functions=")
+
+
+@pytest.mark.parametrize(
+    "command", ["zope-testrunner --test-path=src -vc", "python -m zope.testrunner --test-path src"]
+)
+def test_zope_testrunner_collects_the_test_cases_of_its_test_modules(tmp_path: Path, command: str) -> None:
+    root = tree(
+        tmp_path, {"tox.ini": f"[testenv]\ncommands = {command}\n", "src/zope/x/tests/test_a.py": UNITTEST_CASE}
+    )
+    assert rules(root) == Collection(ZOPE_FILES, ("src",))
+
+
+def test_zope_testrunner_s_default_command_is_read(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"tox.ini": ZOPE_TOX, "src/zope/x/tests.py": UNITTEST_CASE})
+    assert rules(root) == Collection(ZOPE_FILES, ("src",))
+
+
+def test_zope_testrunner_choosing_its_tests_otherwise_is_not_read(tmp_path: Path) -> None:
+    tox = "[testenv]\ncommands = zope-testrunner --test-path=src -s zope.x\n"
+    root = tree(tmp_path, {"tox.ini": tox, "src/zope/x/tests/test_a.py": UNITTEST_CASE})
+    assert rules(root) is None
+
+
+def test_unittest_rules_collect_no_module_level_function() -> None:
+    assert unittest_rules(Path("/nonexistent")).options[-2:] == ("-o", "python_functions=")

@@ -31,6 +31,8 @@ class AddTest(unittest.TestCase):
     def test_add(self):
         self.assertEqual(add(1, 2), 3)
 """
+# zope.publisher 8.1's: a module-level function its test cases call, named test…, which unittest never runs
+HELPER_MODULE = "def test_mapping(self):\n    raise AssertionError('unittest never runs this')\n"
 OUTSIDE_START = "def test_outside_the_start_directory():\n    raise AssertionError('unittest never runs this')\n"
 
 
@@ -45,9 +47,17 @@ def test_a_suite_tox_runs_with_unittest_is_collected_by_unittests_rules(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
     files = {"tox.ini": TOX, "tests/test_add.py": UNITTEST_MODULE, "scripts/test_outside.py": OUTSIDE_START}
-    report = build_unittest(make_repo, tmp_path, uv_cache, files)
+    report = build_unittest(make_repo, tmp_path, uv_cache, {**files, "tests/test_helpers.py": HELPER_MODULE})
     assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
-    assert report.test_command[-5:] == ["-o", "python_files=test*.py", "-o", "python_classes=", "tests"]
+    assert report.test_command[-7:] == [
+        "-o",
+        "python_files=test*.py",
+        "-o",
+        "python_classes=",
+        "-o",
+        "python_functions=",
+        "tests",
+    ]
 
 
 def test_the_same_suite_without_its_tox_command_is_collected_by_pytests_rules(
