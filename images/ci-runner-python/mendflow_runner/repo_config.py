@@ -206,6 +206,38 @@ def tox_setenv(root: Path) -> dict[str, str]:
     return {name.strip(): value.strip() for name, eq, value in pairs if eq and re.fullmatch(r"\w+", name.strip())}
 
 
+# The variables the job's own machinery sets, which a repository's ``setenv`` must not move: its venv, home, temp
+# dir, bytecode, coverage data and installers.
+_JOB_VARIABLES = {
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "VIRTUAL_ENV",
+    "PYTHONHOME",
+    "PYTHONPYCACHEPREFIX",
+    "PYTHONDONTWRITEBYTECODE",
+}
+_JOB_VARIABLES |= {"COVERAGE_FILE", "COVERAGE_PROCESS_START", "COVERAGE_RCFILE", "LD_PRELOAD", "LD_LIBRARY_PATH"}
+_JOB_PREFIXES = ("MENDFLOW_", "PIP_", "UV_")
+
+
+def test_setenv(root: Path) -> dict[str, str]:
+    """tox's ``[testenv] setenv`` as the tests' environment, as tox gives it to its commands (javaproperties
+    0.8.2's ``TZ=EST5EDT,M3.2.0,M11.1.0``: 52 of its tests expected that zone's times): ``{toxinidir}`` the
+    repository's root, ``{env:NAME:DEFAULT}`` as ``test_commands`` reads it; a value with another substitution
+    (``{envtmpdir}``) and the variables the job's machinery sets are left out."""
+    setenv = tox_setenv(root)
+    found = {}
+    for name, value in setenv.items():
+        if name in _JOB_VARIABLES or name.startswith(_JOB_PREFIXES):
+            continue
+        others = {k: v for k, v in setenv.items() if k != name}  # its own {env:NAME:DEFAULT} is the CI's: unset
+        value = _env_values(value.replace("{toxinidir}", str(root)).replace("{tox_root}", str(root)), others)
+        if "{" not in value:
+            found[name] = value
+    return found
+
+
 def _env_values(line: str, setenv: dict[str, str]) -> str:
     """``{env:NAME}`` and ``{env:NAME:DEFAULT}`` as tox gives them in a CI that sets neither: ``setenv``'s value,
     else the default (hyperlink's ``{posargs:src/{env:PY_MODULE}}`` is ``src/hyperlink``)."""

@@ -259,6 +259,7 @@ def run_tests(
     ``coverage run`` unless not ``measured``."""
     use = marker if not select and marker and marker in repo_config.declared_markers(paths.root) else None
     paths.coverage_file.parent.mkdir(parents=True, exist_ok=True)
+    env = {**env, **repo_config.test_setenv(paths.root)}
     env = {
         **env,
         "COVERAGE_FILE": str(paths.coverage_file),
@@ -298,6 +299,7 @@ def run_own_script(paths: Paths, script: list[str], env: dict[str, str], timeout
     """The repository's own test script (``discovery.own_script``), in the tests' sandbox, judged by its exit."""
     workspace = Path(os.path.commonpath([paths.root, paths.junit]))
     argv = sandbox(workspace)([paths.venv_python, *script])
+    env = {**env, **repo_config.test_setenv(paths.root)}
     return run(argv, cwd=paths.root, env=_tests_env(argv, env), timeout=timeout, log=log)
 
 

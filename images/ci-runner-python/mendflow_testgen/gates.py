@@ -157,6 +157,7 @@ class Gates:
         # The build stage runs `pytest -m <marker>` when the repo declares it; kept tests must carry it too.
         self.marker = env.get("MENDFLOW_JOB_TEST_MARKER", "fast")
         venv_bin = str(Path(venv_python).parent)
+        env = {**env, **repo_config.test_setenv(src)}
         self.env = {
             **env,
             "VIRTUAL_ENV": str(Path(venv_bin).parent),

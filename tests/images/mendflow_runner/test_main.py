@@ -831,3 +831,21 @@ def test_tests_see_pytest_as_the_program_their_ci_runs(make_repo: RepoFactory, t
     # typed-argument-parser 1.12.0: argparse's usage line names the program, "usage: pytest"
     report = build(make_repo, tmp_path, uv_cache, **{"tests/test_program.py": PROGRAM_NAME_TEST})
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 3), [f.message for f in report.failures]
+
+
+# javaproperties 0.8.2's tox sets the zone its tests expect times in
+ZONE_TEST = """import time
+
+import pytest
+
+
+@pytest.mark.fast
+def test_the_zone_is_tox_s():
+    assert time.strftime("%Z", time.localtime(0)) == "EST"
+"""
+
+
+def test_tox_setenv_reaches_the_tests(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
+    files = {"tox.ini": "[testenv]\nsetenv =\n    TZ=EST5EDT\ncommands = pytest\n", "tests/test_zone.py": ZONE_TEST}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.status is BuildStatus.PASSED and report.tests.passed == report.tests.total

@@ -206,3 +206,25 @@ def test_uv_sources_outside_the_tree_are_its_path_sources_the_tree_lacks(tmp_pat
     (tmp_path / "pyproject.toml").write_text(UV_SOURCES)
     (tmp_path / "libs/here").mkdir(parents=True)
     assert repo_config.uv_sources_outside(tmp_path) == {"langchain-core": "../../core", "marked": "../gone"}
+
+
+SETENV_TOX = """\
+[testenv]
+setenv =
+    TZ=EST5EDT,M3.2.0,M11.1.0
+    DATA = {toxinidir}/data
+    ZONE = {env:ZONE:utc}
+    PATH = /nowhere
+    SCRATCH = {envtmpdir}/x
+    py38: OLD = 1
+commands = pytest
+"""
+
+
+def test_tox_setenv_is_the_tests_environment(tmp_path: Path) -> None:
+    (tmp_path / "tox.ini").write_text(SETENV_TOX)
+    assert repo_config.test_setenv(tmp_path) == {
+        "TZ": "EST5EDT,M3.2.0,M11.1.0",
+        "DATA": f"{tmp_path}/data",
+        "ZONE": "utc",
+    }
