@@ -48,6 +48,7 @@ IMPORTS = {
     "hypothesis": "hypothesis",
     "inline_snapshot": "inline-snapshot",
     "mock": "mock",
+    "moto": "moto",
     "parameterized": "parameterized",
     "pyfakefs": "pyfakefs",
     "pytest_asyncio": "pytest-asyncio",

@@ -125,6 +125,8 @@ def rules(root: Path) -> Collection | None:
             return found
     if not configures_pytest and (found := setuptools_suite(root)) is not None:
         return found
+    if not configures_pytest and (suite := django_suite.guessed(root)) is not None:
+        return Collection(_django_options(suite))
     return unittest_rules(root) if not configures_pytest and _has_unittest_only_file(root) else None
 
 
@@ -382,10 +384,11 @@ def zope_testrunner(words: list[str], root: Path) -> Collection | None:
 
 
 def django(root: Path) -> django_suite.DjangoSuite | None:
-    """The Django test runner's suite the repository's test command runs, where it configures no pytest."""
+    """The Django test runner's suite the repository's test command runs, or the one its files suggest
+    (``django_suite.guessed``), where it configures no pytest."""
     if repo_config.configures_pytest(root):
         return None
-    return django_suite.django_suite(root, _test_commands(root))
+    return django_suite.django_suite(root, _test_commands(root)) or django_suite.guessed(root)
 
 
 def django_rules(words: list[str], root: Path) -> Collection | None:
@@ -395,9 +398,12 @@ def django_rules(words: list[str], root: Path) -> Collection | None:
     if suite is None:
         return None
     base = unittest_rules(root, suite.labels[0] if len(suite.labels) == 1 else ".")
-    options: tuple[str, ...] = ("-o", f"{django_suite.SETTINGS}={suite.settings}")
-    options += ("-o", f"pythonpath={' '.join(suite.python_path)}") if suite.python_path else ()
-    return Collection((*base.options, *options), suite.labels if len(suite.labels) > 1 else base.paths)
+    return Collection((*base.options, *_django_options(suite)), suite.labels if len(suite.labels) > 1 else base.paths)
+
+
+def _django_options(suite: django_suite.DjangoSuite) -> tuple[str, ...]:
+    options = ("-o", f"{django_suite.SETTINGS}={suite.settings}")
+    return options + (("-o", f"pythonpath={' '.join(suite.python_path)}") if suite.python_path else ())
 
 
 def _runs_zope_testrunner(words: list[str]) -> bool:

@@ -49,6 +49,29 @@ def django_suite(root: Path, commands: list[list[str]]) -> DjangoSuite | None:
     return None
 
 
+# Where a Django app's sdist keeps the settings its tests run with, when nothing it ships names them
+_SETTINGS_FILES = ("tests/settings.py", "tests/test_settings.py", "test/settings.py", "test_settings.py")
+_USES_DJANGO_TESTS = re.compile(r"^\s*(?:from|import)\s+django\.test\b", re.MULTILINE)
+
+
+def guessed(root: Path) -> DjangoSuite | None:
+    """A guess, where no command or configuration says how the tests run: the one settings module of the usual
+    places, when a test module imports ``django.test`` (django-storages 1.14.6's sdist ships ``tests/settings.py``
+    and no tox.ini or pytest configuration: 186 errors, "settings are not configured")."""
+    found = [name for name in _SETTINGS_FILES if (root / name).is_file()]
+    if len(found) != 1 or not _tests_use_django(root, posixpath.dirname(found[0])):
+        return None
+    folder, module = posixpath.split(found[0].removesuffix(".py"))
+    if not folder or (root / folder / "__init__.py").is_file():
+        return DjangoSuite(f"{folder}.{module}".lstrip("."), (), ())
+    return DjangoSuite(module, (), (folder,))
+
+
+def _tests_use_django(root: Path, folder: str) -> bool:
+    files = (root / folder).glob("test*.py") if folder else root.glob("test*.py")
+    return any(_USES_DJANGO_TESTS.search(p.read_text(encoding="utf-8", errors="replace")) for p in files)
+
+
 def _django_test(words: list[str], root: Path, setenv: str | None) -> DjangoSuite | None:
     """``python -m django test …``, ``django-admin test …`` or ``[python] manage.py test …``."""
     at = next((i for i in range(1, len(words)) if words[i] == "test" and _is_django(words[:i], root)), None)

@@ -130,17 +130,29 @@ def pytest_required_plugins(root: Path) -> list[str]:
 # Options only a plugin defines, as (its module, its distribution): a configuration that sets one says its tests
 # need that plugin, which an sdist may not declare (aiosignal 1.3.2's `asyncio_mode`, with `filterwarnings =
 # error`: without pytest-asyncio, pytest stops at the unknown option).
+_DJANGO = ("pytest_django", "pytest-django")
 _PLUGIN_OPTIONS = {
     "asyncio_mode": ("pytest_asyncio", "pytest-asyncio"),
     "asyncio_default_fixture_loop_scope": ("pytest_asyncio", "pytest-asyncio"),
     "timeout": ("pytest_timeout", "pytest-timeout"),
     "mock_use_standalone_module": ("pytest_mock", "pytest-mock"),
+    **dict.fromkeys(("django_settings_module", "django_configuration", "django_find_project"), _DJANGO),
+}
+# Command-line options only a plugin defines, in ``addopts`` (django-extensions 4.1's ``--nomigrations``, with
+# ``DJANGO_SETTINGS_MODULE`` in its ini options: pytest stopped at the unknown option).
+_PLUGIN_FLAGS = {
+    **dict.fromkeys(("--ds", "--dc", "--nomigrations", "--migrations", "--reuse-db", "--create-db"), _DJANGO),
+    "--timeout": ("pytest_timeout", "pytest-timeout"),
+    "--asyncio-mode": ("pytest_asyncio", "pytest-asyncio"),
 }
 
 
 def configured_pytest_plugins(root: Path) -> dict[str, str]:
-    """The plugins the pytest configuration's options belong to: module -> distribution."""
-    return dict(_PLUGIN_OPTIONS[option] for option in pytest_ini(root) if option in _PLUGIN_OPTIONS)
+    """The plugins the pytest configuration's options (ini files' names in any case, as pytest-django's
+    ``DJANGO_SETTINGS_MODULE``) and its ``addopts``' options belong to: module -> distribution."""
+    options = [_PLUGIN_OPTIONS.get(option.lower()) for option in pytest_ini(root)]
+    flags = [_PLUGIN_FLAGS.get(word.partition("=")[0]) for word in pytest_addopts(root)]
+    return dict(found for found in [*options, *flags] if found is not None)
 
 
 def configures_pytest(root: Path) -> bool:

@@ -159,3 +159,29 @@ def test_a_django_suite_is_built_with_its_settings_and_test_database(
     report = build(make_repo, tmp_path, uv_cache, **files)
     assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
     assert "DJANGO_SETTINGS_MODULE=tests.settings" in report.test_command
+
+
+DJANGO_TEST_MODULE = "from django.test import TestCase\n"
+
+
+def test_the_one_settings_module_of_tests_using_django_is_guessed(tmp_path: Path) -> None:
+    # django-storages 1.14.6's sdist: tests/settings.py, no tox.ini, no pytest configuration
+    files = {"tests/__init__.py": "", "tests/settings.py": SETTINGS, "tests/test_a.py": DJANGO_TEST_MODULE}
+    root = tree(tmp_path, files)
+    assert rules(root) == Collection(("-o", "DJANGO_SETTINGS_MODULE=tests.settings"))
+    assert asked_plugins(root) == {"pytest_django": "pytest-django"}
+
+
+def test_a_guessed_settings_module_outside_a_package_is_put_on_the_path(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"tests/test_settings.py": SETTINGS, "tests/test_a.py": DJANGO_TEST_MODULE})
+    assert rules(root) == Collection(("-o", "DJANGO_SETTINGS_MODULE=test_settings", "-o", "pythonpath=tests"))
+
+
+def test_no_settings_are_guessed_for_tests_that_do_not_use_django(tmp_path: Path) -> None:
+    root = tree(tmp_path, {"tests/settings.py": SETTINGS, "tests/test_a.py": "def test_a():\n    pass\n"})
+    assert rules(root) is None
+
+
+def test_no_settings_are_guessed_among_several(tmp_path: Path) -> None:
+    files = {"tests/settings.py": SETTINGS, "test_settings.py": SETTINGS, "tests/test_a.py": DJANGO_TEST_MODULE}
+    assert rules(tree(tmp_path, files)) is None

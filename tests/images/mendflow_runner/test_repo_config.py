@@ -72,6 +72,17 @@ def test_a_plugins_option_in_the_pytest_configuration_names_the_plugin(tmp_path:
     assert found == {"pytest_asyncio": "pytest-asyncio", "pytest_timeout": "pytest-timeout"}
 
 
+def test_pytest_django_s_settings_in_any_case_name_it(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nDJANGO_SETTINGS_MODULE = tests.settings\n")
+    assert repo_config.configured_pytest_plugins(tmp_path) == {"pytest_django": "pytest-django"}
+
+
+def test_a_plugins_option_in_addopts_names_the_plugin(tmp_path: Path) -> None:
+    # django-extensions 4.1's pyproject: `addopts = "--doctest-modules --nomigrations --cov=django_extensions"`
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q --nomigrations"\n')
+    assert repo_config.configured_pytest_plugins(tmp_path) == {"pytest_django": "pytest-django"}
+
+
 def test_only_the_configuration_pytest_reads_names_plugins(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\n")
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
