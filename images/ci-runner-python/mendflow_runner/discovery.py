@@ -75,8 +75,9 @@ def _test_cases_only(files: str) -> tuple[str, ...]:
     """pytest options collecting what unittest's loader does from ``files``: the methods of ``TestCase`` classes
     (pytest's unittest plugin collects those whatever ``python_classes`` and ``python_functions`` say), not
     classes or module-level functions named ``test…`` (zope.publisher 8.1's ``testIReadMapping(self)``, a helper its
-    test cases call, was 2 errors as a test)."""
-    return ("-o", f"python_files={files}", "-o", "python_classes=", "-o", "python_functions=")
+    test cases call, was 2 errors as a test), nor the text files pytest's doctest plugin takes for doctests
+    (``test*.txt``: zope.testing 6.2's fixtures of its test runner's tests, 3 failures)."""
+    return ("-o", f"python_files={files}", "-o", "python_classes=", "-o", "python_functions=", "-p", "no:doctest")
 
 
 def _not_discovered(root: Path, start: str, pattern: str) -> list[str]:
@@ -126,7 +127,8 @@ def rules(root: Path) -> Collection | None:
     if not configures_pytest and (found := setuptools_suite(root)) is not None:
         return found
     if not configures_pytest and (suite := django_suite.guessed(root)) is not None:
-        return Collection(_django_options(suite))
+        base = unittest_rules(root)  # Django's runner's discovery: pytest-django's tests would configure pytest
+        return Collection((*base.options, *_django_options(suite)), base.paths)
     return unittest_rules(root) if not configures_pytest and _has_unittest_only_file(root) else None
 
 

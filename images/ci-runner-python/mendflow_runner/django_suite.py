@@ -51,6 +51,7 @@ def django_suite(root: Path, commands: list[list[str]]) -> DjangoSuite | None:
 
 # Where a Django app's sdist keeps the settings its tests run with, when nothing it ships names them
 _SETTINGS_FILES = ("tests/settings.py", "tests/test_settings.py", "test/settings.py", "test_settings.py")
+_SETTING = re.compile(r"^(?:INSTALLED_APPS|DATABASES|SECRET_KEY)\s*=", re.MULTILINE)
 _USES_DJANGO_TESTS = re.compile(r"^\s*(?:from|import)\s+django\.test\b", re.MULTILINE)
 
 
@@ -58,13 +59,19 @@ def guessed(root: Path) -> DjangoSuite | None:
     """A guess, where no command or configuration says how the tests run: the one settings module of the usual
     places, when a test module imports ``django.test`` (django-storages 1.14.6's sdist ships ``tests/settings.py``
     and no tox.ini or pytest configuration: 186 errors, "settings are not configured")."""
-    found = [name for name in _SETTINGS_FILES if (root / name).is_file()]
+    found = [name for name in _SETTINGS_FILES if _is_settings(root / name)]
     if len(found) != 1 or not _tests_use_django(root, posixpath.dirname(found[0])):
         return None
     folder, module = posixpath.split(found[0].removesuffix(".py"))
     if not folder or (root / folder / "__init__.py").is_file():
         return DjangoSuite(f"{folder}.{module}".lstrip("."), (), ())
     return DjangoSuite(module, (), (folder,))
+
+
+def _is_settings(path: Path) -> bool:
+    """Whether ``path`` is a settings module: one that sets what every project's settings set (django-appconf
+    1.2.0's ``tests/settings.py`` is an app's own settings, beside its ``tests/test_settings.py``)."""
+    return path.is_file() and bool(_SETTING.search(path.read_text(encoding="utf-8", errors="replace")))
 
 
 def _tests_use_django(root: Path, folder: str) -> bool:

@@ -9,6 +9,17 @@ from mendflow_runner.discovery import Collection, namespace_options, own_script,
 
 from tests.images.mendflow_runner.helpers import tree
 
+# unittest's default rules: its pattern, TestCase classes only, no module-level function, no text doctest
+UNITTEST_OPTIONS = (
+    "-o",
+    "python_files=test*.py",
+    "-o",
+    "python_classes=",
+    "-o",
+    "python_functions=",
+    "-p",
+    "no:doctest",
+)
 UNITTEST_CASE = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        pass\n"
 
 
@@ -121,25 +132,12 @@ def test_unittests_rules_leave_out_the_directories_its_discovery_does_not_enter(
     # factory_boy 3.3.3: `python -m unittest` runs its tests/ package; examples/ holds no package
     files = {"tests/__init__.py": "", "tests/tests.py": UNITTEST_CASE, "tests/data/test_x.py": "raise ValueError\n"}
     root = tree(tmp_path, {**files, "examples/flask/test_demoapp.py": "import flask\n", ".tox/test_y.py": ""})
-    assert rules(root) == Collection(
-        (
-            "-o",
-            "python_files=test*.py",
-            "-o",
-            "python_classes=",
-            "-o",
-            "python_functions=",
-            "--ignore=examples",
-            "--ignore=tests/data",
-        )
-    )
+    assert rules(root) == Collection((*UNITTEST_OPTIONS, "--ignore=examples", "--ignore=tests/data"))
 
 
 def test_a_discovery_that_would_find_no_test_file_leaves_pytests_recursion_alone(tmp_path: Path) -> None:
     root = tree(tmp_path, {"tests/test.py": UNITTEST_CASE})
-    assert rules(root) == Collection(
-        ("-o", "python_files=test*.py", "-o", "python_classes=", "-o", "python_functions=")
-    )
+    assert rules(root) == Collection(UNITTEST_OPTIONS)
 
 
 def test_pytest_style_files_alone_keep_pytests_rules(tmp_path: Path) -> None:
@@ -352,7 +350,10 @@ def test_a_factor_conditional_command_of_no_test_environment_is_left_out(tmp_pat
 
 # zope.publisher 8.1's tox (zope.meta's template, every zopefoundation package's)
 ZOPE_TOX = "[testenv]\ncommands =\n    zope-testrunner --test-path=src {posargs:-vc}\n"
-ZOPE_FILES = ("-o", "python_files=tests.py */tests/test*.py", "-o", "python_classes=", "-o", "python_functions=")
+ZOPE_FILES = (
+    *("-o", "python_files=tests.py */tests/test*.py", "-o", "python_classes=", "-o", "python_functions="),
+    *("-p", "no:doctest"),
+)
 
 
 @pytest.mark.parametrize(
@@ -376,5 +377,5 @@ def test_zope_testrunner_choosing_its_tests_otherwise_is_not_read(tmp_path: Path
     assert rules(root) is None
 
 
-def test_unittest_rules_collect_no_module_level_function() -> None:
-    assert unittest_rules(Path("/nonexistent")).options[-2:] == ("-o", "python_functions=")
+def test_unittest_rules_collect_no_module_level_function_and_no_text_doctest() -> None:
+    assert unittest_rules(Path("/nonexistent")).options[-4:] == ("-o", "python_functions=", "-p", "no:doctest")

@@ -168,13 +168,17 @@ def test_the_one_settings_module_of_tests_using_django_is_guessed(tmp_path: Path
     # django-storages 1.14.6's sdist: tests/settings.py, no tox.ini, no pytest configuration
     files = {"tests/__init__.py": "", "tests/settings.py": SETTINGS, "tests/test_a.py": DJANGO_TEST_MODULE}
     root = tree(tmp_path, files)
-    assert rules(root) == Collection(("-o", "DJANGO_SETTINGS_MODULE=tests.settings"))
+    assert rules(root) == Collection((*unittest_rules(root).options, "-o", "DJANGO_SETTINGS_MODULE=tests.settings"))
     assert asked_plugins(root) == {"pytest_django": "pytest-django"}
 
 
 def test_a_guessed_settings_module_outside_a_package_is_put_on_the_path(tmp_path: Path) -> None:
     root = tree(tmp_path, {"tests/test_settings.py": SETTINGS, "tests/test_a.py": DJANGO_TEST_MODULE})
-    assert rules(root) == Collection(("-o", "DJANGO_SETTINGS_MODULE=test_settings", "-o", "pythonpath=tests"))
+    found = rules(root)
+    assert found is not None and found.options[-4:] == (
+        *("-o", "DJANGO_SETTINGS_MODULE=test_settings"),
+        *("-o", "pythonpath=tests"),
+    )
 
 
 def test_no_settings_are_guessed_for_tests_that_do_not_use_django(tmp_path: Path) -> None:
@@ -185,3 +189,11 @@ def test_no_settings_are_guessed_for_tests_that_do_not_use_django(tmp_path: Path
 def test_no_settings_are_guessed_among_several(tmp_path: Path) -> None:
     files = {"tests/settings.py": SETTINGS, "test_settings.py": SETTINGS, "tests/test_a.py": DJANGO_TEST_MODULE}
     assert rules(tree(tmp_path, files)) is None
+
+
+def test_an_app_s_own_settings_module_is_no_project_settings(tmp_path: Path) -> None:
+    # django-appconf 1.2.0: tests/settings.py holds an app's settings, tests/test_settings.py the project's
+    files = {"tests/__init__.py": "", "tests/settings.py": "SIMPLE_VALUE = True\n", "tests/test_settings.py": SETTINGS}
+    root = tree(tmp_path, {**files, "tests/test_a.py": DJANGO_TEST_MODULE})
+    found = rules(root)
+    assert found is not None and found.options[-2:] == ("-o", "DJANGO_SETTINGS_MODULE=tests.test_settings")

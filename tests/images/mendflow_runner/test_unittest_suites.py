@@ -49,13 +49,8 @@ def test_a_suite_tox_runs_with_unittest_is_collected_by_unittests_rules(
     files = {"tox.ini": TOX, "tests/test_add.py": UNITTEST_MODULE, "scripts/test_outside.py": OUTSIDE_START}
     report = build_unittest(make_repo, tmp_path, uv_cache, {**files, "tests/test_helpers.py": HELPER_MODULE})
     assert (report.status, report.tests.total, report.tests.passed) == (BuildStatus.PASSED, 1, 1)
-    assert report.test_command[-7:] == [
-        "-o",
-        "python_files=test*.py",
-        "-o",
-        "python_classes=",
-        "-o",
-        "python_functions=",
+    assert report.test_command[-9:] == [
+        *("-o", "python_files=test*.py", "-o", "python_classes=", "-o", "python_functions=", "-p", "no:doctest"),
         "tests",
     ]
 
