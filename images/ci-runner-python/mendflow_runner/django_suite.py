@@ -41,9 +41,11 @@ class DjangoSuite:
 def django_suite(root: Path, commands: list[list[str]]) -> DjangoSuite | None:
     """The suite of the first of ``commands`` that runs Django's test runner, where its settings module is a file of
     the repository's; else None."""
-    setenv = repo_config.tox_setenv(root).get(SETTINGS)
+    environment = repo_config.test_setenv(root)
+    setenv = environment.get(SETTINGS)
+    path = _python_path(environment.get("PYTHONPATH", ""), root)
     for words in commands:
-        found = _django_test(words, root, setenv) or _runner_script(words, root, setenv)
+        found = _django_test(words, root, setenv, path) or _runner_script(words, root, setenv)
         if found is not None and _settings_file(root, found):
             return found
     return None
@@ -79,7 +81,13 @@ def _tests_use_django(root: Path, folder: str) -> bool:
     return any(_USES_DJANGO_TESTS.search(p.read_text(encoding="utf-8", errors="replace")) for p in files)
 
 
-def _django_test(words: list[str], root: Path, setenv: str | None) -> DjangoSuite | None:
+def _python_path(value: str, root: Path) -> list[str]:
+    """The directories of a ``PYTHONPATH`` the repository sets for its tests, relative to the root."""
+    entries = [posixpath.relpath(p, root) if posixpath.isabs(p) else p for p in value.split(":") if p]
+    return [found for p in entries if (found := repo_config.inside(p, root)) is not None]
+
+
+def _django_test(words: list[str], root: Path, setenv: str | None, path: list[str]) -> DjangoSuite | None:
     """``python -m django test …``, ``django-admin test …`` or ``[python] manage.py test …``."""
     at = next((i for i in range(1, len(words)) if words[i] == "test" and _is_django(words[:i], root)), None)
     if at is None:
@@ -96,14 +104,17 @@ def _django_test(words: list[str], root: Path, setenv: str | None) -> DjangoSuit
     manage = _manage_py(words[:at], root)
     settings = options.get("--settings") or setenv or (_settings_in(root / manage) if manage else None)
     python_path = [posixpath.dirname(manage)] if manage else []
-    python_path += [p for p in [options.get("--pythonpath", "")] if p]
+    python_path += [p for p in [options.get("--pythonpath", "")] if p] + path
     return _suite(settings, labels, python_path, root)
 
 
 def _is_django(words: list[str], root: Path) -> bool:
+    """Whether ``words`` end in Django's command: ``-m django``, ``django-admin`` (django-formtools 2.7's Makefile
+    runs ``coverage run `which django-admin` test``), or the repository's ``manage.py``."""
+    script = posixpath.basename(words[-1].strip("`)"))
     return (
         words[-2:] == ["-m", "django"]
-        or posixpath.basename(words[-1]) in ("django-admin", "django-admin.py")
+        or script in ("django-admin", "django-admin.py")
         or (_manage_py(words, root) is not None)
     )
 

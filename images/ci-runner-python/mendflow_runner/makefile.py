@@ -17,6 +17,7 @@ from .task_runners import names_a_test
 _FILES = ("GNUmakefile", "makefile", "Makefile")  # the order GNU make looks for them
 _ASSIGNMENT = re.compile(r"^(?:export[ \t]+|override[ \t]+)?([A-Za-z_][\w.-]*)[ \t]*(:::=|::=|:=|\?=|\+=|=)[ \t]*(.*)$")
 _RULE = re.compile(r"^([^\s:=#][^:=#]*?)[ \t]*::?(?!=)[ \t]*([^;#]*)(?:;(.*))?$")
+_EXPORT = re.compile(r"^export[ \t]+([A-Za-z_]\w*)[ \t]*(?::::=|::=|:=|\?=|\+=|=)")
 _REFERENCE = re.compile(r"\$[({]([^(){}]*)[)}]")
 _PREFIX = re.compile(r"^[@+-]+")  # make's silent, always-run and ignore-errors marks
 _COMMAND_SEPARATOR = re.compile(r"[ \t]*(?:&&|\|\||;)[ \t]*")
@@ -34,6 +35,19 @@ def commands_for_tests(root: Path) -> list[str]:
     lines = dict.fromkeys(line for target in targets for line in _recipe(target, rules, 0))  # a prerequisite once
     expanded = [_expand(line, variables, 0) for line in lines]
     return [part for line in expanded if line for part in _COMMAND_SEPARATOR.split(line) if part]
+
+
+def exported(root: Path) -> dict[str, str]:
+    """The variables the Makefile exports to its recipes' environment (django-formtools 2.7's ``export
+    DJANGO_SETTINGS_MODULE = tests.settings``), expanded; one that calls a function of make's is left out."""
+    path = next((root / name for name in _FILES if (root / name).is_file()), None)
+    if path is None:
+        return {}
+    text = path.read_text(encoding="utf-8", errors="replace")
+    variables, _rules = _read(text)
+    names = [m[1] for line in text.splitlines() if (m := _EXPORT.match(line))]
+    found = {name: _expand(variables.get(name, ""), variables, 0) for name in names}
+    return {name: value for name, value in found.items() if value is not None}
 
 
 def _read(text: str) -> tuple[dict[str, str], dict[str, tuple[list[str], list[str]]]]:

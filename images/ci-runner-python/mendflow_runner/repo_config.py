@@ -234,20 +234,22 @@ _JOB_PREFIXES = ("MENDFLOW_", "PIP_", "UV_")
 
 
 def test_setenv(root: Path) -> dict[str, str]:
-    """tox's ``[testenv] setenv`` as the tests' environment, as tox gives it to its commands (javaproperties
-    0.8.2's ``TZ=EST5EDT,M3.2.0,M11.1.0``: 52 of its tests expected that zone's times): ``{toxinidir}`` the
-    repository's root, ``{env:NAME:DEFAULT}`` as ``test_commands`` reads it; a value with another substitution
-    (``{envtmpdir}``) and the variables the job's machinery sets are left out."""
+    """The environment the repository gives its test commands, as the tests' environment: its Makefile's
+    exports, hatch's test environments' ``env-vars`` and, over them, tox's ``[testenv] setenv`` (javaproperties
+    0.8.2's ``TZ=EST5EDT,M3.2.0,M11.1.0``: 52 of its tests expected that zone's times); tox's ``{toxinidir}`` is
+    the repository's root, ``{env:NAME:DEFAULT}`` read as ``test_commands`` reads it. A value with another
+    substitution (tox's ``{envtmpdir}``, hatch's ``{root}``) and the variables the job's machinery sets are
+    left out."""
     setenv = tox_setenv(root)
-    found = {}
+    declared = {**makefile.exported(root), **task_runners.hatch_env_vars(pyproject(root).get("tool", {}))}
     for name, value in setenv.items():
-        if name in _JOB_VARIABLES or name.startswith(_JOB_PREFIXES):
-            continue
         others = {k: v for k, v in setenv.items() if k != name}  # its own {env:NAME:DEFAULT} is the CI's: unset
-        value = _env_values(value.replace("{toxinidir}", str(root)).replace("{tox_root}", str(root)), others)
-        if "{" not in value:
-            found[name] = value
-    return found
+        declared[name] = _env_values(value.replace("{toxinidir}", str(root)).replace("{tox_root}", str(root)), others)
+    return {
+        name: value
+        for name, value in declared.items()
+        if "{" not in value and name not in _JOB_VARIABLES and not name.startswith(_JOB_PREFIXES)
+    }
 
 
 def _env_values(line: str, setenv: dict[str, str]) -> str:

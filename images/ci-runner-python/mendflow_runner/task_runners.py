@@ -48,6 +48,15 @@ def hatch_features(tool: dict[str, Any]) -> set[str]:
     return {f for env in hatch_test_environments(tool) for f in _strings(env.get("features"))}
 
 
+def hatch_env_vars(tool: dict[str, Any]) -> dict[str, str]:
+    """The ``env-vars`` hatch's test environments set (django-otp 1.7.5's ``PYTHONPATH = "test"`` and
+    ``DJANGO_SETTINGS_MODULE``), ``default``'s first, each named for tests over it."""
+    found: dict[str, str] = {}
+    for env in hatch_test_environments(tool):
+        found.update({str(k): str(v) for k, v in _table(env, "env-vars").items()})
+    return found
+
+
 # What ``hatch test`` installs beside pytest and coverage.py unless its environment names its own
 # ``dependencies``: of its plugins, pytest-mock's ``mocker`` fixture is one a suite may use undeclared; the others
 # (pytest-randomly, pytest-rerunfailures, pytest-xdist) act only where hatch's own flags ask.

@@ -197,3 +197,18 @@ def test_an_app_s_own_settings_module_is_no_project_settings(tmp_path: Path) -> 
     root = tree(tmp_path, {**files, "tests/test_a.py": DJANGO_TEST_MODULE})
     found = rules(root)
     assert found is not None and found.options[-2:] == ("-o", "DJANGO_SETTINGS_MODULE=tests.test_settings")
+
+
+def test_the_settings_and_path_hatch_sets_serve_django_s_command(tmp_path: Path) -> None:
+    # django-otp 1.7.5: `python -s -m django test django_otp`, its settings in test/test_project/
+    hatch = '[tool.hatch.envs.default.env-vars]\nPYTHONPATH = "test"\nDJANGO_SETTINGS_MODULE = "project.settings"\n'
+    root = tree(tmp_path, {"pyproject.toml": hatch, "test/project/settings.py": SETTINGS})
+    found = django_suite(root, [["python", "-s", "-m", "django", "test", "django_otp"]])
+    assert found == DjangoSuite("project.settings", (), ("test",))
+
+
+def test_django_admin_found_by_the_shell_is_django_s_command(tmp_path: Path) -> None:
+    # django-formtools 2.7's Makefile: python -m coverage run `which django-admin` test tests
+    root = tree(tmp_path, {"tox.ini": TOX, "tests/settings.py": SETTINGS})
+    found = django_suite(root, [["python", "-m", "coverage", "run", "`which", "django-admin`", "test", "tests"]])
+    assert found == DjangoSuite("tests.settings", ("tests",), ())

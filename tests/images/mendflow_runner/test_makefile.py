@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mendflow_runner.makefile import commands_for_tests
+from mendflow_runner.makefile import commands_for_tests, exported
 
 # aiomultiprocess 0.9.1's, as published.
 AIOMULTIPROCESS = """\
@@ -61,3 +61,10 @@ def test_a_line_only_make_can_evaluate_is_left_out(tmp_path: Path) -> None:
 
 def test_no_makefile_runs_nothing(tmp_path: Path) -> None:
     assert commands_for_tests(tmp_path) == []
+
+
+def test_the_variables_a_makefile_exports_are_read_expanded(tmp_path: Path) -> None:
+    # django-formtools 2.7's Makefile
+    text = "APP = tests\nexport DJANGO_SETTINGS_MODULE = $(APP).settings\nLOCAL = x\n\ntest:\n\tdjango-admin test\n"
+    (tmp_path / "Makefile").write_text(text)
+    assert exported(tmp_path) == {"DJANGO_SETTINGS_MODULE": "tests.settings"}

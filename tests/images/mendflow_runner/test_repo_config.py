@@ -239,3 +239,12 @@ def test_tox_setenv_is_the_tests_environment(tmp_path: Path) -> None:
         "DATA": f"{tmp_path}/data",
         "ZONE": "utc",
     }
+
+
+def test_hatch_s_and_make_s_test_environments_are_the_tests_environment_under_tox_s(tmp_path: Path) -> None:
+    # django-otp 1.7.5's hatch env-vars
+    hatch = '[tool.hatch.envs.default.env-vars]\nPYTHONPATH = "test"\nZONE = "hatch"\nROOT = "{root}"\n'
+    (tmp_path / "pyproject.toml").write_text(hatch)
+    (tmp_path / "Makefile").write_text("export LEVEL = make\nexport ZONE = make\n")
+    (tmp_path / "tox.ini").write_text("[testenv]\nsetenv =\n    LEVEL = tox\n")
+    assert repo_config.test_setenv(tmp_path) == {"LEVEL": "tox", "ZONE": "hatch", "PYTHONPATH": "test"}
