@@ -41,6 +41,9 @@ ALTERNATIVES = {"pytest_httpserver": ("pytest_localserver",), "pytest_benchmark"
 IMPORTS = {
     "aioresponses": "aioresponses",
     "ddt": "ddt",
+    # not test-only, but the framework a Django app's tests run on, which its sdist may leave to tox's factor deps
+    # (django-loginas 0.3.14, django-adminplus 0.6: `dj42: django>=4.2,<4.3`; "No module named 'django'")
+    "django": "django",
     "dirty_equals": "dirty-equals",
     "flaky": "flaky",
     "freezegun": "freezegun",

@@ -51,23 +51,29 @@ def django_suite(root: Path, commands: list[list[str]]) -> DjangoSuite | None:
     return None
 
 
-# Where a Django app's sdist keeps the settings its tests run with, when nothing it ships names them
-_SETTINGS_FILES = ("tests/settings.py", "tests/test_settings.py", "test/settings.py", "test_settings.py")
+# Where a Django app's sdist keeps the settings its tests run with, when nothing it ships names them: a tests
+# folder at the root or in the app's package (django-modeltranslation 0.20.6's ``modeltranslation/tests/``).
+_SETTINGS_FILES = (
+    *("test_settings.py", "test/settings.py", "tests/settings.py", "tests/test_settings.py"),
+    *("*/tests/settings.py", "*/tests/test_settings.py"),
+)
 _SETTING = re.compile(r"^(?:INSTALLED_APPS|DATABASES|SECRET_KEY)\s*=", re.MULTILINE)
 _USES_DJANGO_TESTS = re.compile(r"^\s*(?:from|import)\s+django\.test\b", re.MULTILINE)
 
 
 def guessed(root: Path) -> DjangoSuite | None:
     """A guess, where no command or configuration says how the tests run: the one settings module of the usual
-    places, when a test module imports ``django.test`` (django-storages 1.14.6's sdist ships ``tests/settings.py``
-    and no tox.ini or pytest configuration: 186 errors, "settings are not configured")."""
-    found = [name for name in _SETTINGS_FILES if _is_settings(root / name)]
-    if len(found) != 1 or not _tests_use_django(root, posixpath.dirname(found[0])):
+    places, when a test module beside it imports ``django.test`` (django-storages 1.14.6's sdist ships
+    ``tests/settings.py`` and no tox.ini or pytest configuration: 186 errors, "settings are not configured"). It is
+    imported by its name from the first folder up that is no package, which goes on ``sys.path``."""
+    found = sorted({p for pattern in _SETTINGS_FILES for p in root.glob(pattern) if _is_settings(p)})
+    if len(found) != 1 or not _tests_use_django(found[0].parent):
         return None
-    folder, module = posixpath.split(found[0].removesuffix(".py"))
-    if not folder or (root / folder / "__init__.py").is_file():
-        return DjangoSuite(f"{folder}.{module}".lstrip("."), (), ())
-    return DjangoSuite(module, (), (folder,))
+    top = found[0].parent
+    while top != root and (top / "__init__.py").is_file():
+        top = top.parent
+    module = ".".join(found[0].relative_to(top).with_suffix("").parts)
+    return DjangoSuite(module, (), () if top == root else (top.relative_to(root).as_posix(),))
 
 
 def _is_settings(path: Path) -> bool:
@@ -76,9 +82,10 @@ def _is_settings(path: Path) -> bool:
     return path.is_file() and bool(_SETTING.search(path.read_text(encoding="utf-8", errors="replace")))
 
 
-def _tests_use_django(root: Path, folder: str) -> bool:
-    files = (root / folder).glob("test*.py") if folder else root.glob("test*.py")
-    return any(_USES_DJANGO_TESTS.search(p.read_text(encoding="utf-8", errors="replace")) for p in files)
+def _tests_use_django(folder: Path) -> bool:
+    return any(
+        _USES_DJANGO_TESTS.search(p.read_text(encoding="utf-8", errors="replace")) for p in folder.glob("test*.py")
+    )
 
 
 def _python_path(value: str, root: Path) -> list[str]:

@@ -169,7 +169,7 @@ def test_the_one_settings_module_of_tests_using_django_is_guessed(tmp_path: Path
     files = {"tests/__init__.py": "", "tests/settings.py": SETTINGS, "tests/test_a.py": DJANGO_TEST_MODULE}
     root = tree(tmp_path, files)
     assert rules(root) == Collection((*unittest_rules(root).options, "-o", "DJANGO_SETTINGS_MODULE=tests.settings"))
-    assert asked_plugins(root) == {"pytest_django": "pytest-django"}
+    assert asked_plugins(root) == {"django": "django", "pytest_django": "pytest-django"}
 
 
 def test_a_guessed_settings_module_outside_a_package_is_put_on_the_path(tmp_path: Path) -> None:
@@ -212,3 +212,17 @@ def test_django_admin_found_by_the_shell_is_django_s_command(tmp_path: Path) -> 
     root = tree(tmp_path, {"tox.ini": TOX, "tests/settings.py": SETTINGS})
     found = django_suite(root, [["python", "-m", "coverage", "run", "`which", "django-admin`", "test", "tests"]])
     assert found == DjangoSuite("tests.settings", ("tests",), ())
+
+
+def test_the_settings_of_the_app_s_own_tests_package_are_guessed_by_their_dotted_name(tmp_path: Path) -> None:
+    # django-modeltranslation 0.20.6: modeltranslation/tests/settings.py, nothing naming it
+    files = {"app/__init__.py": "", "app/tests/__init__.py": "", "app/tests/settings.py": SETTINGS}
+    root = tree(tmp_path, {**files, "app/tests/test_a.py": DJANGO_TEST_MODULE})
+    found = rules(root)
+    assert found is not None and found.options[-2:] == ("-o", "DJANGO_SETTINGS_MODULE=app.tests.settings")
+
+
+def test_django_itself_is_asked_for_where_nothing_declares_it(tmp_path: Path) -> None:
+    # django-loginas 0.3.14's sdist declares no Django: its tox gives it by factor
+    root = tree(tmp_path, {"loginas/tests/tests.py": "from django.test import TestCase\n"})
+    assert asked_plugins(root) == {"django": "django"}
