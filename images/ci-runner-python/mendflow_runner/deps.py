@@ -39,6 +39,11 @@ _TREE = "\u00d7\u2570\u2500\u25b6"
 _CAUSE = re.compile(rf"^(?:error:|\s*[{_TREE}]|\s*Because\b|\s*Caused by:)", re.MULTILINE)
 
 
+# A build backend's words where setup.py imports what setuptools 82 dropped, and the setuptools that still has it
+NEEDS_PKG_RESOURCES = "No module named 'pkg_resources'"
+OLD_SETUPTOOLS = "setuptools<82"
+
+
 class DependencyError(Exception):
     def __init__(self, step: StepResult, message: str | None = None, transient: bool | None = None) -> None:
         self.step = step
@@ -140,6 +145,7 @@ class Installer:
     def __init__(self, root: Path, venv: Path, python: str, env: dict[str, str], log: Log) -> None:
         self.root, self.venv, self.python, self.log = root, venv, python, log
         self.outside = repo_config.uv_sources_outside(root)
+        self.build_constraints: list[str] = []  # uv's --build-constraints, once a build asked for them
         # pip's cache (the wheelhouse's downloads) is kept with the repository's other dependency caches
         self.pip_cache = Path(env.get("PIP_CACHE_DIR") or f"{env.get('MENDFLOW_JOB_CACHE') or venv.parent}/pip")
         self.env = {
@@ -202,7 +208,22 @@ class Installer:
     def _pip(self, args: list[str], timeout: float) -> None:
         # a uv source the tree lacks is taken from the index, by the name and version the requirement gives
         outside = [a for name in self.outside for a in ("--no-sources-package", name)]
-        self._run(["uv", "pip", "install", "--python", self.venv_python, *outside, *args], timeout, indexed=True)
+        argv = ["uv", "pip", "install", "--python", self.venv_python, *outside, *self.build_constraints, *args]
+        try:
+            self._run(argv, timeout, indexed=True)
+        except DependencyError as exc:
+            if self.build_constraints or NEEDS_PKG_RESOURCES not in exc.step.stderr:
+                raise
+            self._build_with_old_setuptools()
+            self._pip(args, timeout)
+
+    def _build_with_old_setuptools(self) -> None:
+        """setuptools 82 left out ``pkg_resources``, which an older setup.py imports (jproperties 2.1.2's): its
+        builds get the setuptools of their day, as its CI had."""
+        constraints = self.venv.parent / "build-constraints.txt"
+        constraints.write_text(f"{OLD_SETUPTOOLS}\n", encoding="utf-8")
+        self.build_constraints = ["--build-constraints", str(constraints)]
+        self.log.write(f"dependencies: a build needs pkg_resources, which setuptools 82 dropped: {OLD_SETUPTOOLS}\n")
 
     def install(self, remaining: Callable[[], float]) -> None:
         """Each command gets what is left of the job's budget; raises DependencyError on the first failure."""

@@ -1049,3 +1049,20 @@ def test_the_venv_may_go_to_a_directory_that_does_not_exist_yet(tmp_path: Path, 
         assert (venv / "bin" / "python").exists()
     finally:
         shutil.rmtree(outside)
+
+
+# jproperties 2.1.2's setup.py imports pkg_resources, which setuptools 82 dropped
+SETUP_WITH_PKG_RESOURCES = (
+    "import pkg_resources\nfrom setuptools import setup\n\nsetup(name='x', version='0', py_modules=['x'])\n"
+)
+
+
+def test_a_setup_py_importing_pkg_resources_is_built_with_the_setuptools_of_its_day(
+    tmp_path: Path, uv_cache: Path
+) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/setup.py").write_text(SETUP_WITH_PKG_RESOURCES)
+    (tmp_path / "src/x.py").write_text("")
+    site = install(tmp_path, uv_cache)
+    assert (site / "x-0.dist-info").is_dir()
+    assert "setuptools 82 dropped: setuptools<82" in (tmp_path / "log").read_text()
