@@ -19,6 +19,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from mendflow_runner import coverage_formats, handoff, proc
 from mendflow_runner.config import JobConfig
@@ -91,6 +92,25 @@ _FUNC_MAIN = re.compile(r"^func\s+main\s*\(\s*\)", re.M)
 def _block_file(line: str) -> str:
     """The file a coverprofile's block is in (``example.com/m/a.go`` of ``example.com/m/a.go:3.2,5.3 2 1``)."""
     return line.rpartition(":")[0]
+
+
+# A replacement by a directory: the go command reads one that starts with ./, ../ or / as a path
+_LOCAL_REPLACEMENT = re.compile(r"=>[ \t]*(?:\.\.?/|/|\.\.?[ \t]*$)", re.MULTILINE)
+
+
+def lacking_replacements(module: Path, src: Path, gomod: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(old, directory)`` of each ``replace`` in ``gomod`` (``go mod edit -json``) by a directory that is not a
+    module of the tree: outside ``src``, or with no go.mod. ``old`` is ``path`` or ``path@version``, as
+    ``-dropreplace`` takes it."""
+    found = []
+    for replace in gomod.get("Replace") or []:
+        old, new = replace["Old"], replace["New"]
+        if new.get("Version"):
+            continue  # another module's version, which the proxy serves
+        target = (module / new["Path"]).resolve()
+        if not target.is_relative_to(src.resolve()) or not (target / "go.mod").is_file():
+            found.append((f"{old['Path']}@{old['Version']}" if old.get("Version") else old["Path"], new["Path"]))
+    return found
 
 
 def missing_workspace_modules(src: Path) -> list[str]:
@@ -212,10 +232,40 @@ class GoBuild(LanguageBuild[tuple[gotest.GoTestRun, list[StepResult]]]):
         if warm.seed(Path(self.env["GOCACHE"]), self.env):
             self.log.write("build cache: a new repository's, seeded with the image's standard library build\n")
         return all(
-            self._fetch(["go", "mod", "download"], module)
+            self._download_module(module)
             for module in self.module_dirs
             if not (module / "vendor" / "modules.txt").is_file()
         )
+
+    def _download_module(self, module: Path) -> bool:
+        """``go mod download``. A ``replace`` by a directory the tree lacks is dropped first (a monorepo module's
+        zip: go.opentelemetry.io/otel/trace 1.47.0's ``go.opentelemetry.io/otel => ../``, where every go command
+        stopped), so that the module comes from the proxy at the version go.mod requires, with the checksums the
+        offline steps need (``go mod download PATH``: the bare command records only its go.mod's)."""
+        dropped = self._drop_lacking_replacements(module)
+        if dropped is None or not self._fetch(["go", "mod", "download"], module):
+            return False
+        return not dropped or self._fetch(["go", "mod", "download", *dropped], module)
+
+    def _drop_lacking_replacements(self, module: Path) -> list[str] | None:
+        """Drops the module's replacements by a directory the tree lacks, with an advisory; the replaced modules
+        go.mod requires, or None where the go command failed (ERRORED)."""
+        if not _LOCAL_REPLACEMENT.search((module / "go.mod").read_text(encoding="utf-8", errors="replace")):
+            return []  # the go command's reading of go.mod is needed only where a replacement names a directory
+        step = self._run(self._confined(), ["go", "mod", "edit", "-json"], module, self.env)
+        if not step.ok:
+            self._fetch_failed(step, ["go", "mod", "edit", "-json"], module)
+            return None
+        gomod = json.loads(step.stdout)
+        lacking = lacking_replacements(module, self.src, gomod)
+        drop = ["go", "mod", "edit", *(f"-dropreplace={old}" for old, _new in lacking)]
+        if lacking and not self._fetch(drop, module):
+            return None
+        for old, new in lacking:
+            said = f"replace {old} => {new}, a directory the tree lacks: {old} from the module proxy instead"
+            self.rep.lint_advisory.append(f"{self.where(module / 'go.mod')}:0:0 build {said}")
+        required = {r["Path"] for r in gomod.get("Require") or []}
+        return [old.partition("@")[0] for old, _new in lacking if old.partition("@")[0] in required]
 
     def _after_download(self) -> None:
         self._warm()

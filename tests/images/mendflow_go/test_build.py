@@ -490,6 +490,27 @@ def test_a_dependency_comes_from_the_module_proxy_and_the_tests_run_without_netw
     assert (go_cache / "go" / "mod" / "github.com" / "google").is_dir()  # fetched into the repository's cache
 
 
+def test_a_replacement_by_a_directory_the_tree_lacks_is_fetched_from_the_module_proxy(
+    make_repo: RepoFactory, tmp_path: Path, go_cache: Path
+) -> None:
+    # go.opentelemetry.io/otel/trace 1.47.0's zip: `replace go.opentelemetry.io/otel => ../`, and no go.sum line
+    # for that module's zip, which only its monorepo holds
+    files = _with_uuid(tmp_path, go_cache)
+    go_sum = "".join(line for line in str(files["go.sum"]).splitlines(keepends=True) if "google/uuid" not in line)
+    go_mod = f"{files['go.mod']}\nreplace github.com/google/uuid => ../uuid\n"
+    report = _build(make_repo, tmp_path, go_cache, **{**files, "go.mod": go_mod, "go.sum": go_sum})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 5)
+    said = "replace github.com/google/uuid => ../uuid, a directory the tree lacks: github.com/google/uuid from the"
+    assert [a for a in report.lint_advisory if said in a] == [f"go.mod:0:0 build {said} module proxy instead"]
+
+
+def test_a_replacement_by_a_module_of_the_tree_is_kept(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib/go.mod").write_text("module example.com/lib\n")
+    gomod = {"Replace": [{"Old": {"Path": "example.com/lib"}, "New": {"Path": "./lib"}}]}
+    assert build.lacking_replacements(tmp_path, tmp_path, gomod) == []
+
+
 # go-internal v1.16.0's cmd/testscript runs `go env` in its tests and expects the go command's default GOPROXY.
 ASKS_GOPROXY = """\
 package ratelimit
