@@ -255,7 +255,7 @@ def own_script(root: Path) -> list[str] | None:
         if words[:2] == ["-m", "unittest"] or _run_package(words, root) is not None:
             return words
         if words[:3] == ["-m", "django", "test"] and (suite := django(root)) is not None:
-            # the settings module tox's setenv names, as an option of the command's own
+            # the settings module the tests' environment names (tox's setenv), as an option of the command's own
             given = any(w.partition("=")[0] == "--settings" for w in words)
             return words if given else [*words, f"--settings={suite.settings}"]
         script = repo_config.inside(words[0], root) if words and words[0].endswith(".py") else None

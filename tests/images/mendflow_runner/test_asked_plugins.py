@@ -68,3 +68,10 @@ def test_a_module_of_the_repositorys_own_of_that_name_asks_for_nothing(tmp_path:
 def test_a_relative_import_asks_for_nothing(tmp_path: Path) -> None:
     tree(tmp_path, {"tests/test_a.py": "from . import mock\nfrom .responses import ok\n"})
     assert asked_plugins(tmp_path) == {}
+
+
+def test_a_mark_under_strict_markers_asks_for_its_plugin(tmp_path: Path) -> None:
+    # zict 3.0.0: `@pytest.mark.repeat(5)` with `--strict-markers`, pytest-repeat in no requirement it ships
+    marked = "import pytest\n\n\n@pytest.mark.repeat(5)\ndef test_it():\n    pass\n"
+    tree(tmp_path, {"zict/tests/test_it.py": marked})
+    assert asked_plugins(tmp_path) == {"pytest_repeat": "pytest-repeat"}
