@@ -110,6 +110,9 @@ _LINE_REPORTER_FAILED = re.compile(
 # jest's own error of a run whose tests passed, which makes it exit 1: a test that left work running which logged
 # after its file was done (cz-customizable 7.5.4's editor child under load: "●  Cannot log after tests are done.").
 _JEST_RUN_ERROR = re.compile(r"^\s*●\s+(?!Console\s*$)(?P<said>\S.*)$", re.M)
+# vitest's error before any test ran, under its banner, then its stack (devalue 6.0.3's `vitest run --project unit`
+# without the vitest config its sdist leaves out: "Error: No projects matched the filter "unit".")
+_VITEST_STARTUP_ERROR = re.compile(r"Startup Error\b.*\n\s*(?P<said>\S.*)")
 # The runner's words for a total under the repository's coverage threshold (jest's coverageThreshold, vitest's
 # coverage.thresholds), which apply because mendflow measures coverage: as coverage.py's fail_under, c8's
 # check-coverage and pytest-cov's --cov-fail-under, it is not the tests' failure (mendflow's coverage gate judges
@@ -134,6 +137,8 @@ def _last_words(step: StepResult) -> str:
     if failed := _LINE_REPORTER_FAILED.search(step.stdout):
         return f"{failed['file']}:{failed['line']}: {failed['error'].strip()}"
     if failed := _JEST_RUN_ERROR.search(step.stderr):
+        return failed["said"].strip()
+    if failed := _VITEST_STARTUP_ERROR.search(step.stderr):
         return failed["said"].strip()
     for text in (step.stderr, step.stdout):
         lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not _NPM_CHATTER.match(ln.strip())]

@@ -21,7 +21,14 @@ from mendflow_runner.proc import EGRESS_SOCKET
 from mendflow.contracts import BuildReport, BuildStatus, CoverageFormat, FailReason, FailureKind
 from mendflow.jobcode import copy_package
 from tests.fixtures.repos import RepoFactory, commit_files
-from tests.images.mendflow_node.helpers import LOCKS, USES_IS_NUMBER, example_files, package_json, run_node_runner
+from tests.images.mendflow_node.helpers import (
+    EXAMPLE,
+    LOCKS,
+    USES_IS_NUMBER,
+    example_files,
+    package_json,
+    run_node_runner,
+)
 from tests.images.mendflow_runner.helpers import snapshot
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js and npm")
@@ -1015,6 +1022,16 @@ def test_a_coverage_threshold_vitest_misses_is_an_advisory_not_a_failure(
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 6), report.error_reason
     said = [a for a in report.lint_advisory if "coverage under the repository's threshold" in a]
     assert said and "ERROR: Coverage for lines" in said[0] and "does not meet global threshold (100%)" in said[0]
+
+
+def test_vitest_failing_before_any_test_says_why_in_its_words(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # devalue 6.0.3 as published: `vitest run --project unit`, and no vitest config naming that project
+    package = (EXAMPLE / "package.json").read_text().replace('"vitest run"', '"vitest run --project unit"')
+    report = _build(make_repo, tmp_path, node_cache, example_files(**{"package.json": package}))
+    assert report.status is BuildStatus.FAILED
+    assert 'Error: No projects matched the filter "unit".' in (report.error_reason or "")
 
 
 def test_jest_failing_a_run_whose_tests_passed_says_why_in_its_words(
