@@ -93,6 +93,7 @@ _MISSING_PATH = re.compile(r"ENOENT: no such file or directory, stat '([^']+)'")
 # Node's, when the script runs a file the tarball does not ship (json-stringify-safe 5.0.1: `node test.js`)
 _MISSING_MODULE = re.compile(r"^Error: Cannot find module '([^']+)'$", re.M)
 _GLOB_MAGIC = re.compile(r"[*?[]")  # a word the shell would expand
+_PATH_CHAR = re.compile(r"\w")  # a word naming a file has a letter or digit
 _SCRIPT_FILE = re.compile(r"\.(?:[cm]?[jt]s|[jt]sx)$")  # a word naming one script (``tape test.js``)
 _NODE_BANNER = re.compile(r"Node\.js v\d+\.")
 _ERROR_LINE = re.compile(r"[\w.$]*(?:Error|Exception)(?: \[\w+\])?: ")  # TypeError: …, Error [ERR_X]: …
@@ -765,7 +766,12 @@ class NodeBuild(LanguageBuild[tuple[results.TestRun, StepResult | None]]):
         except ValueError:
             return []
         words += [word for suite in command.suites(ran, self.proj.scripts) or [] for word in suite]
-        named = [w for w in dict.fromkeys(words) if _GLOB_MAGIC.search(w) or _SCRIPT_FILE.search(w)]
+        # not the shell's own test command, `[`, that a script's `if [ -e $TRAVIS ]` names (dynamic-dedupe 0.3.0)
+        named = [
+            w
+            for w in dict.fromkeys(words)
+            if (_GLOB_MAGIC.search(w) or _SCRIPT_FILE.search(w)) and _PATH_CHAR.search(w)
+        ]
         patterns = [p for p in named if not p.startswith(("-", "/")) and ".." not in p]
         unmatched = [p for p in patterns if not glob.glob(p, root_dir=self.src, recursive=True)]
         return unmatched if not every or len(unmatched) == len(patterns) else []

@@ -787,6 +787,16 @@ def test_a_script_naming_test_files_the_package_lacks_is_no_tests(
     assert report.error_reason == said
 
 
+def test_the_shells_test_command_in_a_failing_script_names_no_test_file(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # dynamic-dedupe 0.3.0: `if [ -e $TRAVIS ]; then npm run test-all; else npm run test-main; fi`, test-all failing
+    files = {"package.json": package_json("if [ -e index.js ]; then exit 3; fi"), "index.js": "module.exports = 1;\n"}
+    report = _build(make_repo, tmp_path, node_cache, files)
+    assert (report.status, report.fail_reason) == (BuildStatus.FAILED, FailReason.TESTS)
+    assert "names test files" not in (report.error_reason or "")
+
+
 def test_a_script_running_a_runner_through_another_script_on_files_the_package_lacks_is_no_tests(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
