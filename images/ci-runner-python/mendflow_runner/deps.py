@@ -39,6 +39,8 @@ _TREE = "\u00d7\u2570\u2500\u25b6"
 _CAUSE = re.compile(rf"^(?:error:|\s*[{_TREE}]|\s*Because\b|\s*Caused by:)", re.MULTILINE)
 
 
+# uv's words where the project pins another uv (``[tool.uv] required-version``)
+_REQUIRED_UV = re.compile(r"Required uv version `([^`]+)` does not match the running version")
 # A build backend's words where setup.py imports what setuptools 82 dropped, and the setuptools that still has it
 NEEDS_PKG_RESOURCES = "No module named 'pkg_resources'"
 OLD_SETUPTOOLS = "setuptools<82"
@@ -146,6 +148,7 @@ class Installer:
         self.root, self.venv, self.python, self.log = root, venv, python, log
         self.outside = repo_config.uv_sources_outside(root)
         self.build_constraints: list[str] = []  # uv's --build-constraints, once a build asked for them
+        self.uv = "uv"  # the image's, or the one the repository's required-version asks for (_use_uv)
         # pip's cache (the wheelhouse's downloads) is kept with the repository's other dependency caches
         self.pip_cache = Path(env.get("PIP_CACHE_DIR") or f"{env.get('MENDFLOW_JOB_CACHE') or venv.parent}/pip")
         self.env = {
@@ -185,6 +188,9 @@ class Installer:
         that may ask the index (``_from_cache_first``)."""
         self.refusals.unlink(missing_ok=True)  # what an earlier step was refused does not explain this one
         r = self._from_cache_first(argv, timeout) if indexed else self._confined(argv, timeout)
+        if not r.ok and argv[0] == "uv" and self.uv == "uv" and (pinned := _REQUIRED_UV.search(r.stderr)):
+            self._use_uv(pinned[1], timeout)
+            return self._run(argv, timeout, indexed)
         if not r.ok:
             named = dataclasses.replace(r, argv=argv)  # as the repo's CI would run it
             if refused := refused_hosts(self.refusals):
@@ -192,8 +198,28 @@ class Installer:
             raise DependencyError(named)
         return r
 
-    def _confined(self, argv: list[str], timeout: float) -> StepResult:
-        return run(self.wrap(argv), cwd=self.root, env=self.env, timeout=timeout, log=self.log)
+    def _confined(self, argv: list[str], timeout: float, env: dict[str, str] | None = None) -> StepResult:
+        argv = [self.uv, *argv[1:]] if argv[0] == "uv" else argv
+        return run(self.wrap(argv), cwd=self.root, env=env or self.env, timeout=timeout, log=self.log)
+
+    def _use_uv(self, spec: str, timeout: float) -> None:
+        """The uv the repository pins (``[tool.uv] required-version``, hijridate 2.6.0's ``>=0.9.0, <0.10.0``, which
+        the image's uv refused to run for), from the index into the job's own venv of it, for every uv command
+        after. It is fetched with the project's configuration out of sight (``UV_NO_CONFIG``), which would refuse
+        the image's uv again."""
+        tool = self.venv.parent / "uv-pinned"
+        unconfigured = {**self.env, "UV_NO_CONFIG": "1"}
+        for argv in (
+            ["uv", "venv", "--clear", str(tool)],
+            ["uv", "pip", "install", "--python", str(tool / "bin/python"), f"uv{spec}"],
+        ):
+            step = self._confined(argv, timeout, unconfigured)
+            if not step.ok:
+                raise DependencyError(
+                    step, f"the repository's uv {spec} (required-version) did not install: {cause(step)}"
+                )
+        self.uv = str(tool / "bin/uv")
+        self.log.write(f"dependencies: uv {spec}, as the repository's required-version asks\n")
 
     def _from_cache_first(self, argv: list[str], timeout: float) -> StepResult:
         """A uv command that may ask the index: from the cache alone first where it holds index pages

@@ -1066,3 +1066,12 @@ def test_a_setup_py_importing_pkg_resources_is_built_with_the_setuptools_of_its_
     site = install(tmp_path, uv_cache)
     assert (site / "x-0.dist-info").is_dir()
     assert "setuptools 82 dropped: setuptools<82" in (tmp_path / "log").read_text()
+
+
+def test_the_uv_the_repository_requires_installs_it(tmp_path: Path, uv_cache: Path) -> None:
+    # hijridate 2.6.0: `[tool.uv] required-version = ">=0.9.0, <0.10.0"`, which the image's uv refuses to run for
+    _project_needing(tmp_path, "six")
+    pyproject = tmp_path / "src/pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '[tool.uv]\nrequired-version = ">=0.9.0, <0.10.0"\n')
+    assert list(install(tmp_path, uv_cache).glob("six-*.dist-info"))
+    assert "uv >=0.9.0, <0.10.0, as the repository's required-version asks" in (tmp_path / "log").read_text()
