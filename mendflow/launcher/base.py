@@ -31,7 +31,9 @@ MAX_LINE_BYTES = 4096  # a job printing one endless line must not grow the trust
 # configures no identity (typed-argument-parser 1.12.0's `git commit`s) finds one, as in a CI whose workflow sets it:
 # git takes the name from the user's passwd entry ("mendflow job", in the images and in the local sandbox) and the
 # address from EMAIL, which any user.email a test configures overrides (GIT_AUTHOR_EMAIL would override it).
-JOB_ENV = {"EMAIL": "job@mendflow.invalid"}
+# SHELL is a CI runner's login shell, which a test script may start (dynamic-dedupe 0.3.0's `nave use` runs
+# `$SHELL`); every image is Debian's, with bash.
+JOB_ENV = {"EMAIL": "job@mendflow.invalid", "SHELL": "/bin/bash"}
 
 
 # Never handed to a job, whatever the spec says: the trusted side's credentials and their relatives.

@@ -125,6 +125,11 @@ def test_a_pods_git_has_an_address_below_what_a_test_configures() -> None:
     assert env["EMAIL"] == JOB_ENV["EMAIL"] and not any(name.startswith("GIT_") for name in env)
 
 
+def test_a_pods_shell_is_bash() -> None:
+    (ctr,) = _dict(_job())["spec"]["template"]["spec"]["containers"]
+    assert {e["name"]: e["value"] for e in ctr["env"]}["SHELL"] == "/bin/bash"
+
+
 def test_file_urls_are_refused_with_a_config_error() -> None:
     spec = _spec(inputs={"source.tar.gz": "file:///var/lib/mendflow/src.tar.gz"})
     with pytest.raises(ConfigError, match="the kubernetes launcher needs an s3:// artefact store"):

@@ -378,6 +378,17 @@ def test_a_job_finds_the_tools_its_image_brings_and_not_another_images(
     assert json.loads((tmp_path / "result.json").read_text()) == found
 
 
+def test_a_jobs_shell_is_bash(launcher: LocalLauncher, tmp_path: Path) -> None:
+    # dynamic-dedupe 0.3.0's `nave use 0.8` runs "$SHELL", as a CI runner's login shell.
+    code = (
+        "import json, os, subprocess; json.dump(subprocess.run([os.environ['SHELL'], '-c', 'echo $BASH_VERSION'], "
+        "capture_output=True, text=True).stdout.strip(), open('out/result.json', 'w'))"
+    )
+    result = launcher.run(script_job(code, tmp_path))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+    assert json.loads((tmp_path / "result.json").read_text()).startswith("5.")
+
+
 def test_nonzero_exit_is_failed_with_the_last_line(launcher: LocalLauncher, tmp_path: Path) -> None:
     result = launcher.run(script_job("import sys; print('it broke'); sys.exit(3)", tmp_path))
     assert (result.state, result.exit_code) == (JobState.FAILED, 3)
