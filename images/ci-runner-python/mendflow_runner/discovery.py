@@ -249,9 +249,11 @@ def own_script(root: Path) -> list[str] | None:
     --parallel-mode tests.py``, whose suite leaves out the base class pytest collects), unittest (clize 5.0.2's
     ``python -m unittest``, whose fixture classes pytest's unittest plugin cannot instantiate), Django's runner
     (django-debug-toolbar 8.0.0's ``python -m django test tests``, whose URL configuration its runner's order of
-    test classes keeps) or a package of its own (``module_suite``), as the interpreter's arguments; None when the
-    tests' command is pytest or another."""
-    for words in map(_script_words, _test_commands(root)):
+    test classes keeps) or a package of its own (``module_suite``), as the interpreter's arguments; where no command
+    and no pytest configuration is found, unittest's discovery of a suite written for it (``unittest_suite``); None
+    when the tests' command is pytest or another."""
+    commands = _test_commands(root)
+    for words in map(_script_words, commands):
         if words[:2] == ["-m", "unittest"] or _run_package(words, root) is not None:
             return words
         if words[:3] == ["-m", "django", "test"] and (suite := django(root)) is not None:
@@ -261,6 +263,26 @@ def own_script(root: Path) -> list[str] | None:
         script = repo_config.inside(words[0], root) if words and words[0].endswith(".py") else None
         if script is not None and (root / script).is_file():
             return [script, *words[1:]]
+    return None if commands or repo_config.configures_pytest(root) else unittest_suite(root)
+
+
+# What only unittest's loader honours: the ``load_tests`` protocol and testscenarios' scenarios (python-daemon
+# 3.1.2's ``WithScenarios`` cases ran once under pytest, without a scenario's attributes: 10 failed, 9 errors).
+_UNITTEST_PROTOCOL = re.compile(r"^(?:def\s+load_tests\s*\(|(?:from|import)\s+testscenarios\b)", re.MULTILINE)
+# A suite written for pytest: it imports pytest, or has a test function at module level.
+_PYTEST_STYLE = re.compile(r"^(?:(?:from|import)\s+pytest\b|(?:async\s+)?def\s+test)", re.MULTILINE)
+
+
+def unittest_suite(root: Path) -> list[str] | None:
+    """``-m unittest discover`` of the tests' folder (``tests`` or ``test``), where nothing says how the tests run and
+    its modules use what only unittest's loader honours, and none is written for pytest; else None. A suite with a
+    test pytest runs and unittest does not is left to pytest, which would fail it alone."""
+    for name in ("tests", "test"):
+        folder = root / name
+        texts = [p.read_text(encoding="utf-8", errors="replace") for p in folder.rglob("*.py")]
+        if any(map(_UNITTEST_PROTOCOL.search, texts)) and not any(map(_PYTEST_STYLE.search, texts)):
+            top = ["-t", "."] if (folder / "__init__.py").is_file() else []  # a package: imported from the root
+            return ["-m", "unittest", "discover", "-s", name, *top]
     return None
 
 

@@ -288,6 +288,40 @@ def test_unittest_run_as_a_module_is_its_own_command(tmp_path: Path, command: st
     assert own_script(root) == expected
 
 
+# python-daemon 3.1.2's: no command, no pytest configuration, and testscenarios' cases in a test/ package.
+SCENARIOS = "import testscenarios\n\n\nclass T(testscenarios.WithScenarios):\n    scenarios = [('a', {'x': 1})]\n"
+LOAD_TESTS = UNITTEST_CASE + "\n\ndef load_tests(loader, tests, pattern):\n    return tests\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"test/__init__.py": "", "test/scaffold.py": SCENARIOS},
+            ["-m", "unittest", "discover", "-s", "test", "-t", "."],
+        ),
+        ({"tests/test_a.py": LOAD_TESTS}, ["-m", "unittest", "discover", "-s", "tests"]),
+    ],
+)
+def test_a_suite_only_unittest_loads_fully_is_unittests_discovery(
+    tmp_path: Path, files: dict[str, str], expected: list[str]
+) -> None:
+    assert own_script(tree(tmp_path, files)) == expected
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"tests/test_a.py": LOAD_TESTS, "tests/test_b.py": "def test_b():\n    pass\n"},  # a test unittest never runs
+        {"tests/test_a.py": LOAD_TESTS, "tests/conftest.py": "import pytest\n"},  # pytest's configuration
+        {"tests/test_a.py": LOAD_TESTS, "tox.ini": "[testenv]\ncommands = pytest\n"},  # the repository's command
+        {"tests/test_a.py": UNITTEST_CASE},  # nothing pytest leaves out
+    ],
+)
+def test_a_suite_pytest_runs_fully_has_no_unittest_judge(tmp_path: Path, files: dict[str, str]) -> None:
+    assert own_script(tree(tmp_path, files)) is None
+
+
 NAMESPACE_TESTS = {"src/ns/demo/__init__.py": "", "src/ns/demo/tests.py": UNITTEST_CASE}
 
 

@@ -222,6 +222,28 @@ def test_a_suite_its_own_unittest_passes_is_judged_by_unittest(
     assert f".:0:0 tests {said}" in report.lint_advisory
 
 
+def test_a_unittest_suite_with_no_command_is_judged_by_unittests_discovery(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # python-daemon 3.1.2's: no tox, nox or pytest configuration; what builds its cases only unittest's loader runs
+    pyproject = PYPROJECT.split("[tool.pytest")[0]
+    loaded = LOADED_TESTS.replace(
+        "import pytest\n\npytestmark = pytest.mark.fast  # the demo's B1 runs its fast tests\n", ""
+    )
+    files = {
+        "pyproject.toml": pyproject,
+        "tests/test_demo.py": None,
+        "tests/__init__.py": "",
+        "tests/test_loaded.py": loaded,
+    }
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.status is BuildStatus.PASSED and report.failed_tests == []
+    own = "`python -m unittest discover -s tests -t .`"
+    assert f".:0:0 tests pytest failed 1 test that the repository's own {own} passes: judged by that command" in (
+        report.lint_advisory
+    )
+
+
 def test_a_suite_its_own_stestr_passes_is_judged_by_unittests_discovery(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
