@@ -199,6 +199,7 @@ def _volumes(settings: Settings) -> tuple[list[k.V1Volume], list[k.V1VolumeMount
     sizes = {
         "workspace": (WORKSPACE, settings.sandbox.workspace_size_mb),
         "tmp": ("/tmp", TMP_SIZE_MB),
+        "var-tmp": ("/var/tmp", TMP_SIZE_MB),  # writable, as a CI runner's is (dvc's site cache, /var/tmp/dvc)
         "cache": (CACHE_DIR, CACHE_SIZE_MB),
     }
     volumes = [

@@ -1,4 +1,4 @@
-"""A repository's tests cannot reach the host's loopback, leave files in /tmp or /dev/shm, or change the
+"""A repository's tests cannot reach the host's loopback, leave files in /tmp, /var/tmp or /dev/shm, or change the
 packages another repository's job installs; its install-time code reaches the package index and nothing else.
 Each is checked from the outside after a real build."""
 
@@ -39,7 +39,7 @@ def test_a_test_cannot_reach_the_hosts_loopback(make_repo: RepoFactory) -> None:
     listener.sock.close()
 
 
-@pytest.mark.parametrize("directory", ["/tmp", "/dev/shm"])
+@pytest.mark.parametrize("directory", ["/tmp", "/dev/shm", "/var/tmp"])  # dvc writes /var/tmp/dvc
 def test_nothing_a_test_writes_to_a_shared_temp_dir_outlives_it(make_repo: RepoFactory, directory: str) -> None:
     marker = Path(directory) / f"mendflow-leak-{uuid.uuid4().hex}"
     body = f"from pathlib import Path\n\n\ndef test_leak() -> None:\n    Path({str(marker)!r}).write_text('x')\n"

@@ -112,11 +112,11 @@ def offline(
     argv: list[str], writable: Path, readable: tuple[Path, ...] = (), mounts: Mounts = (), shared: tuple[Path, ...] = ()
 ) -> list[str]:
     """``argv`` with no network (a fresh namespace: not even the host's loopback, where the Prefect API may
-    listen), its own ``/tmp`` and ``/dev/shm`` (gone when it ends), and every path but ``writable`` (and the job's
-    own ``HOME``: ``_own_home``) read-only.
+    listen), its own ``/tmp``, ``/var/tmp`` (``_own_var_tmp``) and ``/dev/shm`` (gone when it ends), and every path
+    but ``writable`` (and the job's own ``HOME``: ``_own_home``) read-only.
 
-    ``readable`` are paths the command needs that may live under the host's ``/tmp`` (the runner's own
-    plugin, the interpreter): they are bound back, read-only, over the fresh ``/tmp``. ``mounts`` show a
+    ``readable`` are paths the command needs that may live under the host's ``/tmp`` or ``/var/tmp`` (the runner's
+    own plugin, the interpreter): they are bound back, read-only, over the fresh ones. ``mounts`` show a
     read-only tree at a place inside ``writable`` (a Node job's kept ``node_modules``); each place must exist.
     ``shared`` are directories of the repository's cache that a tool running none of the repository's code may
     write too (golangci-lint's analysis cache); each must exist.
@@ -128,7 +128,8 @@ def offline(
     if bwrap is None or os.environ.get("MENDFLOW_JOB_OFFLINE") == "0":
         return argv
     sandbox = ["--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
-    sandbox += ["--tmpfs", "/tmp", *_this_job_alone(), *_own_home(), *_loopback_hosts(), *_named_user()]
+    sandbox += ["--tmpfs", "/tmp", *_own_var_tmp(), *_this_job_alone(), *_own_home(), *_loopback_hosts()]
+    sandbox += _named_user()
     if egress := os.environ.get(EGRESS_SOCKET):  # a Unix socket crosses network namespaces: hide it
         sandbox += ["--tmpfs", str(Path(egress).parent)]
     for path in sorted({str(p.resolve()) for p in readable if _under_tmp(p.resolve())}):
@@ -248,6 +249,17 @@ def _this_job_alone() -> list[str]:
     return ["--tmpfs", str(Path(job).parent), "--ro-bind", job, job] if job else []
 
 
+def _own_var_tmp() -> list[str]:
+    """bwrap arguments that give the command a ``/var/tmp`` of its own, writable as a CI runner's is: dvc-s3
+    3.3.0's tests write dvc's site cache, ``/var/tmp/dvc`` (29 errors, "Read-only file system"). The local
+    launcher's directory, where it lies there (root's ``/var/tmp/mendflow``: the job's toolchain and caches), is
+    shown back read-only, under the job's own directories bound after it."""
+    job = os.environ.get(JOB_DIR)
+    base = Path(job).resolve().parent.parent if job else None  # BASE/jobs/<id>
+    shown = ["--ro-bind", str(base), str(base)] if base is not None and base.is_relative_to("/var/tmp") else []
+    return ["--tmpfs", "/var/tmp", *shown]
+
+
 def _own_home() -> list[str]:
     """bwrap arguments that let the command write ``HOME`` where it is the job's own, in the job's directory, as a
     pod's is (``HOME=/tmp``, an emptyDir): adrg/xdg 0.5.3's tests create files under ``~/.local/share``, and with
@@ -344,7 +356,8 @@ class StableRoot:
 
 
 def _under_tmp(path: Path) -> bool:
-    return path.is_relative_to("/tmp") and path.exists()
+    """Whether ``path`` lies in one of the temp dirs a sandbox gets fresh (``offline``)."""
+    return (path.is_relative_to("/tmp") or path.is_relative_to("/var/tmp")) and path.exists()
 
 
 # bubblewrap copies the machine's mount table into a sandbox; a mount that comes or goes meanwhile (a container's

@@ -87,7 +87,7 @@ def test_pod_gets_no_credentials() -> None:
 def test_writable_paths_are_size_limited_empty_dirs() -> None:
     pod = _dict(_job())["spec"]["template"]["spec"]
     mounts = {m["mountPath"]: m["name"] for m in pod["containers"][0]["volumeMounts"]}
-    assert set(mounts) == {"/workspace", "/tmp", "/cache"}
+    assert set(mounts) == {"/workspace", "/tmp", "/var/tmp", "/cache"}
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["workspace"]["emptyDir"]["sizeLimit"] == f"{Settings().sandbox.workspace_size_mb}Mi"
     assert all(v["emptyDir"]["sizeLimit"].endswith("Mi") for v in volumes.values())
