@@ -31,6 +31,8 @@ ERROR_PHASES = ("collect", "setup", "teardown")  # the test's body never ran, or
 _E_LINE = re.compile(r"^E\s+(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Failed|Exit|Warning|Interrupt)):\s*(?P<msg>.*)$")
 _CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.?$", re.MULTILINE)
 _TRACEBACK = "Traceback (most recent call last):"
+# pytest 9's header for a plugin that failed to load, above the exception's lines and no traceback header
+_PLUGIN_FAILED = 'Error while loading plugin "'
 _WARNING_LINE = re.compile(r"^\S+:\d+: \w*Warning: ")  # "path:12: CoverageWarning: …", printed after the error
 # pytest's usage error (exit 4): argparse's "python -m pytest: error: unrecognized arguments: --asyncio-mode=strict"
 # (an addopts option of a plugin not installed), or pytest's own "ERROR: file or directory not found: tests".
@@ -465,6 +467,8 @@ def why_stopped(step: StepResult, root: Path) -> str:
         return usage[:STOPPED_MAX]
     if step.returncode == PYTEST_INTERNAL_ERROR and (crash := _internal_error(step.stdout)):
         return _without_root(crash, root)[:STOPPED_MAX]
+    if plugin := _plugin_error(step.stderr):
+        return _without_root(plugin, root)[:STOPPED_MAX]
     at = step.stderr.rfind(_TRACEBACK)
     lines = step.stderr[at:].splitlines()[1:] if at >= 0 else []
     start = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith(" ")), None)
@@ -477,6 +481,22 @@ def why_stopped(step: StepResult, root: Path) -> str:
         said.append(line.strip())
     text = _without_root(" ".join(said), root)
     return text[:STOPPED_MAX]
+
+
+def _plugin_error(stderr: str) -> str | None:
+    """pytest's words for a plugin that would not load: its header and the exception, the ``E`` lines after a
+    traceback or else the exception's own lines (python-interface 1.6.1's test extra installs pytest-pep8, whose
+    ``pytest_collect_file(path, parent)`` pytest 9 refuses: the reason read coverage's "No data was collected")."""
+    at = stderr.rfind(_PLUGIN_FAILED)
+    if at < 0:
+        return None
+    header, *lines = stderr[at:].splitlines()
+    said = [line[1:].strip() for line in lines if line.startswith("E ")]
+    for line in [] if said else lines[:3]:
+        if not line.strip() or _WARNING_LINE.match(line):
+            break
+        said.append(line.strip())
+    return " ".join([header.strip(), *said])
 
 
 def _usage_error(stderr: str) -> str | None:

@@ -194,6 +194,20 @@ def test_a_hook_that_crashes_pytest_is_named_as_what_stopped_it(tmp_path: Path, 
     assert report.error_reason == "pytest exited 3: RuntimeError: the conftest broke"
 
 
+# python-interface 1.6.1's test extra installs pytest-pep8, whose hook pytest 9 refuses as it loads the plugin.
+REFUSED_PLUGIN = '[project.entry-points.pytest11]\nstale = "demo.stale"\n'
+
+
+def test_a_plugin_pytest_refuses_to_load_is_named_as_what_stopped_it(tmp_path: Path, uv_cache: Path) -> None:
+    pyproject = PYPROJECT.replace("[build-system]", REFUSED_PLUGIN + "\n[build-system]")
+    files = {"pyproject.toml": pyproject, "demo/stale.py": "def pytest_collect_file(gone, parent):\n    pass\n"}
+    report = _run(tmp_path, uv_cache, files)
+    assert report.status is BuildStatus.FAILED and report.failed_tests == []
+    reason = report.error_reason or ""
+    assert reason.startswith('pytest exited 3: Error while loading plugin "pytest11". pluggy')
+    assert "Plugin 'stale' for hook 'pytest_collect_file'" in reason and "{'gone'}" in reason
+
+
 PLUGIN_ADDOPTS = '[tool.pytest.ini_options]\naddopts = "--speedy-mode=on"\n'
 
 
