@@ -41,6 +41,8 @@ def print_result(console: Console, result: PipelineResult) -> None:
             console.print(
                 f"  [yellow]dropped[/] {dropped.node_id}: {dropped.reason.value}", highlight=False, soft_wrap=True
             )
+        for note in gen.notes:  # why nothing was generated ("no offline generator for go: …"), as `mendflow gen` says
+            console.print(f"  note: {note}", highlight=False, soft_wrap=True, markup=False)
     if result.coverage_delta_pct is not None:
         console.print(f"coverage B1 → {'B3' if result.b3 else 'B2'}: {result.coverage_delta_pct:+.1f} points")
     if result.heal:
