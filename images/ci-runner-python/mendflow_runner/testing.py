@@ -451,10 +451,15 @@ def _without_root(text: str, root: Path) -> str:
     return text.replace(f"{root.resolve()}{os.sep}", "").replace(f"{root}{os.sep}", "")
 
 
-def _internal_error(stdout: str) -> str:
-    """The exception an ``INTERNALERROR>`` traceback ends with (its last unindented line), or ""."""
-    lines = [line[len(_INTERNAL_ERROR) :] for line in stdout.splitlines() if line.startswith(_INTERNAL_ERROR)]
-    return next((line.strip() for line in reversed(lines) if line.strip() and not line[0].isspace()), "")
+def _internal_error(output: str) -> str:
+    """The exception an ``INTERNALERROR>`` traceback ends with: the unindented lines after its last frame (a
+    message may run over three: pluggy's refusal of a hook names the plugin, then the hook, then the arguments), or
+    "". pytest prints it on stdout, or on stderr when it fails while configuring, before its terminal is set up
+    (pytest-docker 3.2.6's venv: a plugin registered with ``pytest_collect_file(path, parent)``)."""
+    lines = [line[len(_INTERNAL_ERROR) :] for line in output.splitlines() if line.startswith(_INTERNAL_ERROR)]
+    last_frame = max((i for i, line in enumerate(lines) if line.startswith("  File ")), default=-1)
+    said = [line.strip() for line in lines[last_frame + 1 :] if line.strip() and not line[0].isspace()]
+    return " ".join(said[:3])
 
 
 def why_stopped(step: StepResult, root: Path) -> str:
@@ -465,7 +470,7 @@ def why_stopped(step: StepResult, root: Path) -> str:
     usage = _usage_error(step.stderr) if step.returncode == PYTEST_USAGE_ERROR else None
     if usage:
         return usage[:STOPPED_MAX]
-    if step.returncode == PYTEST_INTERNAL_ERROR and (crash := _internal_error(step.stdout)):
+    if step.returncode == PYTEST_INTERNAL_ERROR and (crash := _internal_error(f"{step.stdout}\n{step.stderr}")):
         return _without_root(crash, root)[:STOPPED_MAX]
     if plugin := _plugin_error(step.stderr):
         return _without_root(plugin, root)[:STOPPED_MAX]

@@ -194,6 +194,17 @@ def test_a_hook_that_crashes_pytest_is_named_as_what_stopped_it(tmp_path: Path, 
     assert report.error_reason == "pytest exited 3: RuntimeError: the conftest broke"
 
 
+def test_a_plugin_pytest_refuses_while_configuring_is_named_as_what_stopped_it(tmp_path: Path, uv_cache: Path) -> None:
+    # pytest-docker 3.2.6's venv: a plugin registered as pytest configures, with a hook argument pytest 9 lacks; the
+    # INTERNALERROR traceback goes to stderr, and its message runs over three lines.
+    stale = "class Stale:\n    def pytest_collect_file(self, gone, parent):\n        pass\n\n\n"
+    hook = stale + "def pytest_configure(config):\n    config.pluginmanager.register(Stale())\n"
+    report = _run(tmp_path, uv_cache, {"tests/conftest.py": hook})
+    reason = report.error_reason or ""
+    assert reason.startswith("pytest exited 3: pluggy._manager.PluginValidationError: Plugin '")
+    assert "for hook 'pytest_collect_file' hookimpl definition: pytest_collect_file(gone, parent) Argument(s)" in reason
+
+
 # python-interface 1.6.1's test extra installs pytest-pep8, whose hook pytest 9 refuses as it loads the plugin.
 REFUSED_PLUGIN = '[project.entry-points.pytest11]\nstale = "demo.stale"\n'
 
