@@ -564,10 +564,12 @@ def _setup_py_keywords(root: Path) -> dict[str, ast.expr]:
 
 
 def _setup_py_extras(root: Path) -> set[str]:
-    """The extras setup.py's ``extras_require`` names (zope.interface's ``test``), when it is a dict literal."""
+    """The extras setup.py's ``extras_require`` names (zope.interface's ``test``), when it is a dict literal. A key
+    may add a marker to an extra's conditional part, ``name:marker`` (jupyter-contrib-core 0.4.2's
+    ``'testing_utils:python_version == "2.7"'``): the extra is ``name``."""
     extras = _setup_py_keywords(root).get("extras_require")
     keys = extras.keys if isinstance(extras, ast.Dict) else []
-    return {k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return {k.value.split(":", 1)[0].strip() for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
 
 
 def _pkg_info_extras(root: Path) -> set[str]:

@@ -154,6 +154,13 @@ def test_extras_setup_pys_extras_require_names_are_read_without_running_it(tmp_p
     assert wanted_extras(tmp_path, PY311) == ["test"]
 
 
+def test_extras_a_conditional_key_is_its_extras_name(tmp_path: Path) -> None:
+    # jupyter-contrib-core 0.4.2: `'testing_utils:python_version == "2.7"'`, which uv refused as an extra's name
+    text = "setup(extras_require={'testing': ['nose'], 'testing:python_version == \"2.7\"': ['mock']})\n"
+    (tmp_path / "setup.py").write_text(text)
+    assert wanted_extras(tmp_path, PY311) == ["testing"]
+
+
 def test_extras_an_sdists_pkg_info_provides_are_read(tmp_path: Path) -> None:
     (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(**computed())\n")
     (tmp_path / "PKG-INFO").write_text(
