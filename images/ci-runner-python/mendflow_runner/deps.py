@@ -26,9 +26,11 @@ from .proc import Log, StepResult, confined, run
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
 RUNNER_TOOLS = {"pytest": "pytest", "coverage": "coverage[toml]>=7.5"}
 # uv's words for a failure that may pass when tried again: the index or the network, not the repository.
+# A word or an HTTP status alone is not enough: a build backend's traceback says "line 504", and a resolution
+# names "pytest-timeout" (nameko 2.14.1's wrapt build failure was taken for a network error).
 _TRANSIENT = re.compile(
-    r"error sending request|connection (?:refused|reset|closed)|timed? ?out|operation timed out|dns error"
-    r"|failed to lookup address|tcp connect error|temporary failure|\b(?:429|500|502|503|504)\b"
+    r"error sending request|connection (?:refused|reset|closed)|(?<![\w.-])timed? ?out(?![\w.-])|dns error"
+    r"|failed to lookup address|tcp connect error|temporary failure|(?:status|error|code)\W{1,3}(?:429|50[0234])\b"
     r"|too many requests|service unavailable|bad gateway|gateway timeout|internal server error",
     re.IGNORECASE,
 )

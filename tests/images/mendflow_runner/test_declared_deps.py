@@ -893,6 +893,28 @@ def test_a_connection_refused_is_transient() -> None:
     assert error.transient and "Connection refused" in str(error)
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "File \"setuptools/build_meta.py\", line 429, in _build\nImportError: cannot import name 'formatargspec'",
+        "Because pytest-timeout==1.3.3 depends on pytest>=3.6 and you require pytest<3, no solution is found",
+    ],
+)
+def test_a_line_number_or_a_package_name_is_no_network_error(said: str) -> None:
+    # nameko 2.14.1: wrapt 1.13.3's build failed on Python 3.11, with "line 429" and "line 504" in its traceback
+    assert not DependencyError(failed(f"error: Failed to build `wrapt==1.13.3`\n{said}\n")).transient
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["HTTP status server error (503 Service Unavailable) for url", "status code: 429", "operation timed out"],
+)
+def test_a_servers_refusal_or_a_timeout_is_transient(said: str) -> None:
+    assert DependencyError(
+        failed(f"error: Failed to fetch: `https://pypi.org/simple/x/`\n  Caused by: {said}\n")
+    ).transient
+
+
 PRE_COMMIT = """\
 repos:
   - repo: https://github.com/pre-commit/pre-commit-hooks
