@@ -37,6 +37,10 @@ FIXTURES = {
 # Another plugin's module that defines the same fixture: a repository that declares that one is served (pytest-base-url
 # 2.1.0 declares pytest-localserver, whose `httpserver` has `serve_content`; pytest-httpserver's took its place).
 ALTERNATIVES = {"pytest_httpserver": ("pytest_localserver",), "pytest_benchmark": ("pytest_codspeed",)}
+# setuptools 82 dropped ``pkg_resources``, which the tests or the code they run of a package of an earlier day may
+# import (jupyter-contrib-core 0.4.2's application: "No module named 'pkg_resources'"): the setuptools of that day.
+OLD_SETUPTOOLS = "setuptools<82"
+_PKG_RESOURCES = re.compile(r"^[ \t]*(?:import[ \t]+pkg_resources\b|from[ \t]+pkg_resources\b)", re.MULTILINE)
 # A module the tests import -> its distribution: libraries only tests use, whose module names nothing else takes.
 IMPORTS = {
     "aioresponses": "aioresponses",
@@ -87,7 +91,8 @@ _DEFINED = re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+({_FIXTURE_NAMES})[ \t]
 
 def asked_plugins(root: Path) -> dict[str, str]:
     """What the tests under ``root`` ask for where the repository does not define that name itself (a
-    conftest's own ``mocker`` fixture, a ``mock.py`` of its own): module -> distribution. Only test files that
+    conftest's own ``mocker`` fixture, a ``mock.py`` of its own): module -> distribution, and ``pkg_resources`` ->
+    ``OLD_SETUPTOOLS`` where any of its files imports it. Only test files that
     name one are parsed (mendflow's own 532 files: 0.3 s, most of it parsing nine test files)."""
     asked: set[str] = set()  # fixtures and marks
     imported: set[str] = set()
@@ -97,6 +102,8 @@ def asked_plugins(root: Path) -> dict[str, str]:
         modules.add(path.parent.name if path.name == "__init__.py" else path.stem)
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
+            if _PKG_RESOURCES.search(text):  # any file's: the tests run the package's code too
+                imported.add("pkg_resources")
             if not _NAMED.search(text):  # most files name none
                 continue
             defined.update(_DEFINED.findall(text))
@@ -108,7 +115,8 @@ def asked_plugins(root: Path) -> dict[str, str]:
             continue
     found = {FIXTURES.get(name) or MARKS[name] for name in asked - defined}
     found |= {django_suite.PLUGIN} if discovery.django(root) is not None else set()
-    return dict(sorted(found | {(name, IMPORTS[name]) for name in imported - modules}))
+    libraries = {**IMPORTS, "pkg_resources": OLD_SETUPTOOLS}
+    return dict(sorted(found | {(name, libraries[name]) for name in imported - modules}))
 
 
 def _python_files(root: Path) -> list[Path]:

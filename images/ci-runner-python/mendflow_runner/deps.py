@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import interpreter, lockfiles, poetry, precommit, repo_config
-from .asked_plugins import ALTERNATIVES, asked_plugins
+from .asked_plugins import ALTERNATIVES, OLD_SETUPTOOLS, asked_plugins
 from .proc import Log, StepResult, confined, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
@@ -45,7 +45,6 @@ _CAUSE = re.compile(rf"^(?:error:|\s*[{_TREE}]|\s*Because\b|\s*Caused by:)", re.
 _REQUIRED_UV = re.compile(r"Required uv version `([^`]+)` does not match the running version")
 # A build backend's words where setup.py imports what setuptools 82 dropped, and the setuptools that still has it
 NEEDS_PKG_RESOURCES = "No module named 'pkg_resources'"
-OLD_SETUPTOOLS = "setuptools<82"
 
 
 class DependencyError(Exception):

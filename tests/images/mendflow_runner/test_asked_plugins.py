@@ -65,6 +65,17 @@ def test_a_module_of_the_repositorys_own_of_that_name_asks_for_nothing(tmp_path:
     assert asked_plugins(tmp_path) == {}
 
 
+def test_pkg_resources_imported_by_the_package_asks_for_the_setuptools_that_had_it(tmp_path: Path) -> None:
+    # jupyter-contrib-core 0.4.2's application module: "No module named 'pkg_resources'" under setuptools 82
+    tree(tmp_path, {"src/pkg/app.py": "import pkg_resources\n", "tests/test_app.py": "def test_a():\n    pass\n"})
+    assert asked_plugins(tmp_path) == {"pkg_resources": "setuptools<82"}
+
+
+def test_setuptools_own_pkg_resources_asks_for_nothing(tmp_path: Path) -> None:
+    tree(tmp_path, {"pkg_resources/__init__.py": "", "setuptools/dist.py": "from pkg_resources import working_set\n"})
+    assert asked_plugins(tmp_path) == {}
+
+
 def test_a_relative_import_asks_for_nothing(tmp_path: Path) -> None:
     tree(tmp_path, {"tests/test_a.py": "from . import mock\nfrom .responses import ok\n"})
     assert asked_plugins(tmp_path) == {}

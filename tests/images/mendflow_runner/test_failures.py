@@ -231,6 +231,14 @@ def test_a_usage_error_is_named_by_pytests_error_line(tmp_path: Path, uv_cache: 
     assert report.error_reason == "pytest exited 4: error: unrecognized arguments: --speedy-mode=on"
 
 
+def test_a_package_importing_pkg_resources_gets_a_setuptools_that_has_it(tmp_path: Path, uv_cache: Path) -> None:
+    # jupyter-contrib-core 0.4.2: its application imports pkg_resources, which setuptools 82 dropped
+    module = "import pkg_resources\n\n\ndef version():\n    return pkg_resources.parse_version('1.0')\n"
+    test = "from demo.old import version\n\n\ndef test_version():\n    assert str(version()) == '1.0'\n"
+    report = _run(tmp_path, uv_cache, {"demo/old.py": module, "tests/test_old.py": test})
+    assert report.status is BuildStatus.PASSED, report.error_reason or report.failures
+
+
 def test_a_plugins_option_in_addopts_installs_the_plugin(tmp_path: Path, uv_cache: Path) -> None:
     # tqdm: `addopts = "--asyncio-mode=strict"`, pytest-asyncio only in its tox deps
     addopts = '[tool.pytest.ini_options]\naddopts = "--asyncio-mode=strict"\n'
