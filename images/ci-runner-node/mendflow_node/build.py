@@ -44,8 +44,9 @@ REPORTER = resources.files(__package__).joinpath("reporter.mjs")
 OWN_V8_DIRS = ("coverage/tmp", ".tap/coverage")
 _TOOL_ENV = {
     "CI": "true",  # every runner's non-interactive mode: no watch, no prompts
+    # No FORCE_COLOR=0 beside it: supports-color before 4 (chalk 1's) took any FORCE_COLOR for colour, and node-tap
+    # 2 then printed its coloured reporter instead of TAP (fs-write-stream-atomic 1.0.10: no test counted).
     "NO_COLOR": "1",
-    "FORCE_COLOR": "0",
     "npm_config_update_notifier": "false",
     "npm_config_fund": "false",
     "npm_config_audit": "false",

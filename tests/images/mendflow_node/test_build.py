@@ -317,6 +317,26 @@ def test_node_test_reports_each_test_by_its_suite_and_name(
     assert (failure.exception, failure.location) == ("AssertionError", "test/add.test.mjs:11")
 
 
+COLOURLESS_TEST = """\
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import supportsColor from "supports-color";
+
+test("a pipe has no colours", () => {
+  assert.equal(supportsColor, false);
+});
+"""
+
+
+def test_a_test_sees_no_colour_as_old_supports_color_reads_it(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    # supports-color 2 (chalk 1's) takes any FORCE_COLOR, "0" too, for colour: node-tap 2 then printed no TAP
+    manifest = package_json("node --test test/", **{"supports-color": "2.0.0"})
+    report = _build(make_repo, tmp_path, node_cache, {"package.json": manifest, "test/c.test.mjs": COLOURLESS_TEST})
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.failures
+
+
 def test_node_tests_own_reporters_give_way_to_mendflows(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
