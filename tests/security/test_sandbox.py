@@ -175,6 +175,6 @@ def test_an_index_off_the_allowlist_fails_at_once_and_names_the_host(make_repo: 
         BuildStatus.ERRORED, FailReason.DEPENDENCIES, False, 1,
     )  # fmt: skip
     assert "mendflow-unlisted.example:443" in (report.error_reason or "")
-    assert 'replaces the default ["pypi.org", "files.pythonhosted.org"]: keep those in it' in (
+    assert 'replaces the default ["pypi.org", "files.pythonhosted.org"]: keep those in it for Python jobs' in (
         report.error_reason or ""
     )

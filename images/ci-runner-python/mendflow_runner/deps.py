@@ -111,10 +111,13 @@ def refused_hosts(refusals: Path) -> str | None:
     hosts = refused_host_names(refusals)
     if not hosts:
         return None
+    # The same words in every language's job: the setting's hosts are allowed beside the job's own index (npm's,
+    # the Go proxy...), and its default is PyPI's, which a Python job needs kept.
     return (
         f"the dependency phase may reach only the package index over HTTPS, and {', '.join(hosts)[:300]} is not "
-        "on its allowlist; if this repository needs it, add it to MENDFLOW_SANDBOX__EGRESS_HOSTS (a JSON list that "
-        'replaces the default ["pypi.org", "files.pythonhosted.org"]: keep those in it)'
+        "on its allowlist; if this repository needs it, add it to MENDFLOW_SANDBOX__EGRESS_HOSTS (a JSON list of "
+        "hosts allowed beside each language's own index, which replaces the default "
+        '["pypi.org", "files.pythonhosted.org"]: keep those in it for Python jobs)'
     )
 
 
