@@ -149,7 +149,7 @@ def stestr_as_unittest(words: list[str], root: Path) -> list[str]:
     ``load_tests`` pytest ignores (pbr 7.1.3's testscenarios); other words as they are, and a run that filters
     its tests too."""
     at = 1 if words[:2] == ["stestr", "run"] else 3 if words[1:4] == ["-m", "stestr", "run"] else None
-    if at is None or not all(w in _STESTR_FLAGS or w.startswith("--concurrency=") for w in words[at + 1 :]):
+    if at is None or not _choose_no_tests(words[at + 1 :]):
         return words
     conf = configparser.ConfigParser()
     try:
@@ -158,6 +158,18 @@ def stestr_as_unittest(words: list[str], root: Path) -> list[str]:
         return words
     start, top = conf.defaults().get("test_path"), conf.defaults().get("top_dir", "./")
     return ["python", "-m", "unittest", "discover", "-s", start, "-t", top] if start else words
+
+
+def _choose_no_tests(options: list[str]) -> bool:
+    """Whether ``stestr run``'s ``options`` choose no tests: flags, and the workers' count, as ``--concurrency=4``
+    or ``--concurrency 4``."""
+    words = iter(options)
+    for word in words:
+        if word == "--concurrency":
+            word = f"--concurrency={next(words, '')}"
+        if word not in _STESTR_FLAGS and not word.startswith("--concurrency="):
+            return False
+    return True
 
 
 def setuptools_suite(root: Path) -> Collection | None:

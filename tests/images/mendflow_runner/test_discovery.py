@@ -53,6 +53,13 @@ def test_a_stestr_run_is_unittests_discovery_of_its_test_path(tmp_path: Path) ->
     assert own_script(root) == ["-m", "unittest", "discover", "-s", "./pkg/tests", "-t", "./"]
 
 
+@pytest.mark.parametrize("workers", ["--concurrency=4", "--concurrency 4"])
+def test_a_stestr_run_on_workers_of_its_choosing_is_unittests_discovery(tmp_path: Path, workers: str) -> None:
+    tox = f"[testenv]\ncommands = stestr run {workers} --slowest\n"
+    root = tree(tmp_path, {"tox.ini": tox, ".stestr.conf": STESTR_CONF, "pkg/tests/test_a.py": UNITTEST_CASE})
+    assert own_script(root) == ["-m", "unittest", "discover", "-s", "./pkg/tests", "-t", "./"]
+
+
 def test_a_stestr_run_that_filters_its_tests_is_not_read(tmp_path: Path) -> None:
     tox = "[testenv]\ncommands = stestr run --exclude-regex slow\n"
     root = tree(tmp_path, {"tox.ini": tox, ".stestr.conf": STESTR_CONF, "pkg/tests/test_a.py": UNITTEST_CASE})
