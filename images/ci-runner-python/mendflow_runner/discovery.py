@@ -239,6 +239,38 @@ def namespace_options(root: Path) -> tuple[str, ...]:
     return ("-o", "consider_namespace_packages=true") if in_namespace and not loose else ()
 
 
+_TOP_IMPORT = re.compile(r"^(?:import|from)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def sibling_paths(root: Path) -> tuple[str, ...]:
+    """The test packages whose test modules import a module beside them by its bare name, where the repository
+    configures no pytest: its own runner runs them as scripts or by unittest's discovery from there, which put the
+    folder on ``sys.path`` (perky 0.10's ``tests/test_perky.py`` imports ``perkytestlib`` from ``tests/``, a
+    package, and ``python tests/test_all.py`` runs it); pytest puts the package's parent there instead. A loose test
+    file's folder pytest puts there itself; a name the repository's root also holds is left as it is."""
+    if repo_config.configures_pytest(root):
+        return ()
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
+        tests = [name for name in files if is_test_file(name)]
+        if "__init__.py" not in files or not tests:
+            continue
+        here = Path(folder)
+        beside = {name[:-3] for name in files if name.endswith(".py")} | {d for d in dirs if (here / d).is_dir()}
+        imported = {m for name in tests for m in _TOP_IMPORT.findall(_text(here / name))}
+        if any(not (root / f"{m}.py").exists() and not (root / m).is_dir() for m in imported & beside):
+            found.append(here.relative_to(root).as_posix())
+    return tuple(found)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def is_test_file(name: str) -> bool:
     """A file unittest's or pytest's default pattern collects."""
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in (DEFAULT_PATTERN, *PYTEST_FILES))
@@ -291,7 +323,7 @@ def unittest_suite(root: Path) -> list[str] | None:
     test pytest runs and unittest does not is left to pytest, which would fail it alone."""
     for name in ("tests", "test"):
         folder = root / name
-        texts = [p.read_text(encoding="utf-8", errors="replace") for p in folder.rglob("*.py")]
+        texts = [_text(path) for path in folder.rglob("*.py")]
         if any(map(_UNITTEST_PROTOCOL.search, texts)) and not any(map(_PYTEST_STYLE.search, texts)):
             top = ["-t", "."] if (folder / "__init__.py").is_file() else []  # a package: imported from the root
             return ["-m", "unittest", "discover", "-s", name, *top]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mendflow_runner.discovery import Collection, namespace_options, own_script, rules, unittest_rules
+from mendflow_runner.discovery import Collection, namespace_options, own_script, rules, sibling_paths, unittest_rules
+from mendflow_runner.testing import collection_options
 
 from tests.images.mendflow_runner.helpers import tree
 
@@ -420,3 +421,34 @@ def test_zope_testrunner_choosing_its_tests_otherwise_is_not_read(tmp_path: Path
 
 def test_unittest_rules_collect_no_module_level_function_and_no_text_doctest() -> None:
     assert unittest_rules(Path("/nonexistent")).options[-4:] == ("-o", "python_functions=", "-p", "no:doctest")
+
+
+# perky 0.10's: tests/ is a package, its test modules import tests/perkytestlib.py by its bare name, and
+# `python tests/test_all.py` runs them; nothing configures pytest.
+SIBLING_TEST = "import helper\n\n\ndef test_a():\n    assert helper.VALUE\n"
+SIBLINGS = {"tests/__init__.py": "", "tests/helper.py": "VALUE = 1\n", "tests/test_a.py": SIBLING_TEST}
+
+
+def test_a_test_package_importing_a_module_beside_it_by_its_bare_name_is_on_the_path(tmp_path: Path) -> None:
+    assert sibling_paths(tree(tmp_path, SIBLINGS)) == ("tests",)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {**SIBLINGS, "tests/__init__.py": None},  # a loose folder: pytest puts it on sys.path itself
+        {**SIBLINGS, "pytest.ini": "[pytest]\n"},  # the repository's pytest configuration rules
+        {**SIBLINGS, "helper.py": "VALUE = 1\n"},  # the root holds the name: pytest finds that one
+        {**SIBLINGS, "tests/test_a.py": "import os\n\n\ndef test_a():\n    pass\n"},  # nothing beside it imported
+    ],
+)
+def test_a_test_folder_pytest_imports_from_as_it_is_is_not_added(tmp_path: Path, files: dict[str, str | None]) -> None:
+    assert sibling_paths(tree(tmp_path, {k: v for k, v in files.items() if v is not None})) == ()
+
+
+def test_a_test_package_joins_the_path_django_s_runner_puts_a_folder_on(tmp_path: Path) -> None:
+    settings = "INSTALLED_APPS = []\n"
+    files = {**SIBLINGS, "tests/test_a.py": "import django.test\nimport helper\n", "tests/settings.py": settings}
+    files |= {"app/models.py": ""}
+    files |= {"tox.ini": "[testenv]\ncommands = python -m django test --pythonpath=app --settings=tests.settings\n"}
+    assert collection_options(tree(tmp_path, files))[-2:] == ["-o", "pythonpath=app tests"]

@@ -244,6 +244,18 @@ def test_a_unittest_suite_with_no_command_is_judged_by_unittests_discovery(
     )
 
 
+def test_a_test_package_importing_a_module_beside_it_by_its_bare_name_passes(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # perky 0.10's: tests/ is a package and its tests import tests/perkytestlib.py by that name; nothing configures
+    # pytest, which imported none of its 4 test modules
+    test = "import helper\n\n\ndef test_helper():\n    assert helper.VALUE == 1\n"
+    files = {"pyproject.toml": PYPROJECT.split("[tool.pytest")[0], "tests/test_demo.py": None, "tests/__init__.py": ""}
+    files |= {"tests/helper.py": "VALUE = 1\n", "tests/test_helper.py": test}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1), report.failures
+
+
 def test_a_suite_its_own_stestr_passes_is_judged_by_unittests_discovery(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
