@@ -628,6 +628,20 @@ def test_a_tape_suite_gets_the_coverage_its_own_c8_or_nyc_measured(
     assert calc_coverage is not None and calc_coverage.missing_lines == [3]
 
 
+def test_a_suite_under_an_nyc_before_5_gets_the_coverage_it_reported_into_its_own_folder(
+    make_repo: RepoFactory, tmp_path: Path, node_cache: Path
+) -> None:
+    """fs-write-stream-atomic 1.0.10's `tap --coverage`: node-tap 2's nyc 3 knows no --report-dir."""
+    calc = "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => {\n  return a - b;\n};\n"
+    files = {"package.json": package_json("nyc tape test.js", tape="5.10.2", nyc="3.2.2"), "calc.js": calc}
+    source = snapshot(make_repo({**files, "test.js": TAPE_TESTS}), tmp_path / "src.tar.gz")
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="mendflow-test-home-") as home:
+        report = BuildReport.model_validate(run_node_runner(source, tmp_path / "out", node_cache, HOME=home))
+    assert report.status is BuildStatus.PASSED, report.error_reason
+    calc_coverage = report.coverage.file("calc.js") if report.coverage else None
+    assert calc_coverage is not None and calc_coverage.missing_lines == [3]
+
+
 def test_a_tape_suite_without_c8_or_nyc_gets_v8s_coverage(
     make_repo: RepoFactory, tmp_path: Path, node_cache: Path
 ) -> None:
