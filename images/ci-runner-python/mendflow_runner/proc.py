@@ -249,15 +249,21 @@ def _this_job_alone() -> list[str]:
     return ["--tmpfs", str(Path(job).parent), "--ro-bind", job, job] if job else []
 
 
+# The job's directories its environment names, which a command must still see where they lie in /var/tmp.
+_JOB_PLACES = ("MENDFLOW_JOB_CACHE", "UV_CACHE_DIR", "HOME", "TMPDIR")
+
+
 def _own_var_tmp() -> list[str]:
     """bwrap arguments that give the command a ``/var/tmp`` of its own, writable as a CI runner's is: dvc-s3
-    3.3.0's tests write dvc's site cache, ``/var/tmp/dvc`` (29 errors, "Read-only file system"). The local
-    launcher's directory, where it lies there (root's ``/var/tmp/mendflow``: the job's toolchain and caches), is
-    shown back read-only, under the job's own directories bound after it."""
+    3.3.0's tests write dvc's site cache, ``/var/tmp/dvc`` (29 errors, "Read-only file system"). What the job
+    keeps there is shown back read-only, under the job's own directories bound after it: the local launcher's
+    directory (root's ``/var/tmp/mendflow``: the job's toolchain and caches), and the caches and home its
+    environment names, and its temp dir."""
     job = os.environ.get(JOB_DIR)
-    base = Path(job).resolve().parent.parent if job else None  # BASE/jobs/<id>
-    shown = ["--ro-bind", str(base), str(base)] if base is not None and base.is_relative_to("/var/tmp") else []
-    return ["--tmpfs", "/var/tmp", *shown]
+    places = [Path(job).parent.parent] if job else []  # BASE/jobs/<id>
+    places += [Path(value) for name in _JOB_PLACES if (value := os.environ.get(name))]
+    shown = sorted({str(p.resolve()) for p in places if p.resolve().is_relative_to("/var/tmp") and p.exists()})
+    return ["--tmpfs", "/var/tmp", *(arg for path in shown for arg in ("--ro-bind", path, path))]
 
 
 def _own_home() -> list[str]:
