@@ -40,7 +40,7 @@ ALTERNATIVES = {"pytest_httpserver": ("pytest_localserver",), "pytest_benchmark"
 # setuptools 82 dropped ``pkg_resources``, which the tests or the code they run of a package of an earlier day may
 # import (jupyter-contrib-core 0.4.2's application: "No module named 'pkg_resources'"): the setuptools of that day.
 OLD_SETUPTOOLS = "setuptools<82"
-_PKG_RESOURCES = re.compile(r"^[ \t]*(?:import[ \t]+pkg_resources\b|from[ \t]+pkg_resources\b)", re.MULTILINE)
+_PKG_RESOURCES = re.compile(r"^[ \t]*(?:import|from)[ \t]+pkg_resources\b", re.MULTILINE)
 # A module the tests import -> its distribution: libraries only tests use, whose module names nothing else takes.
 IMPORTS = {
     "aioresponses": "aioresponses",
