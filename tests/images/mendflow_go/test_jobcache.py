@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,11 @@ def module(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "go.mod").write_text("module example.com/marked\n\ngo 1.21\n")
     (root / "main.go").write_text(f'package main\n\nimport "fmt"\n\nfunc main() {{ fmt.Println("{MARK}") }}\n')
+    # An hour old, as a checkout is by its build: the go command indexes a module directory into GOCACHE only once
+    # it is over 2 s old, so a second build that came later than that wrote the index the first had not.
+    hour_ago = time.time() - 3600
+    for path in (root / "go.mod", root / "main.go", root):
+        os.utime(path, (hour_ago, hour_ago))
     return root
 
 
