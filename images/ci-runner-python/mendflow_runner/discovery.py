@@ -242,6 +242,7 @@ def namespace_options(root: Path) -> tuple[str, ...]:
 _TOP_IMPORT = re.compile(r"^(?:import|from)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
 
+@functools.lru_cache(maxsize=8)
 def sibling_paths(root: Path) -> tuple[str, ...]:
     """The test packages whose test modules import a module beside them by its bare name, where the repository
     configures no pytest: its own runner runs them as scripts or by unittest's discovery from there, which put the
