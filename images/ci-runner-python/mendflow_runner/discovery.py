@@ -475,6 +475,26 @@ def _django_options(suite: django_suite.DjangoSuite) -> tuple[str, ...]:
     return options + (("-o", f"pythonpath={' '.join(suite.python_path)}") if suite.python_path else ())
 
 
+def collection_options(root: Path) -> tuple[str, ...]:
+    """The options of the repository's collection ``rules``, with the test packages ``sibling_paths`` finds on
+    pytest's ``pythonpath`` (joined to Django's runner's: one ``-o pythonpath=`` holds both) and the
+    ``namespace_options``."""
+    declared = rules(root)
+    return _with_python_path(declared.options if declared else (), sibling_paths(root)) + namespace_options(root)
+
+
+def _with_python_path(options: tuple[str, ...], folders: tuple[str, ...]) -> tuple[str, ...]:
+    """``options`` with ``folders`` added to the ``-o pythonpath=`` among them, or in one of their own."""
+    if not folders:
+        return options
+    at = next(
+        (i for i in range(1, len(options)) if options[i - 1] == "-o" and options[i].startswith("pythonpath=")), None
+    )
+    if at is None:
+        return (*options, "-o", f"pythonpath={' '.join(folders)}")
+    return (*options[:at], f"{options[at]} {' '.join(folders)}", *options[at + 1 :])
+
+
 def _runs_zope_testrunner(words: list[str]) -> bool:
     """Whether ``words`` end in zope.testrunner's script, or in ``-m zope.testrunner``."""
     return posixpath.basename(words[-1]) == "zope-testrunner" or words[-2:] == ["-m", "zope.testrunner"]

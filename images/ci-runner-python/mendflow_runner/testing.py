@@ -115,22 +115,7 @@ def pytest_argv(paths: Paths, marker: str | None, select: list[str] | None = Non
 
 def collection_options(root: Path) -> list[str]:
     """pytest's options for collecting this repository's tests as its own command does (pytest-cov kept out)."""
-    declared = discovery.rules(root)
-    options = addopts_without_cov(root) + list(declared.options if declared else ())
-    return _with_python_path(options, discovery.sibling_paths(root)) + list(discovery.namespace_options(root))
-
-
-def _with_python_path(options: list[str], folders: tuple[str, ...]) -> list[str]:
-    """``options`` with ``folders`` added to the ``-o pythonpath=`` among them (Django's runner's), or in one of their
-    own."""
-    if not folders:
-        return options
-    at = next(
-        (i for i in range(1, len(options)) if options[i - 1] == "-o" and options[i].startswith("pythonpath=")), None
-    )
-    if at is None:
-        return [*options, "-o", f"pythonpath={' '.join(folders)}"]
-    return [*options[:at], f"{options[at]} {' '.join(folders)}", *options[at + 1 :]]
+    return addopts_without_cov(root) + list(discovery.collection_options(root))
 
 
 def suite_paths(root: Path) -> list[str]:
