@@ -399,7 +399,7 @@ def _has_unittest_only_file(root: Path, start: str = ".", pattern: str = DEFAULT
     for folder, dirs, files in os.walk(root / start):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS]
         for name in (f for f in files if _unittest_only_name(f, pattern)):
-            text = Path(folder, name).read_text(encoding="utf-8", errors="replace")
+            text = _text(Path(folder, name))
             if _TEST_CASE.search(text) and _TEST_METHOD.search(text):
                 return True
     return False
