@@ -267,6 +267,7 @@ class Installer:
         default = repo_config.uv_default_groups(self.root)
         defaults = [g for g in default if g not in fitting and self._group_fits(g, python)]
         self._install_groups(remaining, python, fitting, defaults)
+        self._add_pixi_features(remaining)
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
         self._add_build_wheelhouse(remaining())
@@ -470,6 +471,31 @@ class Installer:
         """Whether the venv's site-packages holds every one of these package directories."""
         return all(any(self.venv.glob(f"lib/python*/site-packages/{p}")) for p in packages)
 
+    def _add_pixi_features(self, remaining: Callable[[], float]) -> None:
+        """What the features of pixi's test environment add (``repo_config.pixi_deps``), but a package the venv
+        already has: what the project declares decides its version. A feature's conda names are a guess, and its
+        matrix may pin what PyPI lacks (skops 0.16.0's ``scikit-learn==1.10.dev0``), so a feature that does not
+        install is tried a package at a time, and what still does not is left out, with a line."""
+        features = repo_config.pixi_deps(self.root)
+        installed = self._installed(remaining()) if features else set()
+        for name, requirements in features.items():
+            wanted = [r for r in requirements if repo_config.project_name(r) not in installed]
+            failed = bool(wanted) and self._failure(wanted, remaining()) is not None
+            if failed and (left_out := [r for r in wanted if self._failure([r], remaining())]):
+                said = f"{', '.join(left_out)} (pixi feature {name!r})"
+                self.log.write(f"dependencies: {said} do not install here: left out\n")
+            installed |= {repo_config.project_name(r) for r in wanted}
+
+    def _failure(self, requirements: list[str], timeout: float) -> DependencyError | None:
+        """Why ``requirements`` did not install, where it is deterministic (a transient failure is raised)."""
+        try:
+            self._pip(requirements, timeout)
+        except DependencyError as exc:
+            if exc.transient:
+                raise
+            return exc
+        return None
+
     def _add_runner_tools(self, timeout: float) -> None:
         """pytest and coverage.py when the repository lacks them, the coverage plugins its configuration loads
         (by their module's top package: ``covdefaults``), the pytest plugins its pytest options belong to and
@@ -485,13 +511,8 @@ class Installer:
         if needed := [tools[n] for n in missing if n in tools]:
             self._pip(needed, timeout)
         unserved = [n for n in missing if n in asked and set(ALTERNATIVES.get(n, ())) <= set(missing)]
-        if guessed := [asked[n] for n in unserved]:
-            try:
-                self._pip(guessed, timeout)
-            except DependencyError as exc:
-                if exc.transient:
-                    raise
-                self.log.write(f"dependencies: {', '.join(guessed)}, which the tests ask for, left out: {exc}\n")
+        if (guessed := [asked[n] for n in unserved]) and (exc := self._failure(guessed, timeout)):
+            self.log.write(f"dependencies: {', '.join(guessed)}, which the tests ask for, left out: {exc}\n")
 
 
 PIP_QUIET = ["--quiet", "--no-input", "--disable-pip-version-check"]  # no prompt, no call home for pip's own news

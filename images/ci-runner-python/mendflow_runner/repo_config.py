@@ -25,6 +25,14 @@ def pyproject(root: Path) -> dict[str, Any]:
     return _toml(root / "pyproject.toml")
 
 
+def tools(root: Path) -> dict[str, Any]:
+    """pyproject.toml's ``[tool]`` table, with a ``pixi.toml`` manifest as its ``pixi`` table (the same keys)."""
+    found = dict(pyproject(root).get("tool", {}))
+    if (root / "pixi.toml").is_file():
+        found["pixi"] = _toml(root / "pixi.toml")
+    return found
+
+
 def _toml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
@@ -177,7 +185,7 @@ def test_commands(root: Path) -> list[list[str]]:
     (``_nox_runs``)."""
     setenv = tox_setenv(root)
     lines = [_installed_package(_env_values(line, setenv), root) for line in _tox_command_lines(root)]
-    tasks = task_runners.commands_for_tests(pyproject(root).get("tool", {}), task_runners.names_a_test)
+    tasks = task_runners.commands_for_tests(tools(root), task_runners.names_a_test)
     made = [words for words in map(_tox_words, makefile.commands_for_tests(root)) if words]
     return [words for words in map(_tox_words, [*lines, *tasks]) if words] + _nox_runs(root) + made
 
@@ -735,6 +743,11 @@ def hatch_deps(root: Path) -> list[str]:
     return task_runners.hatch_dependencies(pyproject(root).get("tool", {}))
 
 
+def pixi_deps(root: Path) -> dict[str, list[str]]:
+    """What the features of pixi's test environment add, per feature (``task_runners.pixi_requirements``)."""
+    return task_runners.pixi_requirements(tools(root))
+
+
 def pdm_dev_deps(root: Path) -> list[str]:
     """``[tool.pdm.dev-dependencies]`` of the groups a test run needs (pdm's own dev groups, PEP 508 strings); an
     editable path entry (``-e file:///…``) is left out."""
@@ -806,7 +819,7 @@ def commanded_extras(root: Path, python: tuple[int, int]) -> set[str]:
     noxfile's test sessions install (deepdiff 9.1.0's ``session.install(".[cli,dev,static,test]")``), the test
     tasks of its task runner (``task_runners``) run, and the test jobs of its GitHub workflows (``workflows``)."""
     lines = [_for_env(line, python) for key in ("commands_pre", "commands") for line in _testenv_lines(root, key)]
-    lines += task_runners.commands_for_tests(pyproject(root).get("tool", {}), for_tests)
+    lines += task_runners.commands_for_tests(tools(root), for_tests)
     lines += workflows.installs_for_tests(root)
     found: set[str] = set()
     for line in lines:

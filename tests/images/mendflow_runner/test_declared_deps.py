@@ -22,6 +22,7 @@ from mendflow_runner.repo_config import (
     nox_deps,
     pdm_dev_deps,
     pipfile_deps,
+    pixi_deps,
     requirement_files,
     setuptools_tests_require,
     tox_deps,
@@ -229,6 +230,9 @@ def test_extras_the_test_environments_install_command_names_are_installed(
         '[tool.pdm.scripts]\ntest = {composite = ["pip install -e .[yaml]", "pytest"]}\n',
         '[tool.taskipy.tasks]\ntests = "uv run --extra=yaml pytest"\n',
         '[tool.hatch.envs.default.scripts]\ntest = ["pip install -e .[yaml]", "pytest {args}"]\n',
+        '[tool.pixi.feature.tests.tasks]\ntests = {cmd = "uv run --extra yaml pytest"}\n',
+        '[tool.pixi.tasks]\nsetup = "pip install -e .[yaml]"\ntest = {cmd = "pytest", depends-on = ["setup"]}\n',
+        '[tool.pixi.tasks]\ntest = {cmd = ["uv", "run", "--extra", "yaml", "pytest"]}\n',
     ],
 )
 def test_extras_a_task_runners_test_task_names_are_installed(tmp_path: Path, tasks: str) -> None:
@@ -736,6 +740,63 @@ def test_what_a_hatch_test_environment_adds_is_installed(tmp_path: Path, uv_cach
         f.write('[tool.hatch.envs.hatch-test]\nextra-dependencies = ["six"]\n')
     site = install(tmp_path, uv_cache)
     assert [p.name for p in site.glob("six-*.dist-info")] and [p.name for p in site.glob("x-*.dist-info")]
+
+
+SKOPS_PIXI = """\
+[tool.pixi.dependencies]
+rich = ">=12"
+[tool.pixi.pypi-dependencies]
+skops = { path = ".", editable = true }
+[tool.pixi.feature.tests.dependencies]
+python = "3.11.*"
+matplotlib-base = ">=3.3"
+pandas = "2.2.*"
+numpy = "1.26"
+[tool.pixi.feature.tests.pypi-dependencies]
+xgboost = { version = ">=1.6", extras = ["scikit-learn"] }
+[tool.pixi.feature.docs.dependencies]
+sphinx = "*"
+[tool.pixi.feature.sklearn18.dependencies]
+scikit-learn = "~=1.8.0"
+[tool.pixi.feature.tests.tasks]
+tests = "pytest skops"
+[tool.pixi.environments]
+docs = ["docs"]
+ci-sklearn18 = ["tests", "sklearn18"]
+"""
+
+
+def test_pixis_test_environment_adds_its_features_packages_by_their_pypi_names(tmp_path: Path) -> None:
+    # skops 0.16.0: its tests import pandas and matplotlib, which only its pixi `tests` feature brings
+    (tmp_path / "pyproject.toml").write_text(SKOPS_PIXI)
+    assert pixi_deps(tmp_path) == {
+        "default": ["rich>=12"],
+        "tests": ["matplotlib>=3.3", "pandas==2.2.*", "numpy==1.26.*", "xgboost[scikit-learn]>=1.6"],
+        "sklearn18": ["scikit-learn~=1.8.0"],
+    }
+
+
+def test_pixis_default_environment_is_taken_where_it_holds_the_test_task(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(SKOPS_PIXI + 'default = ["docs", "tests"]\n')
+    assert list(pixi_deps(tmp_path)) == ["default", "docs", "tests"]
+
+
+def test_pixi_toml_is_read_as_pyprojects_pixi_table(tmp_path: Path) -> None:
+    (tmp_path / "pixi.toml").write_text(
+        '[tasks]\ntest = "pytest tests"\n[feature.test.dependencies]\nsix = ">=1.16"\n'
+        '[environments]\ntest = { features = ["test"], no-default-feature = true }\n'
+    )
+    assert pixi_deps(tmp_path) == {"test": ["six>=1.16"]}
+
+
+def test_a_pixi_feature_installs_what_pypi_has_and_leaves_out_what_it_lacks(tmp_path: Path, uv_cache: Path) -> None:
+    _project_with_extras(tmp_path, "")
+    with (tmp_path / "src/pyproject.toml").open("a") as f:
+        f.write('[tool.pixi.feature.tests.dependencies]\nsix = "1.16.*"\nmendflow-no-such-distribution = "*"\n')
+        f.write('[tool.pixi.environments]\ndefault = ["tests"]\n')
+    site = install(tmp_path, uv_cache)
+    assert [p.name for p in site.glob("six-*.dist-info")] == ["six-1.16.0.dist-info"]
+    assert "mendflow-no-such-distribution (pixi feature 'tests') do not install here" in (tmp_path / "log").read_text()
 
 
 def test_a_pipenv_application_gets_its_locked_packages(tmp_path: Path, uv_cache: Path) -> None:
