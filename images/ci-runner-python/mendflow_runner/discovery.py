@@ -314,20 +314,28 @@ def own_script(root: Path) -> list[str] | None:
 # What only unittest's loader honours: the ``load_tests`` protocol and testscenarios' scenarios (python-daemon
 # 3.1.2's ``WithScenarios`` cases ran once under pytest, without a scenario's attributes: 10 failed, 9 errors).
 _UNITTEST_PROTOCOL = re.compile(r"^(?:def\s+load_tests\s*\(|(?:from|import)\s+testscenarios\b)", re.MULTILINE)
+# A test package's ``__main__`` that runs unittest over what it imports.
+_UNITTEST_MAIN = re.compile(r"^\s*unittest\.main\(", re.MULTILINE)
 # A suite written for pytest: it imports pytest, or has a test function at module level.
 _PYTEST_STYLE = re.compile(r"^(?:(?:from|import)\s+pytest\b|(?:async\s+)?def\s+test)", re.MULTILINE)
 
 
 def unittest_suite(root: Path) -> list[str] | None:
-    """``-m unittest discover`` of the tests' folder (``tests`` or ``test``), where nothing says how the tests run and
-    its modules use what only unittest's loader honours, and none is written for pytest; else None. A suite with a
+    """Where nothing says how the tests run and none of the tests' folder (``tests`` or ``test``) is written for
+    pytest: ``-m FOLDER`` where that package's ``__main__`` runs ``unittest.main()`` (lark-parser 0.12.0's, which
+    imports its optional Nearley tests only if they import: pytest failed that module), else ``-m unittest
+    discover`` of the folder where its modules use what only unittest's loader honours; else None. A suite with a
     test pytest runs and unittest does not is left to pytest, which would fail it alone."""
     for name in ("tests", "test"):
         folder = root / name
         texts = [_text(path) for path in folder.rglob("*.py")]
-        if any(map(_UNITTEST_PROTOCOL.search, texts)) and not any(map(_PYTEST_STYLE.search, texts)):
-            top = ["-t", "."] if (folder / "__init__.py").is_file() else []  # a package: imported from the root
-            return ["-m", "unittest", "discover", "-s", name, *top]
+        if any(map(_PYTEST_STYLE.search, texts)):
+            continue
+        package = (folder / "__init__.py").is_file()
+        if package and _UNITTEST_MAIN.search(_text(folder / "__main__.py")):
+            return ["-m", name]
+        if any(map(_UNITTEST_PROTOCOL.search, texts)):
+            return ["-m", "unittest", "discover", "-s", name, *(["-t", "."] if package else [])]  # a package: from root
     return None
 
 

@@ -298,6 +298,7 @@ def test_unittest_run_as_a_module_is_its_own_command(tmp_path: Path, command: st
 
 # python-daemon 3.1.2's: no command, no pytest configuration, and testscenarios' cases in a test/ package.
 SCENARIOS = "import testscenarios\n\n\nclass T(testscenarios.WithScenarios):\n    scenarios = [('a', {'x': 1})]\n"
+UNITTEST_MAIN = "import unittest\n\nfrom .test_a import *\n\nif __name__ == '__main__':\n    unittest.main()\n"
 LOAD_TESTS = UNITTEST_CASE + "\n\ndef load_tests(loader, tests, pattern):\n    return tests\n"
 
 
@@ -309,6 +310,11 @@ LOAD_TESTS = UNITTEST_CASE + "\n\ndef load_tests(loader, tests, pattern):\n    r
             ["-m", "unittest", "discover", "-s", "test", "-t", "."],
         ),
         ({"tests/test_a.py": LOAD_TESTS}, ["-m", "unittest", "discover", "-s", "tests"]),
+        # lark-parser 0.12.0's tests/__main__.py imports each module's cases, an optional one only if it imports
+        (
+            {"tests/__init__.py": "", "tests/__main__.py": UNITTEST_MAIN, "tests/test_a.py": UNITTEST_CASE},
+            ["-m", "tests"],
+        ),
     ],
 )
 def test_a_suite_only_unittest_loads_fully_is_unittests_discovery(
@@ -324,6 +330,8 @@ def test_a_suite_only_unittest_loads_fully_is_unittests_discovery(
         {"tests/test_a.py": LOAD_TESTS, "tests/conftest.py": "import pytest\n"},  # pytest's configuration
         {"tests/test_a.py": LOAD_TESTS, "tox.ini": "[testenv]\ncommands = pytest\n"},  # the repository's command
         {"tests/test_a.py": UNITTEST_CASE},  # nothing pytest leaves out
+        {"tests/__main__.py": UNITTEST_MAIN, "tests/test_a.py": UNITTEST_CASE},  # not a package: no `-m tests`
+        {"tests/__init__.py": "", "tests/__main__.py": UNITTEST_MAIN, "tests/test_a.py": "def test_a():\n    pass\n"},
     ],
 )
 def test_a_suite_pytest_runs_fully_has_no_unittest_judge(tmp_path: Path, files: dict[str, str]) -> None:

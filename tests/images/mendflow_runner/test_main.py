@@ -222,6 +222,9 @@ def test_a_suite_its_own_unittest_passes_is_judged_by_unittest(
     assert f".:0:0 tests {said}" in report.lint_advisory
 
 
+CASE = "import unittest\n\n\nclass Check(unittest.TestCase):\n    def test_value(self):\n        self.assertTrue(1)\n"
+
+
 def test_a_unittest_suite_with_no_command_is_judged_by_unittests_discovery(
     make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
 ) -> None:
@@ -242,6 +245,35 @@ def test_a_unittest_suite_with_no_command_is_judged_by_unittests_discovery(
     assert f".:0:0 tests pytest failed 1 test that the repository's own {own} passes: judged by that command" in (
         report.lint_advisory
     )
+
+
+OPTIONAL_TESTS = "raise ImportError('Nearley not installed. Skipping Nearley tests!')\n"
+TESTS_MAIN = """import unittest
+
+from .test_loaded import Check
+
+try:
+    from .test_optional import *
+except ImportError:
+    pass
+
+if __name__ == "__main__":
+    unittest.main()
+"""
+
+
+def test_a_test_package_run_by_its_own_main_is_judged_by_it(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    # lark-parser 0.12.0's: no command, no pytest configuration; tests/__main__.py runs unittest over the cases it
+    # imports, an optional module's only if it imports, which pytest fails
+    pyproject = PYPROJECT.split("[tool.pytest")[0]
+    files = {"pyproject.toml": pyproject, "tests/test_demo.py": None, "tests/__init__.py": ""}
+    files |= {"tests/__main__.py": TESTS_MAIN, "tests/test_loaded.py": CASE, "tests/test_optional.py": OPTIONAL_TESTS}
+    report = build(make_repo, tmp_path, uv_cache, **files)
+    assert report.status is BuildStatus.PASSED and report.failed_tests == []
+    said = "pytest failed 1 test that the repository's own `python -m tests` passes: judged by that command"
+    assert f".:0:0 tests {said}" in report.lint_advisory
 
 
 def test_a_test_package_importing_a_module_beside_it_by_its_bare_name_passes(
