@@ -33,12 +33,16 @@ class SandboxSettings(BaseModel):
         description="Processes and threads a local job may have at once (pids cgroup, where writable); a job that "
         "reaches it is ERRORED (once_cell's stress test holds 1,000 threads beside the other tests).",
     )
+    # Above every id systemd gives (65535 is its last) and below useradd's first subordinate id (100000), and
+    # small enough for ustar's owner fields (7 octal digits, 2097151 at most): commons-compress 1.28.0's tests
+    # archive files they wrote, and its tar writer refused a group id of 1600872332, as no CI runner's is.
     job_ids_start: int = Field(
-        1_600_000_000,
+        65_536,
         description="When mendflow runs as root each local job drops to a uid of its own, and each repository's "
-        "dependency cache gets a group of its own, from this range (no account uses ids this high).",
+        "dependency cache gets a group of its own, from this range (above the ids systemd gives accounts, below "
+        "useradd's subordinate ids).",
     )
-    job_ids_count: int = Field(1_000_000, description="How many ids the range above holds.")
+    job_ids_count: int = Field(34_464, description="How many ids the range above holds (the last is 99999).")
     egress_hosts: list[str] = Field(
         ["pypi.org", "files.pythonhosted.org"],
         description="What a local job's dependency phase may reach (``host`` for port 443, or ``host:port``), "

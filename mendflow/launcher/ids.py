@@ -3,7 +3,7 @@
 Jobs that share a uid can read and signal each other; with one uid per job they cannot. A repository's
 dependency cache is shared by that repository's jobs (each with its own uid) through a group only they get.
 
-Ids come from ``settings.sandbox.job_ids_start`` on (``job_ids_count`` of them), far above any account's, and
+Ids come from ``settings.sandbox.job_ids_start`` on (``job_ids_count`` of them), above any account's, and
 are claimed with a file under ``BASE/ids`` (root's, 0700) created with ``O_EXCL``: two launchers, even two
 processes, never hand out the same id. A job's claim goes with the job (``release``, or ``mendflow reap``);
 a repository's stays as long as its cache.

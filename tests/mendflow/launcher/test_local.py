@@ -112,6 +112,17 @@ def test_each_job_runs_as_a_uid_of_its_own(launcher: LocalLauncher, tmp_path: Pa
     assert not [uid for uid in (uid_a, uid_b) if (launcher.ids.root / str(uid)).exists()]  # claims went with them
 
 
+# commons-compress 1.28.0's tests archive files they wrote in ustar's format, whose owner fields hold 7 octal digits
+@ROOT_ONLY
+def test_a_jobs_files_fit_a_ustar_archives_owner_fields(launcher: LocalLauncher, tmp_path: Path) -> None:
+    code = (
+        "import pathlib, tarfile; pathlib.Path('out/f').write_text('x')"
+        "; tarfile.open('out/a.tar', 'w', format=tarfile.USTAR_FORMAT).add('out/f')"
+    )
+    result = launcher.run(script_job(code, tmp_path))
+    assert result.state == JobState.SUCCEEDED, result.log_tail
+
+
 # A test that starts a process with no environment at all: it finds its home by its uid (pino-pretty 13.0.0's CLI
 # tests spawn it with TERM and TZ alone, and Node's os.homedir() threw ENOENT for a job's uid); the one its uid names
 # is the job's HOME, as on a developer's machine (go-homedir 1.1.0's TestDir compares the two).
