@@ -85,6 +85,23 @@ def hatch_dependencies(tool: dict[str, Any]) -> list[str]:
     return sorted(found)
 
 
+def pixi_requirements(tool: dict[str, Any]) -> dict[str, list[str]]:
+    """The requirements, per feature, of the pixi environment a test task runs in (``pixi run test`` takes the
+    ``default`` environment where it holds the task, else the one that does), as PEP 508 strings: its conda
+    ``dependencies`` by their names on PyPI, which are mostly the same (skops 0.16.0's ``tests`` feature: pandas and
+    matplotlib, which its tests import), and its ``pypi-dependencies``, but a path, git or URL source. The default
+    feature (``[tool.pixi.dependencies]``) comes first, unless the environment says ``no-default-feature``."""
+    pixi = _table(tool, "pixi")
+    if not pixi:
+        return {}
+    features = {name: f for name, f in _table(pixi, "feature").items() if isinstance(f, dict)}
+    named, with_default = _pixi_test_environment(pixi, features)
+    chosen = {"default": pixi} if with_default else {}
+    chosen.update({name: features[name] for name in named if name in features})
+    found = {name: _pixi_feature_requirements(feature) for name, feature in chosen.items()}
+    return {name: reqs for name, reqs in found.items() if reqs}
+
+
 def _commands(task: Any, tasks: dict[str, Any], depth: int) -> list[str]:
     """A task's commands: a string names another task or is a command; a list is a sequence of either (poe's,
     pdm's ``composite``, hatch's scripts); a table's ``cmd`` may be an argument list (pdm's)."""
@@ -108,23 +125,6 @@ def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
 
 def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def pixi_requirements(tool: dict[str, Any]) -> dict[str, list[str]]:
-    """The requirements, per feature, of the pixi environment a test task runs in (``pixi run test`` takes the
-    ``default`` environment where it holds the task, else the one that does), as PEP 508 strings: its conda
-    ``dependencies`` by their names on PyPI, which are mostly the same (skops 0.16.0's ``tests`` feature: pandas and
-    matplotlib, which its tests import), and its ``pypi-dependencies``, but a path, git or URL source. The default
-    feature (``[tool.pixi.dependencies]``) comes first, unless the environment says ``no-default-feature``."""
-    pixi = _table(tool, "pixi")
-    if not pixi:
-        return {}
-    features = {name: f for name, f in _table(pixi, "feature").items() if isinstance(f, dict)}
-    named, with_default = _pixi_test_environment(pixi, features)
-    chosen = {"default": pixi} if with_default else {}
-    chosen.update({name: features[name] for name in named if name in features})
-    found = {name: _pixi_feature_requirements(feature) for name, feature in chosen.items()}
-    return {name: reqs for name, reqs in found.items() if reqs}
 
 
 def _pixi_tasks(pixi: dict[str, Any]) -> dict[str, Any]:
