@@ -139,19 +139,23 @@ def pytest_required_plugins(root: Path) -> list[str]:
 # need that plugin, which an sdist may not declare (aiosignal 1.3.2's `asyncio_mode`, with `filterwarnings =
 # error`: without pytest-asyncio, pytest stops at the unknown option).
 _DJANGO = ("pytest_django", "pytest-django")
+_RERUNS = ("pytest_rerunfailures", "pytest-rerunfailures")
 _PLUGIN_OPTIONS = {
     "asyncio_mode": ("pytest_asyncio", "pytest-asyncio"),
     "asyncio_default_fixture_loop_scope": ("pytest_asyncio", "pytest-asyncio"),
     "timeout": ("pytest_timeout", "pytest-timeout"),
     "mock_use_standalone_module": ("pytest_mock", "pytest-mock"),
     **dict.fromkeys(("django_settings_module", "django_configuration", "django_find_project"), _DJANGO),
+    **dict.fromkeys(("reruns", "reruns_delay"), _RERUNS),
 }
 # Command-line options only a plugin defines, in ``addopts`` (django-extensions 4.1's ``--nomigrations``, with
-# ``DJANGO_SETTINGS_MODULE`` in its ini options: pytest stopped at the unknown option).
+# ``DJANGO_SETTINGS_MODULE`` in its ini options: pytest stopped at the unknown option; ssh-python 1.2.0.post1's
+# ``addopts = -v --durations=10 --reruns=5``, which no file it ships declares pytest-rerunfailures for).
 _PLUGIN_FLAGS = {
     **dict.fromkeys(("--ds", "--dc", "--nomigrations", "--migrations", "--reuse-db", "--create-db"), _DJANGO),
     "--timeout": ("pytest_timeout", "pytest-timeout"),
     "--asyncio-mode": ("pytest_asyncio", "pytest-asyncio"),
+    **dict.fromkeys(("--reruns", "--reruns-delay", "--only-rerun"), _RERUNS),
 }
 
 

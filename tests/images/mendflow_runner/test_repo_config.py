@@ -83,6 +83,12 @@ def test_a_plugins_option_in_addopts_names_the_plugin(tmp_path: Path) -> None:
     assert repo_config.configured_pytest_plugins(tmp_path) == {"pytest_django": "pytest-django"}
 
 
+def test_a_rerun_option_in_addopts_names_pytest_rerunfailures(tmp_path: Path) -> None:
+    # ssh-python 1.2.0.post1 as published: setup.cfg's addopts has --reruns=5; nothing it ships declares the plugin.
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\naddopts = -v --durations=10 --reruns=5\n")
+    assert repo_config.configured_pytest_plugins(tmp_path) == {"pytest_rerunfailures": "pytest-rerunfailures"}
+
+
 def test_only_the_configuration_pytest_reads_names_plugins(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\n")
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
