@@ -152,6 +152,7 @@ class Installer:
         self.root, self.venv, self.python, self.log = root, venv, python, log
         self.outside = repo_config.uv_sources_outside(root)
         self.build_constraints: list[str] = []  # uv's --build-constraints, once a build asked for them
+        self.unisolated: list[str] = []  # uv's --no-build-isolation-package for the project (_add_build_tools)
         self.uv = "uv"  # the image's, or the one the repository's required-version asks for (_use_uv)
         # pip's cache (the wheelhouse's downloads) is kept with the repository's other dependency caches
         self.pip_cache = Path(env.get("PIP_CACHE_DIR") or f"{env.get('MENDFLOW_JOB_CACHE') or venv.parent}/pip")
@@ -238,7 +239,8 @@ class Installer:
     def _pip(self, args: list[str], timeout: float) -> None:
         # a uv source the tree lacks is taken from the index, by the name and version the requirement gives
         outside = [a for name in self.outside for a in ("--no-sources-package", name)]
-        argv = ["uv", "pip", "install", "--python", self.venv_python, *outside, *self.build_constraints, *args]
+        options = [*outside, *self.build_constraints, *self.unisolated]
+        argv = ["uv", "pip", "install", "--python", self.venv_python, *options, *args]
         try:
             self._run(argv, timeout, indexed=True)
         except DependencyError as exc:
@@ -263,6 +265,7 @@ class Installer:
             self.log.write(f"pyproject.toml: uv sources outside the tree: {named}; from the index instead\n")
         self._create_venv(remaining())
         python = self._venv_version(remaining())
+        self._add_build_tools(remaining())
         fitting = [g for g in repo_config.wanted_groups(self.root, python) if self._group_fits(g, python)]
         default = repo_config.uv_default_groups(self.root)
         defaults = [g for g in default if g not in fitting and self._group_fits(g, python)]
@@ -271,6 +274,14 @@ class Installer:
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
         self._add_build_wheelhouse(remaining())
+
+    def _add_build_tools(self, timeout: float) -> None:
+        """The project's build requirements in the venv, and the project built without isolation from them, where
+        its editable install builds again on import with the tools it was built with (``rebuilt_on_import``)."""
+        if name := repo_config.rebuilt_on_import(self.root):
+            self._pip([*repo_config.build_requires(self.root), *repo_config.MESON_BUILD_TOOLS], timeout)
+            self.unisolated = ["--no-build-isolation-package", name]
+            self.log.write(f"dependencies: {name} rebuilds on import (meson-python): built from the venv's tools\n")
 
     def _check_rust(self) -> None:
         """A project that builds a Rust extension (fastwarc 2.0.0: maturin) where the job has no cargo fails at
@@ -312,7 +323,8 @@ class Installer:
             if repo_config.uv_dev_dependencies(root) and "--group=dev" not in groups:
                 groups.append("--group=dev")
             chosen = [*groups, *(f"--extra={e}" for e in extras)]
-            sync = ["uv", "sync", "--frozen", "--no-default-groups", *chosen, "--python", self.venv_python]
+            kept = [*self.unisolated, "--inexact"] if self.unisolated else []  # the build tools stay
+            sync = ["uv", "sync", "--frozen", "--no-default-groups", *chosen, *kept, "--python", self.venv_python]
             self._run(sync, remaining(), indexed=True)
             return
         requirements = repo_config.requirement_files(root)

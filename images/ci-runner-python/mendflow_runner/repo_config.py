@@ -474,6 +474,21 @@ def build_requires(root: Path) -> list[str]:
     return [r for r in requires if isinstance(r, str)]
 
 
+def rebuilt_on_import(root: Path) -> str | None:
+    """The project's name where its editable install builds its extensions again when it is imported, with the
+    build tools it was installed with: meson-python's (dwave-samplers 1.8.0: built in uv's isolated environment,
+    which was gone when the tests imported it, each of its 18 test files stopped at "No such file or directory:
+    '…/builds-v0/.tmpZPaOep/bin/ninja'"). Such a project is built without isolation, as meson-python's guide
+    says, from build tools installed in the venv itself."""
+    data = pyproject(root)
+    if data.get("build-system", {}).get("build-backend") != "mesonpy":
+        return None
+    name = data.get("project", {}).get("name")
+    return normalised_name(name) if isinstance(name, str) else None
+
+
+# meson-python asks for ninja at build time, only where none is on the PATH (its get_requires_for_build_wheel).
+MESON_BUILD_TOOLS = ["ninja"]
 RUST_BACKENDS = ("maturin", "setuptools-rust")
 
 

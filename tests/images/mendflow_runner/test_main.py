@@ -56,6 +56,35 @@ def test_a_project_taking_its_version_from_git_builds_with_the_version_the_job_i
     assert BuildReport.model_validate(data).status is status
 
 
+MESON_PROJECT = {
+    "pyproject.toml": '[project]\nname = "demo"\nversion = "0.1.0"\n'
+    '[build-system]\nrequires = ["meson-python", "ninja"]\nbuild-backend = "mesonpy"\n',
+    "meson.build": "project('demo', 'c')\npy = import('python').find_installation(pure: false)\n"
+    "py.extension_module('_twice', 'demo/_twice.c', install: true, subdir: 'demo')\n"
+    "py.install_sources('demo/__init__.py', subdir: 'demo')\n",
+    "demo/_twice.c": """#include <Python.h>
+static PyObject *twice(PyObject *self, PyObject *arg) {
+    long v = PyLong_AsLong(arg);
+    return v == -1 && PyErr_Occurred() ? NULL : PyLong_FromLong(2 * v);
+}
+static PyMethodDef methods[] = {{"twice", twice, METH_O, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_twice", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__twice(void) { return PyModule_Create(&module); }
+""",
+    "demo/__init__.py": "from demo._twice import twice\n",
+    "tests/test_demo.py": "from demo import twice\n\n\ndef test_twice() -> None:\n    assert twice(21) == 42\n",
+}
+
+
+def test_a_meson_python_project_s_tests_import_its_extension_built_in_the_venv(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """dwave-samplers 1.8.0, ninja among its build requirements: meson-python's editable install builds again on
+    import, with the ninja of the environment it was built in; an isolated one is gone by then."""
+    report = build(make_repo, tmp_path, uv_cache, **MESON_PROJECT)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1)
+
+
 def test_coverage_has_functions_with_spans(make_repo: RepoFactory, tmp_path: Path, uv_cache: Path) -> None:
     report = build(make_repo, tmp_path, uv_cache)
     assert report.coverage is not None
