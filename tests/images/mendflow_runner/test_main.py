@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -82,6 +84,18 @@ def test_a_meson_python_project_s_tests_import_its_extension_built_in_the_venv(
     """dwave-samplers 1.8.0, ninja among its build requirements: meson-python's editable install builds again on
     import, with the ninja of the environment it was built in; an isolated one is gone by then."""
     report = build(make_repo, tmp_path, uv_cache, **MESON_PROJECT)
+    assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1)
+
+
+def test_a_locked_meson_python_project_keeps_its_build_tools_through_uvs_sync(
+    make_repo: RepoFactory, tmp_path: Path, uv_cache: Path
+) -> None:
+    """An exact sync would remove the build tools the lock does not hold, which the import needs."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "pyproject.toml").write_text(MESON_PROJECT["pyproject.toml"])
+    subprocess.run(["uv", "lock", "-q"], cwd=locked, env={**os.environ, "UV_CACHE_DIR": str(uv_cache)}, check=True)
+    report = build(make_repo, tmp_path, uv_cache, **MESON_PROJECT, **{"uv.lock": (locked / "uv.lock").read_text()})
     assert (report.status, report.tests.passed) == (BuildStatus.PASSED, 1)
 
 
