@@ -27,9 +27,10 @@ from .proc import Log, StepResult, confined, run
 RUNNER_TOOLS = {"pytest": "pytest", "coverage": "coverage[toml]>=7.5"}
 # uv's words for a failure that may pass when tried again: the index or the network, not the repository.
 # A word or an HTTP status alone is not enough: a build backend's traceback says "line 504", and a resolution
-# names "pytest-timeout" (nameko 2.14.1's wrapt build failure was taken for a network error).
+# names "pytest-timeout" (nameko 2.14.1's wrapt build failure was taken for a network error), and a traceback
+# quotes code: ``timeout=timeout`` (pyspnego 0.12.4's gssapi build, which found no krb5-config, was tried again).
 _TRANSIENT = re.compile(
-    r"error sending request|connection (?:refused|reset|closed)|(?<![\w.-])timed? ?out(?![\w.-])|dns error"
+    r"error sending request|connection (?:refused|reset|closed)|(?<![\w.=-])timed? ?out(?![\w.=(-])|dns error"
     r"|failed to lookup address|tcp connect error|temporary failure|(?:status|error|code)\W{1,3}(?:429|50[0234])\b"
     r"|too many requests|service unavailable|bad gateway|gateway timeout|internal server error",
     re.IGNORECASE,
