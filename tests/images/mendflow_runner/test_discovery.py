@@ -61,6 +61,21 @@ def test_a_stestr_run_on_workers_of_its_choosing_is_unittests_discovery(tmp_path
     assert own_script(root) == ["-m", "unittest", "discover", "-s", "./pkg/tests", "-t", "./"]
 
 
+def test_a_stestr_test_path_is_expanded_as_its_shell_expands_it(tmp_path: Path) -> None:
+    # oslo.cache 4.3.0: its functional tox environments set STESTR_TEST_PATH; its unit tests' leaves it unset
+    conf = "[DEFAULT]\ntest_path=${STESTR_TEST_PATH:-./pkg/tests}\ntop_dir=./\n"
+    root = tree(tmp_path, {"tox.ini": STESTR_TOX, ".stestr.conf": conf, "pkg/tests/test_a.py": UNITTEST_CASE})
+    assert rules(root) == unittest_rules(root, "pkg/tests", "test*.py")
+    assert own_script(root) == ["-m", "unittest", "discover", "-s", "./pkg/tests", "-t", "./"]
+
+
+def test_a_stestr_test_path_takes_the_variable_the_tests_are_given(tmp_path: Path) -> None:
+    tox = STESTR_TOX + "setenv =\n  STESTR_TEST_PATH=./pkg/unit\n"
+    conf = "[DEFAULT]\ntest_path=${STESTR_TEST_PATH:-./pkg/tests}\ntop_dir=./\n"
+    root = tree(tmp_path, {"tox.ini": tox, ".stestr.conf": conf, "pkg/unit/test_a.py": UNITTEST_CASE})
+    assert own_script(root) == ["-m", "unittest", "discover", "-s", "./pkg/unit", "-t", "./"]
+
+
 def test_a_stestr_run_that_filters_its_tests_is_not_read(tmp_path: Path) -> None:
     tox = "[testenv]\ncommands = stestr run --exclude-regex slow\n"
     root = tree(tmp_path, {"tox.ini": tox, ".stestr.conf": STESTR_CONF, "pkg/tests/test_a.py": UNITTEST_CASE})
