@@ -89,6 +89,11 @@ def test_a_rerun_option_in_addopts_names_pytest_rerunfailures(tmp_path: Path) ->
     assert repo_config.configured_pytest_plugins(tmp_path) == {"pytest_rerunfailures": "pytest-rerunfailures"}
 
 
+def test_a_rerun_ini_option_names_pytest_rerunfailures(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nreruns = 2\nreruns_delay = 1\n")
+    assert repo_config.configured_pytest_plugins(tmp_path) == {"pytest_rerunfailures": "pytest-rerunfailures"}
+
+
 def test_only_the_configuration_pytest_reads_names_plugins(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text("[tool:pytest]\nasyncio_mode = strict\n")
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -q\n")
