@@ -25,6 +25,8 @@ from .proc import Log, StepResult, confined, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
 RUNNER_TOOLS = {"pytest": "pytest", "coverage": "coverage[toml]>=7.5"}
+# meson-python asks for ninja at build time, only where none is on the PATH (its get_requires_for_build_wheel).
+MESON_BUILD_TOOLS = ["ninja"]
 # uv's words for a failure that may pass when tried again: the index or the network, not the repository.
 # A word or an HTTP status alone is not enough: a build backend's traceback says "line 504", and a resolution
 # names "pytest-timeout" (nameko 2.14.1's wrapt build failure was taken for a network error), and a traceback
@@ -280,7 +282,7 @@ class Installer:
         """The project's build requirements in the venv, and the project built without isolation from them, where
         its editable install builds again on import with the tools it was built with (``rebuilt_on_import``)."""
         if name := repo_config.rebuilt_on_import(self.root):
-            self._pip([*repo_config.build_requires(self.root), *repo_config.MESON_BUILD_TOOLS], timeout)
+            self._pip([*repo_config.build_requires(self.root), *MESON_BUILD_TOOLS], timeout)
             self.unisolated = ["--no-build-isolation-package", name]
             self.log.write(f"dependencies: {name} rebuilds on import (meson-python): built from the venv's tools\n")
 

@@ -487,8 +487,6 @@ def rebuilt_on_import(root: Path) -> str | None:
     return normalised_name(name) if isinstance(name, str) else None
 
 
-# meson-python asks for ninja at build time, only where none is on the PATH (its get_requires_for_build_wheel).
-MESON_BUILD_TOOLS = ["ninja"]
 RUST_BACKENDS = ("maturin", "setuptools-rust")
 
 
