@@ -119,6 +119,36 @@ def asked_plugins(root: Path) -> dict[str, str]:
     return dict(sorted(found | {(name, libraries[name]) for name in imported - modules}))
 
 
+def imported_unconditionally(root: Path, modules: set[str]) -> set[str]:
+    """Those of ``modules`` a conftest.py or a test file imports at module level, outside any ``try`` (an import
+    the tests can do without is guarded so): without it that file stops at collection. Only files that name one
+    on an import line are parsed."""
+    if not modules:
+        return set()
+    named = re.compile(rf"^(?:import|from)[ \t]+({'|'.join(map(re.escape, sorted(modules)))})\b", re.MULTILINE)
+    found: set[str] = set()
+    for path in _python_files(root):
+        if path.name != "conftest.py" and not is_test_file(path.name):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if set(named.findall(text)) - found:
+                found |= _top_level_imports(ast.parse(text)) & modules
+        except (OSError, SyntaxError, ValueError):
+            continue
+    return found
+
+
+def _top_level_imports(tree: ast.Module) -> set[str]:
+    tops: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            tops.add(node.module.split(".")[0])
+    return tops
+
+
 def _python_files(root: Path) -> list[Path]:
     found = []
     for folder, dirs, files in os.walk(root):

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import interpreter, lockfiles, poetry, precommit, repo_config
-from .asked_plugins import ALTERNATIVES, OLD_SETUPTOOLS, asked_plugins
+from .asked_plugins import ALTERNATIVES, OLD_SETUPTOOLS, asked_plugins, imported_unconditionally
 from .proc import Log, StepResult, confined, run
 
 # Tools the runner itself drives inside the repo's venv; installed only when the repo did not bring them.
@@ -272,7 +272,8 @@ class Installer:
         fitting = [g for g in repo_config.wanted_groups(self.root, python) if self._group_fits(g, python)]
         default = repo_config.uv_default_groups(self.root)
         defaults = [g for g in default if g not in fitting and self._group_fits(g, python)]
-        self._install_groups(remaining, python, fitting, defaults)
+        installed = self._install_groups(remaining, python, fitting, defaults)
+        self._add_imported_options(remaining, python, installed)
         self._add_pixi_features(remaining)
         self._add_runner_tools(remaining())
         self._add_linters(remaining())
@@ -297,12 +298,14 @@ class Installer:
 
     def _install_groups(
         self, remaining: Callable[[], float], python: tuple[int, int], wanted: list[str], defaults: list[str]
-    ) -> None:
+    ) -> list[str]:
         """What the repository declares, with the ``wanted`` dependency groups and uv's ``defaults``. Where a group
         names a package that does not build here, that group is left out (django-guardian 3.5.2's ``ci`` group
-        adds mysqlclient, which needs MySQL's client library, to its ``dev`` group); then uv's default groups."""
+        adds mysqlclient, which needs MySQL's client library, to its ``dev`` group); then uv's default groups.
+        Returns the groups installed."""
         try:
             self._install_declared(remaining, python, [*wanted, *defaults])
+            return [*wanted, *defaults]
         except DependencyError as exc:
             if exc.transient:
                 raise
@@ -310,18 +313,45 @@ class Installer:
             if naming := repo_config.groups_naming(self.root, unbuilt, wanted + defaults) if unbuilt else []:
                 self.log.write(f"dependencies: {unbuilt} does not build here: groups {naming} left out\n")
                 kept = [g for g in wanted if g not in naming], [g for g in defaults if g not in naming]
-                self._install_groups(remaining, python, *kept)
-                return
+                return self._install_groups(remaining, python, *kept)
             if not defaults:
                 raise
             self.log.write(f"dependencies: uv's default groups {defaults} failed ({exc}); without them\n")
             self._install_declared(remaining, python, wanted)
+            return wanted
 
-    def _install_declared(self, remaining: Callable[[], float], python: tuple[int, int], names: list[str]) -> None:
-        """What the repository declares for its tests, with the dependency groups ``names``."""
+    def _add_imported_options(self, remaining: Callable[[], float], python: tuple[int, int], groups: list[str]) -> None:
+        """The dependency groups and extras that bring what a conftest or a test file imports unconditionally and
+        the venv still lacks (obspec-utils 0.9.0: its conftest imports xarray, which only its ``xarray`` group
+        names; its CI syncs every group). Of several that name it, the smallest; one that does not install here is
+        left out, with a line, and the tests say what they miss."""
+        declared = repo_config.optional_projects(self.root)
+        extras = repo_config.wanted_extras(self.root, python)
+        chosen = {("group", g) for g in groups} | {("extra", e) for e in extras}
+        offered: dict[str, tuple[str, str]] = {}
+        for key in sorted(declared, key=lambda k: (len(declared[k]), k)):
+            for project in declared[key] if key not in chosen else ():
+                offered.setdefault(project.replace("-", "_"), key)
+        missing = self._missing_modules(sorted(imported_unconditionally(self.root, set(offered))), remaining())
+        if not (needed := sorted({offered[m] for m in missing})):
+            return
+        self.log.write(f"dependencies: the tests import {', '.join(missing)}: adding {needed}\n")
+        more_groups = [name for kind, name in needed if kind == "group"]
+        more_extras = tuple(name for kind, name in needed if kind == "extra")
+        try:
+            self._install_declared(remaining, python, [*groups, *more_groups], more_extras)
+        except DependencyError as exc:
+            if exc.transient:
+                raise
+            self.log.write(f"dependencies: {needed} left out: {exc}\n")
+
+    def _install_declared(
+        self, remaining: Callable[[], float], python: tuple[int, int], names: list[str], extra: tuple[str, ...] = ()
+    ) -> None:
+        """What the repository declares for its tests, with the dependency groups ``names`` (and extras ``extra``)."""
         root = self.root
         groups = [f"--group={g}" for g in names]
-        extras = repo_config.wanted_extras(root, python)
+        extras = [*repo_config.wanted_extras(root, python), *extra]
         if repo_config.syncs_uv_lock(root) and not self.outside:  # a lock of those sources cannot be synced
             if repo_config.uv_dev_dependencies(root) and "--group=dev" not in groups:
                 groups.append("--group=dev")
@@ -520,14 +550,19 @@ class Installer:
         tools |= repo_config.configured_pytest_plugins(self.root)
         asked = {module: plugin for module, plugin in asked_plugins(self.root).items() if module not in tools}
         others = [other for module in asked for other in ALTERNATIVES.get(module, ())]
-        probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"
-        r = self._run([self.venv_python, "-c", probe % (tuple([*tools, *asked, *others]),)], timeout)
-        missing = r.stdout.split()
+        missing = self._missing_modules([*tools, *asked, *others], timeout)
         if needed := [tools[n] for n in missing if n in tools]:
             self._pip(needed, timeout)
         unserved = [n for n in missing if n in asked and set(ALTERNATIVES.get(n, ())) <= set(missing)]
         if (guessed := [asked[n] for n in unserved]) and (exc := self._failure(guessed, timeout)):
             self.log.write(f"dependencies: {', '.join(guessed)}, which the tests ask for, left out: {exc}\n")
+
+    def _missing_modules(self, modules: list[str], timeout: float) -> list[str]:
+        """Those of ``modules`` the venv's interpreter cannot find."""
+        if not modules:
+            return []
+        probe = "import importlib.util as u; print(' '.join(n for n in %r if u.find_spec(n) is None))"
+        return self._run([self.venv_python, "-c", probe % (tuple(modules),)], timeout).stdout.split()
 
 
 PIP_QUIET = ["--quiet", "--no-input", "--disable-pip-version-check"]  # no prompt, no call home for pip's own news

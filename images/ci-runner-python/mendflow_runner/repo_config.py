@@ -675,6 +675,21 @@ def uv_dev_dependencies(root: Path) -> list[str]:
     return [str(r) for r in dev] if isinstance(dev, list) else []
 
 
+def optional_projects(root: Path) -> dict[tuple[str, str], list[str]]:
+    """The projects each dependency group and each PEP 621 extra names itself: ("group" or "extra", its name) ->
+    normalised project names. Not the documentation's, release's or benchmarks' (``_NOT_A_FEATURE``)."""
+    data = pyproject(root)
+    found: dict[tuple[str, str], list[str]] = {}
+    for kind, table in (
+        ("group", data.get("dependency-groups")),
+        ("extra", data.get("project", {}).get("optional-dependencies")),
+    ):
+        for name, entries in table.items() if isinstance(table, dict) else ():
+            if not _NOT_A_FEATURE.match(normalised_name(name)) and isinstance(entries, list):
+                found[kind, name] = [project_name(e) for e in entries if isinstance(e, str)]
+    return found
+
+
 def groups_naming(root: Path, project: str, groups: list[str]) -> list[str]:
     """Those of ``groups`` whose own requirements name ``project`` (not through a group they include)."""
     declared = pyproject(root).get("dependency-groups", {})

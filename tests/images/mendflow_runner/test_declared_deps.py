@@ -662,6 +662,53 @@ def test_a_group_naming_a_package_that_does_not_build_here_is_left_out(tmp_path:
     assert "broken does not build here: groups ['ci'] left out" in (tmp_path / "log").read_text()
 
 
+def _project_whose_conftest_imports(tmp_path: Path, line: str, declared: str) -> None:
+    _project_needing(tmp_path)
+    with (tmp_path / "src/pyproject.toml").open("a") as pyproject:
+        pyproject.write(declared)
+    (tmp_path / "src/tests").mkdir()
+    (tmp_path / "src/tests/conftest.py").write_text(f"{line}\n")
+
+
+def test_a_group_naming_what_a_conftest_imports_is_installed(tmp_path: Path, uv_cache: Path) -> None:
+    # obspec-utils 0.9.0: its conftest imports xarray, which only its `xarray` group names (its CI syncs them all)
+    groups = '[dependency-groups]\ntest = ["idna"]\nsix = ["six"]\nall = ["six", "toml"]\n'
+    _project_whose_conftest_imports(tmp_path, "import six", groups)
+    site = install(tmp_path, uv_cache)
+    assert list(site.glob("six-*.dist-info"))
+    assert not list(site.glob("toml-*"))  # the smaller group of the two that name six
+    assert "the tests import six: adding [('group', 'six')]" in (tmp_path / "log").read_text()
+
+
+def test_a_locked_group_naming_what_a_conftest_imports_is_synced(tmp_path: Path, uv_cache: Path) -> None:
+    groups = '[dependency-groups]\ntest = ["idna"]\nsix = ["six"]\n'
+    _project_whose_conftest_imports(tmp_path, "import six", groups)
+    subprocess.run(
+        ["uv", "lock", "-q"], cwd=tmp_path / "src", env={**os.environ, "UV_CACHE_DIR": str(uv_cache)}, check=True
+    )
+    site = install(tmp_path, uv_cache)
+    assert (bool(list(site.glob("six-*.dist-info"))), bool(list(site.glob("idna-*.dist-info")))) == (True, True)
+
+
+def test_an_extra_naming_what_a_conftest_imports_is_installed(tmp_path: Path, uv_cache: Path) -> None:
+    extras = '[project.optional-dependencies]\ntest = ["idna"]\ncompat = ["six"]\n'
+    _project_whose_conftest_imports(tmp_path, "from six import moves", extras)
+    assert list(install(tmp_path, uv_cache).glob("six-*.dist-info"))
+
+
+def test_an_import_the_tests_guard_adds_no_group(tmp_path: Path, uv_cache: Path) -> None:
+    groups = '[dependency-groups]\ntest = ["idna"]\nsix = ["six"]\n'
+    _project_whose_conftest_imports(tmp_path, "try:\n    import six\nexcept ImportError:\n    six = None", groups)
+    assert not list(install(tmp_path, uv_cache).glob("six-*.dist-info"))
+
+
+def test_a_group_for_an_import_that_cannot_install_is_left_out_with_a_line(tmp_path: Path, uv_cache: Path) -> None:
+    groups = '[dependency-groups]\ntest = ["idna"]\nnope = ["mendflow-no-such-package-xyz==1.0"]\n'
+    _project_whose_conftest_imports(tmp_path, "import mendflow_no_such_package_xyz", groups)
+    assert list(install(tmp_path, uv_cache).glob("idna-*.dist-info"))
+    assert "[('group', 'nope')] left out" in (tmp_path / "log").read_text()
+
+
 def test_a_constraining_lock_installs_only_what_the_project_needs_at_its_pins(tmp_path: Path, uv_cache: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src/pyproject.toml").write_text(
