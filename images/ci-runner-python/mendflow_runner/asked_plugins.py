@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from . import discovery, django_suite
@@ -133,15 +134,16 @@ def imported_unconditionally(root: Path, modules: set[str]) -> set[str]:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
             if set(named.findall(text)) - found:
-                found |= _top_level_imports(ast.parse(text)) & modules
+                found |= _import_tops(ast.parse(text).body) & modules
         except (OSError, SyntaxError, ValueError):
             continue
     return found
 
 
-def _top_level_imports(tree: ast.Module) -> set[str]:
+def _import_tops(nodes: Iterable[ast.AST]) -> set[str]:
+    """The top packages the absolute imports among ``nodes`` name."""
     tops: set[str] = set()
-    for node in tree.body:
+    for node in nodes:
         if isinstance(node, ast.Import):
             tops.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -172,13 +174,7 @@ def _asked(tree: ast.AST) -> set[str]:
 
 def _imported(tree: ast.AST) -> set[str]:
     """The test libraries imported, absolutely (``from . import mock`` is the repository's own)."""
-    tops: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            tops.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            tops.add(node.module.split(".")[0])
-    return tops & IMPORTS.keys()
+    return _import_tops(ast.walk(tree)) & IMPORTS.keys()
 
 
 def _takes_fixtures(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
